@@ -1,0 +1,56 @@
+// Non-owning views of int lists in public signatures: bp::sum(x, {0, 1}) works without
+// building a std::vector.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace bp {
+
+class IntArrayRef {
+ public:
+  IntArrayRef() = default;
+  IntArrayRef(std::initializer_list<int64_t> values)  // NOLINT: {1, 2} at call sites
+      : data_(values.begin()), size_(values.size()) {}
+  IntArrayRef(const std::vector<int64_t>& values)  // NOLINT
+      : data_(values.data()), size_(values.size()) {}
+  IntArrayRef(std::span<const int64_t> values)  // NOLINT
+      : data_(values.data()), size_(values.size()) {}
+  IntArrayRef(const int64_t* data, size_t size) : data_(data), size_(size) {}
+
+  const int64_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const int64_t* begin() const { return data_; }
+  const int64_t* end() const { return data_ + size_; }
+  int64_t operator[](size_t i) const { return data_[i]; }
+  std::vector<int64_t> vec() const { return {begin(), end()}; }
+
+ private:
+  const int64_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// A schema `int[]?`: absent, or a list (possibly empty).
+class OptionalIntArrayRef {
+ public:
+  OptionalIntArrayRef() = default;
+  OptionalIntArrayRef(std::nullopt_t) {}  // NOLINT
+  OptionalIntArrayRef(IntArrayRef values) : value_(values) {}  // NOLINT
+  OptionalIntArrayRef(std::initializer_list<int64_t> values) : value_(IntArrayRef(values)) {}  // NOLINT
+  OptionalIntArrayRef(const std::vector<int64_t>& values) : value_(IntArrayRef(values)) {}  // NOLINT
+
+  bool has_value() const { return value_.has_value(); }
+  explicit operator bool() const { return has_value(); }
+  IntArrayRef value() const { return *value_; }
+  IntArrayRef operator*() const { return *value_; }
+
+ private:
+  std::optional<IntArrayRef> value_;
+};
+
+}  // namespace bp

@@ -1,0 +1,10 @@
+// The public API: #include <backplane/backplane.h>.
+#pragma once
+
+#include <backplane/device.h>
+#include <backplane/error.h>
+#include <backplane/factories.h>
+#include <backplane/generated/Functions.h>
+#include <backplane/runtime.h>
+#include <backplane/tensor.h>
+#include <backplane/generated/TensorMethodsInline.h>

@@ -1,0 +1,32 @@
+// Making tensors.
+#pragma once
+
+#include <backplane/tensor.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace bp {
+
+Tensor empty(IntArrayRef sizes, DType dtype = kFloat32, Device device = Device::cpu());
+Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, DType dtype = kFloat32,
+                     Device device = Device::cpu());
+Tensor full(IntArrayRef sizes, const Scalar& value, DType dtype = kFloat32,
+            Device device = Device::cpu());
+Tensor zeros(IntArrayRef sizes, DType dtype = kFloat32, Device device = Device::cpu());
+Tensor ones(IntArrayRef sizes, DType dtype = kFloat32, Device device = Device::cpu());
+// Standard normal / uniform [0, 1) values from the host generator (bp::manual_seed), then
+// copied to `device`, so results agree across devices for one seed.
+Tensor randn(IntArrayRef sizes, DType dtype = kFloat32, Device device = Device::cpu());
+Tensor rand(IntArrayRef sizes, DType dtype = kFloat32, Device device = Device::cpu());
+void manual_seed(uint64_t seed);
+// A 0-dim tensor holding `value`.
+Tensor scalar_tensor(const Scalar& value, DType dtype, Device device = Device::cpu());
+// A view of host memory the caller owns and keeps alive; contiguous unless strides are given.
+Tensor from_blob(void* data, IntArrayRef sizes, DType dtype = kFloat32);
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype);
+// A host tensor holding a copy of `values`; T decides the dtype (float -> Float32, ...).
+template <typename T>
+Tensor from_vector(const std::vector<T>& values, IntArrayRef sizes);
+
+}  // namespace bp

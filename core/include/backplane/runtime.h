@@ -1,0 +1,56 @@
+// The plugin runtime: what loaded, what did not and why, and explicit loading.
+#pragma once
+
+#include <backplane/device.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bp {
+
+struct DeviceInfo {
+  Device device;
+  std::string name;
+  std::string description;
+  uint64_t total_memory = 0;
+};
+
+struct RefusedKernel {
+  std::string op;      // "add.out"
+  std::string reason;  // "schema hash 0x... differs from the core's 0x...: rebuild the plugin"
+};
+
+struct PluginInfo {
+  std::string name;  // backend name, "cpu"
+  std::string path;  // the file it loaded from
+  std::string version;
+  uint32_t abi_major = 0;
+  uint32_t abi_minor = 0;
+  std::vector<DeviceInfo> devices;
+  std::string device_note;  // why there are no devices, when the plugin said so
+  std::vector<std::string> ops;  // kernels accepted, in ops.yaml order
+  std::vector<RefusedKernel> refused_kernels;
+};
+
+struct PluginFailure {
+  std::string path;
+  std::string reason;
+};
+
+struct RuntimeInfo {
+  std::vector<PluginInfo> plugins;
+  std::vector<PluginFailure> failures;
+  std::vector<std::string> warnings;  // bad BACKPLANE_* values and the like
+  std::vector<std::string> kernel_ops;  // every op of ops.yaml that backends implement
+};
+
+// Loads plugins on first use (thread-safe), then describes the runtime.
+RuntimeInfo runtime_info();
+// Loads one more plugin now. Throws bp::Error with the reason when it cannot be loaded; the
+// failure is also kept in runtime_info().failures.
+PluginInfo load_plugin(const std::string& path);
+// Every device of every loaded backend, the host first.
+std::vector<Device> devices();
+
+}  // namespace bp

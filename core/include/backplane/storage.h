@@ -1,0 +1,37 @@
+// A block of device memory that tensors view. Freed through the device's caching allocator
+// when the last tensor viewing it goes away.
+#pragma once
+
+#include <backplane/device.h>
+#include <backplane/intrusive_ptr.h>
+
+#include <cstddef>
+
+namespace bp {
+
+class StorageImpl : public RefCounted {
+ public:
+  // Memory the core allocated for `device`; returned to its caching allocator on destruction.
+  static IntrusivePtr<StorageImpl> allocate(Device device, size_t nbytes);
+  // Host memory the caller owns and keeps alive (bp::from_blob).
+  static IntrusivePtr<StorageImpl> borrow_host(void* data, size_t nbytes);
+
+  ~StorageImpl() override;
+
+  // A device pointer: a host address for the host and host-memory backends, an opaque handle
+  // (cl_mem) for others.
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+ private:
+  StorageImpl(Device device, void* data, size_t nbytes, bool owned)
+      : device_(device), data_(data), nbytes_(nbytes), owned_(owned) {}
+
+  Device device_;
+  void* data_;
+  size_t nbytes_;
+  bool owned_;
+};
+
+}  // namespace bp

@@ -1,0 +1,121 @@
+// bp::Tensor: a reference-counted handle to a strided view of a Storage.
+#pragma once
+
+#include <backplane/array_ref.h>
+#include <backplane/device.h>
+#include <backplane/dim_vector.h>
+#include <backplane/error.h>
+#include <backplane/intrusive_ptr.h>
+#include <backplane/sdk/dtype.hpp>
+#include <backplane/sdk/scalar.hpp>
+#include <backplane/storage.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+namespace bp {
+
+class TensorImpl : public RefCounted {
+ public:
+  TensorImpl(IntrusivePtr<StorageImpl> storage, DType dtype, DimVector sizes, DimVector strides,
+             int64_t storage_offset)
+      : storage_(std::move(storage)),
+        sizes_(std::move(sizes)),
+        strides_(std::move(strides)),
+        storage_offset_(storage_offset),
+        dtype_(dtype) {
+    refresh_numel();
+  }
+
+  const IntrusivePtr<StorageImpl>& storage() const { return storage_; }
+  DType dtype() const { return dtype_; }
+  Device device() const { return storage_->device(); }
+  const DimVector& sizes() const { return sizes_; }
+  const DimVector& strides() const { return strides_; }
+  int64_t storage_offset() const { return storage_offset_; }
+  int64_t numel() const { return numel_; }
+  // A 0-dim tensor the core made from a C++ number (bp::add(x, 2)); it takes part in type
+  // promotion as PyTorch's wrapped numbers do: it never raises the result's category width.
+  bool is_wrapped_number() const { return wrapped_number_; }
+  void set_wrapped_number(bool value) { wrapped_number_ = value; }
+
+ private:
+  void refresh_numel() {
+    numel_ = 1;
+    for (int64_t s : sizes_) numel_ *= s;
+  }
+
+  IntrusivePtr<StorageImpl> storage_;
+  DimVector sizes_;
+  DimVector strides_;
+  int64_t storage_offset_;
+  int64_t numel_ = 1;
+  DType dtype_;
+  bool wrapped_number_ = false;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;  // undefined: holds nothing
+  explicit Tensor(IntrusivePtr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return static_cast<bool>(impl_); }
+  TensorImpl* impl() const { return impl_.get(); }
+
+  DType dtype() const { return impl_->dtype(); }
+  Device device() const { return impl_->device(); }
+  int64_t dim() const { return static_cast<int64_t>(impl_->sizes().size()); }
+  IntArrayRef sizes() const { return impl_->sizes().ref(); }
+  IntArrayRef strides() const { return impl_->strides().ref(); }
+  // Negative dims count from the end; out of range is a bp::Error.
+  int64_t size(int64_t dim) const;
+  int64_t stride(int64_t dim) const;
+  int64_t numel() const { return impl_->numel(); }
+  int64_t storage_offset() const { return impl_->storage_offset(); }
+  size_t element_size() const { return bp::element_size(dtype()); }
+  bool is_contiguous() const;
+  // The first element's address, for tensors on the host only (a bp::Error otherwise).
+  void* data_ptr() const;
+  template <typename T>
+  T* data_ptr() const {
+    return static_cast<T*>(data_ptr());
+  }
+  std::string str() const;  // "Tensor[2, 3] Float cpu"
+
+  // Views: new metadata over the same storage, no copy. Errors name the op and the shapes.
+  Tensor view(IntArrayRef sizes) const;     // needs compatible strides; -1 infers one size
+  Tensor reshape(IntArrayRef sizes) const;  // a view when possible, else a contiguous copy
+  Tensor permute(IntArrayRef dims) const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor expand(IntArrayRef sizes) const;  // -1 keeps a size; new leading dims allowed
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor flatten() const;
+
+  // Copies (the copy_ kernel of the target device).
+  Tensor contiguous() const;  // *this when already contiguous
+  Tensor clone() const;
+  Tensor to(Device device) const;  // *this when already there
+  Tensor to(DType dtype) const;    // *this when already that dtype
+  Tensor cpu() const { return to(Device::cpu()); }
+
+  // Reads values to the host. T must match dtype() (bool for Bool, bp::Half for Float16...).
+  template <typename T>
+  std::vector<T> to_vector() const;
+  template <typename T>
+  T item() const;
+
+#include <backplane/generated/TensorMethods.inc>
+
+ private:
+  IntrusivePtr<TensorImpl> impl_;
+};
+
+}  // namespace bp

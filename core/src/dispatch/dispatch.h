@@ -1,0 +1,38 @@
+// The hot path from a generated op to a kernel: (op id, device type) -> function pointer.
+// The table is written while plugins load (under the registry's lock) and read without a lock;
+// an empty entry takes the slow path, which loads plugins on first use or reports the miss.
+#pragma once
+
+#include <backplane/abi.h>
+#include <backplane/device.h>
+#include <core_generated/OpTable.h>
+
+#include <atomic>
+#include <cstddef>
+
+namespace bp::detail {
+
+inline constexpr size_t kMaxDeviceTypes = 16;
+
+using DispatchRow = std::atomic<bp_kernel_fn>[kMaxDeviceTypes];
+// One row per kernel op.
+DispatchRow* dispatch_table();
+
+// Loads plugins if nothing has loaded yet and looks again; throws bp::Error naming the op, the
+// backend and what to do when no kernel exists.
+bp_kernel_fn kernel_lookup_slow(OpId op, Device device);
+
+inline bp_kernel_fn kernel_for(OpId op, Device device) {
+  bp_kernel_fn fn =
+      dispatch_table()[static_cast<size_t>(op)][device.type()].load(std::memory_order_acquire);
+  return fn ? fn : kernel_lookup_slow(op, device);
+}
+
+// Turns a kernel's non-OK status into a bp::Error carrying the plugin's message.
+[[noreturn]] void throw_kernel_failure(bp_status status, OpId op, Device device);
+
+inline void check_kernel_status(bp_status status, OpId op, Device device) {
+  if (status != BP_STATUS_OK) throw_kernel_failure(status, op, device);
+}
+
+}  // namespace bp::detail

@@ -1,0 +1,10 @@
+// Everything a plugin author includes: the C ABI plus its header-only C++ layer.
+#pragma once
+
+#include <backplane/abi.h>
+#include <backplane/sdk/dispatch.hpp>
+#include <backplane/sdk/dtype.hpp>
+#include <backplane/sdk/half.hpp>
+#include <backplane/sdk/scalar.hpp>
+#include <backplane/sdk/status.hpp>
+#include <backplane/sdk/tensor_view.hpp>
