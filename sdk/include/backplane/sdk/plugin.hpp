@@ -4,6 +4,7 @@
 #include <backplane/abi.h>
 #include <backplane/sdk/dispatch.hpp>
 #include <backplane/sdk/dtype.hpp>
+#include <backplane/sdk/elementwise.hpp>
 #include <backplane/sdk/half.hpp>
 #include <backplane/sdk/scalar.hpp>
 #include <backplane/sdk/status.hpp>

@@ -1,0 +1,33 @@
+# The two commands: `make demo` and `make test`. Both install missing system packages, then
+# configure and build with CMake presets (Ninja, ccache).
+PREFIX ?= /usr/local
+JOBS ?= $(shell nproc)
+
+.PHONY: demo test sanitize install deps build clean
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	cmake --preset release
+	cmake --build --preset release -j $(JOBS)
+
+demo: build
+	build/bin/quickstart
+
+test: build
+	ctest --preset release -j $(JOBS)
+
+# The whole suite again under AddressSanitizer and UndefinedBehaviorSanitizer; any report
+# fails it.
+sanitize: deps
+	cmake --preset sanitize
+	cmake --build --preset sanitize -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ctest --preset sanitize -j $(JOBS)
+
+install: build
+	cmake --install build --prefix "$(PREFIX)"
+
+clean:
+	rm -rf build build-debug build-sanitize

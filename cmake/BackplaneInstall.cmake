@@ -1,0 +1,30 @@
+# `make install PREFIX=...`: headers, libbackplane, bp-codegen, bp-info, the plugins under
+# lib/backplane/plugins, ops.yaml, and a CMake package so that vendors can
+# find_package(Backplane) and call backplane_add_plugin.
+include(CMakePackageConfigHelpers)
+
+set(BACKPLANE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Backplane)
+
+set_target_properties(bp-info bp-codegen PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+install(TARGETS backplane backplane_sdk EXPORT BackplaneTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS bp-info bp-codegen RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS cpu LIBRARY DESTINATION ${BACKPLANE_PLUGIN_SUBDIR})
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/sdk/include/ ${PROJECT_SOURCE_DIR}/core/include/
+        ${PROJECT_BINARY_DIR}/core/generated/public/
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/core/ops/ops.yaml DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane)
+
+install(EXPORT BackplaneTargets NAMESPACE Backplane:: DESTINATION ${BACKPLANE_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/BackplaneConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/BackplaneConfig.cmake
+  INSTALL_DESTINATION ${BACKPLANE_CMAKE_DIR}
+  PATH_VARS CMAKE_INSTALL_BINDIR CMAKE_INSTALL_DATADIR)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/BackplaneConfigVersion.cmake
+  COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/BackplaneConfig.cmake
+              ${PROJECT_BINARY_DIR}/BackplaneConfigVersion.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/BackplanePlugin.cmake
+        DESTINATION ${BACKPLANE_CMAKE_DIR})
