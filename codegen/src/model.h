@@ -3,12 +3,12 @@
 // schema_parser.cpp and yaml_loader.cpp; this header only describes what was parsed.
 #pragma once
 
-#include "diagnostics.h"
-
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "diagnostics.h"
 
 namespace bp::codegen {
 
@@ -106,7 +106,10 @@ struct NativeFunction {
   // The meta function name of a structured op (its cpp name unless `meta:` says otherwise).
   std::string meta;
   std::optional<OperatorName> structured_delegate;
-  SourceLocation location;  // of the `func:` value
+  // Where the entry's values are, for messages about them.
+  SourceLocation location;           // the `func:` value
+  SourceLocation meta_location;      // the `meta:` value (or `func:` when absent)
+  SourceLocation delegate_location;  // the `structured_delegate:` value
 
   bool is_structured_delegate() const { return structured_delegate.has_value(); }
   bool is_method_only() const { return variants.method && !variants.function; }

@@ -37,8 +37,12 @@ constexpr std::string_view kSupportedTypes =
     "Tensor, Tensor?, Tensor[], Scalar, int, int?, int[], int[N], int[]?, int[N]?, bool, float, "
     "str, ScalarType?, Device?";
 
-bool is_identifier_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool is_identifier_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+bool is_identifier_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
 
 std::optional<BaseKind> base_kind_named(std::string_view name) {
   for (BaseKind kind : {BaseKind::Tensor, BaseKind::Scalar, BaseKind::Int, BaseKind::Bool,
@@ -62,17 +66,20 @@ bool is_number_literal(std::string_view s) {
   size_t i = 0;
   if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
   size_t digits = 0;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])))
+    ++i, ++digits;
   if (i < s.size() && s[i] == '.') {
     ++i;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])))
+      ++i, ++digits;
   }
   if (digits == 0) return false;
   if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
     ++i;
     if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
     size_t exponent_digits = 0;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++exponent_digits;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])))
+      ++i, ++exponent_digits;
     if (exponent_digits == 0) return false;
   }
   return i == s.size();
@@ -86,9 +93,12 @@ bool is_int_list_literal(std::string_view s) {
   size_t start = 0;
   while (true) {
     size_t comma = inside.find(',', start);
-    std::string_view item = inside.substr(start, comma == std::string_view::npos ? comma : comma - start);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    std::string_view item =
+        inside.substr(start, comma == std::string_view::npos ? comma : comma - start);
+    while (!item.empty() && item.front() == ' ')
+      item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ')
+      item.remove_suffix(1);
     if (!is_integer_literal(item)) return false;
     if (comma == std::string_view::npos) return true;
     start = comma + 1;
@@ -104,8 +114,9 @@ bool is_string_literal(std::string_view s) {
 // Why `value` cannot be the default of a `type` argument, or "" when it can.
 std::string default_problem(const Type& type, std::string_view value) {
   if (value == "None") {
-    return type.is_optional ? "" : fmt::format("only an optional type ('{}?') may default to None",
-                                               type.str());
+    return type.is_optional
+               ? ""
+               : fmt::format("only an optional type ('{}?') may default to None", type.str());
   }
   if (type.is_list) {
     // A fixed-size list may default to one number that fills it, as in PyTorch.
@@ -113,15 +124,20 @@ std::string default_problem(const Type& type, std::string_view value) {
     return "expected a list of integers such as [] or [0, 1]";
   }
   switch (type.base) {
-    case BaseKind::Tensor: return "a Tensor argument can only default to None (as 'Tensor?')";
-    case BaseKind::Int: return is_integer_literal(value) ? "" : "expected an integer";
+    case BaseKind::Tensor:
+      return "a Tensor argument can only default to None (as 'Tensor?')";
+    case BaseKind::Int:
+      return is_integer_literal(value) ? "" : "expected an integer";
     case BaseKind::Float:
-    case BaseKind::Scalar: return is_number_literal(value) ? "" : "expected a number";
+    case BaseKind::Scalar:
+      return is_number_literal(value) ? "" : "expected a number";
     case BaseKind::Bool:
       return value == "True" || value == "False" ? "" : "expected True or False";
-    case BaseKind::Str: return is_string_literal(value) ? "" : "expected a quoted string such as 'none'";
+    case BaseKind::Str:
+      return is_string_literal(value) ? "" : "expected a quoted string such as 'none'";
     case BaseKind::ScalarType:
-    case BaseKind::Device: return "expected None";
+    case BaseKind::Device:
+      return "expected None";
   }
   return "unexpected default";
 }
@@ -158,7 +174,8 @@ class SchemaParser {
     if (pos_ >= text_.size()) return "the end of the schema";
     size_t end = pos_;
     if (is_identifier_char(text_[pos_])) {
-      while (end < text_.size() && is_identifier_char(text_[end])) ++end;
+      while (end < text_.size() && is_identifier_char(text_[end]))
+        ++end;
     } else {
       end = pos_ + 1;
     }
@@ -167,7 +184,8 @@ class SchemaParser {
 
   char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
   void skip_spaces() {
-    while (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
+    while (pos_ < text_.size() && text_[pos_] == ' ')
+      ++pos_;
   }
   bool consume(std::string_view token) {
     if (text_.substr(pos_, token.size()) != token) return false;
@@ -182,7 +200,8 @@ class SchemaParser {
   std::string parse_identifier(std::string_view what) {
     if (!is_identifier_start(peek())) fail(what);
     const size_t start = pos_;
-    while (pos_ < text_.size() && is_identifier_char(text_[pos_])) ++pos_;
+    while (pos_ < text_.size() && is_identifier_char(text_[pos_]))
+      ++pos_;
     return std::string(text_.substr(start, pos_ - start));
   }
 
@@ -202,7 +221,8 @@ class SchemaParser {
     const std::string base_name = parse_identifier("a type");
     const auto base = base_kind_named(base_name);
     if (!base) {
-      fail_at(start, fmt::format("unknown type '{}' (Backplane types: {})", base_name, kSupportedTypes));
+      fail_at(start,
+              fmt::format("unknown type '{}' (Backplane types: {})", base_name, kSupportedTypes));
     }
     Type type;
     type.base = *base;
@@ -211,8 +231,10 @@ class SchemaParser {
       const size_t annotation_start = pos_;
       ++pos_;
       AliasAnnotation a;
-      if (!std::islower(static_cast<unsigned char>(peek()))) fail("an alias set name such as 'a' in the annotation");
-      while (std::islower(static_cast<unsigned char>(peek()))) a.alias_set += text_[pos_++];
+      if (!std::islower(static_cast<unsigned char>(peek())))
+        fail("an alias set name such as 'a' in the annotation");
+      while (std::islower(static_cast<unsigned char>(peek())))
+        a.alias_set += text_[pos_++];
       if (peek() == '!') {
         a.is_write = true;
         ++pos_;
@@ -230,7 +252,8 @@ class SchemaParser {
       type.is_list = true;
       if (std::isdigit(static_cast<unsigned char>(peek()))) {
         int64_t size = 0;
-        while (std::isdigit(static_cast<unsigned char>(peek()))) size = size * 10 + (text_[pos_++] - '0');
+        while (std::isdigit(static_cast<unsigned char>(peek())))
+          size = size * 10 + (text_[pos_++] - '0');
         type.list_size = size;
       }
       expect(']', "']' closing the list type");
@@ -283,9 +306,9 @@ class SchemaParser {
           if (argument.default_value->empty()) fail("a default value after '='");
           const std::string problem = default_problem(argument.type, *argument.default_value);
           if (!problem.empty()) {
-            fail_at(default_start, fmt::format("bad default '{}' for '{} {}': {}",
-                                               *argument.default_value, argument.type.str(),
-                                               argument.name, problem));
+            fail_at(default_start,
+                    fmt::format("bad default '{}' for '{} {}': {}", *argument.default_value,
+                                argument.type.str(), argument.name, problem));
           }
         }
         schema.arguments.push_back(std::move(argument));
@@ -321,7 +344,8 @@ class SchemaParser {
     }
     if (quote) fail_at(start, "a closing quote for the string default");
     std::string value(text_.substr(start, pos_ - start));
-    while (!value.empty() && value.back() == ' ') value.pop_back();
+    while (!value.empty() && value.back() == ' ')
+      value.pop_back();
     return value;
   }
 
@@ -372,6 +396,8 @@ class SchemaParser {
 
 }  // namespace
 
-FunctionSchema parse_schema(std::string_view text) { return SchemaParser(text).parse(); }
+FunctionSchema parse_schema(std::string_view text) {
+  return SchemaParser(text).parse();
+}
 
 }  // namespace bp::codegen

@@ -4,11 +4,11 @@
 // Whitespace between tokens is free; FunctionSchema::str() prints the canonical form back.
 #pragma once
 
-#include "model.h"
-
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "model.h"
 
 namespace bp::codegen {
 

@@ -36,4 +36,9 @@ std::optional<std::string> closest_spelling(std::string_view word,
   return best;
 }
 
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+  const auto suggestion = closest_spelling(word, candidates);
+  return suggestion ? "; did you mean '" + *suggestion + "'?" : "";
+}
+
 }  // namespace bp::codegen

@@ -16,4 +16,7 @@ size_t edit_distance(std::string_view a, std::string_view b);
 std::optional<std::string> closest_spelling(std::string_view word,
                                             const std::vector<std::string>& candidates);
 
+// "; did you mean 'add.out'?" for a close candidate, else "": the tail of an error message.
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
 }  // namespace bp::codegen

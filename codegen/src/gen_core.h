@@ -1,0 +1,34 @@
+// The core's generated C++ (see docs/generated-code.md, "Core outputs"): the public API
+// under <public-out>/backplane/generated/ and the dispatch glue under
+// <internal-out>/core_generated/.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "file_writer.h"
+#include "model.h"
+
+namespace bp::codegen {
+
+// All eight files, with their full paths.
+std::vector<GeneratedFile> generate_core(const NativeFunctions& functions,
+                                         const std::filesystem::path& public_out,
+                                         const std::filesystem::path& internal_out);
+
+// Each file's text on its own (gen_core_api.cpp).
+std::string generate_functions_h(const NativeFunctions& functions);
+std::string generate_tensor_methods_inc(const NativeFunctions& functions);
+std::string generate_tensor_methods_inline_h(const NativeFunctions& functions);
+std::string generate_functions_cpp(const NativeFunctions& functions);
+// (gen_core_dispatch.cpp)
+std::string generate_op_table_h(const NativeFunctions& functions);
+std::string generate_meta_functions_h(const NativeFunctions& functions);
+std::string generate_kernels_h(const NativeFunctions& functions);
+std::string generate_kernels_cpp(const NativeFunctions& functions);
+
+// The first line of every generated file.
+std::string generated_file_banner(const std::string& source_path, const std::string& what);
+
+}  // namespace bp::codegen

@@ -1,0 +1,84 @@
+// The command line: usage errors exit 2 with the usage text; bad input exits 1 with a
+// positioned message and leaves no output; success writes every file.
+#include "test_support.h"
+
+using namespace bp::codegen::testing;
+
+namespace {
+
+bool mentions_usage(const std::string& err) {
+  return err.find("usage:\n") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("bad usage prints the usage to stderr and exits 2") {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {},
+           {"generate"},
+           {"core", "--ops", "ops.yaml"},
+           {"core", "--ops"},
+           {"backend", "--ops", "a", "--backend", "b", "--out", "c", "--verbose", "1"},
+           {"check", "--ops", "a", "--ops", "b"},
+       }) {
+    const CliResult result = run_codegen(args);
+    CHECK(result.status == 2);
+    CHECK(mentions_usage(result.err));
+    CHECK(result.out.empty());
+  }
+  CHECK(run_codegen({}).err.starts_with("bp-codegen: missing command\n"));
+  CHECK(run_codegen({"core", "--ops", "x"})
+            .err.starts_with("bp-codegen: missing option '--public-out'\n"));
+}
+
+TEST_CASE("core writes all eight files, and a second run rewrites none") {
+  TempDir dir;
+  const std::vector<std::string> args = {"core",
+                                         "--ops",
+                                         ops_yaml_path().string(),
+                                         "--public-out",
+                                         (dir / "public").string(),
+                                         "--internal-out",
+                                         (dir / "internal").string()};
+  CliResult result = run_codegen(args);
+  CHECK(result.err == "");
+  REQUIRE(result.status == 0);
+  CHECK(files_under(dir.path()).size() == 8);
+  CHECK(fs::exists(dir / "public/backplane/generated/Functions.h"));
+  CHECK(fs::exists(dir / "internal/core_generated/OpTable.h"));
+
+  const auto before = fs::last_write_time(dir / "internal/core_generated/Kernels.cpp");
+  result = run_codegen(args);
+  CHECK(result.status == 0);
+  CHECK(fs::last_write_time(dir / "internal/core_generated/Kernels.cpp") == before);
+}
+
+TEST_CASE("bad ops.yaml: exit 1, the positioned message, and no output at all") {
+  TempDir dir;
+  const std::string ops = dir.file("ops.yaml",
+                                   "- func: add.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n"
+                                   "  structured: true\n"
+                                   "  colour: blue\n");
+  const CliResult result =
+      run_codegen({"core", "--ops", ops, "--public-out", (dir / "public").string(),
+                   "--internal-out", (dir / "internal").string()});
+  CHECK(result.status == 1);
+  CHECK(result.err == ops +
+                          ":3:3: error: unknown key 'colour' (known keys: func, variants, "
+                          "structured, meta, structured_delegate, composite)\n");
+  CHECK(files_under(dir / "public").empty());
+  CHECK(files_under(dir / "internal").empty());
+}
+
+TEST_CASE("a missing input file is reported by name") {
+  const CliResult result = run_codegen({"check", "--ops", "/nonexistent/ops.yaml"});
+  CHECK(result.status == 1);
+  CHECK(result.err == "/nonexistent/ops.yaml: error: cannot open the file for reading\n");
+}
+
+TEST_CASE("check validates without writing") {
+  const CliResult result = run_codegen({"check", "--ops", ops_yaml_path().string()});
+  CHECK(result.status == 0);
+  CHECK(result.out.empty());
+  CHECK(result.err.empty());
+}
