@@ -7,6 +7,7 @@
 #include <backplane/error.h>
 #include <backplane/intrusive_ptr.h>
 #include <backplane/sdk/dtype.hpp>
+#include <backplane/sdk/half.hpp>  // bp::Half and bp::BFloat16, for to_vector<T> and item<T>
 #include <backplane/sdk/scalar.hpp>
 #include <backplane/storage.h>
 

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 namespace bp::detail {
 
@@ -17,6 +18,12 @@ inline constexpr size_t kMaxDeviceTypes = 16;
 using DispatchRow = std::atomic<bp_kernel_fn>[kMaxDeviceTypes];
 // One row per kernel op.
 DispatchRow* dispatch_table();
+
+// The registry fills the table as plugins load: `fn` becomes the kernel of `op` on every
+// device of `device_type`; nullptr removes it. clear_kernels removes a device type's whole
+// column (its plugin is unloading). A device type outside the table is a bp::Error.
+void install_kernel(OpId op, int16_t device_type, bp_kernel_fn fn);
+void clear_kernels(int16_t device_type);
 
 // Loads plugins if nothing has loaded yet and looks again; throws bp::Error naming the op, the
 // backend and what to do when no kernel exists.

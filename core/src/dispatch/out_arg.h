@@ -7,12 +7,16 @@
 #include <backplane/sdk/dtype.hpp>
 #include <backplane/tensor.h>
 
+#include <optional>
+
 namespace bp {
 
 struct OutputSpec {
   DimVector sizes;
   DType dtype = kFloat32;
-  Device device;
+  // nullopt when no tensor argument decides the device (arange): an out= tensor may be on any
+  // device, and a fresh output goes to the host.
+  std::optional<Device> device;
 };
 
 namespace detail {
@@ -27,6 +31,8 @@ Tensor allocate_output(const OutputSpec& spec);
 //  - In both, a different device is an error; a different dtype is an error unless the
 //    computed dtype can be cast to it (PyTorch's can_cast), in which case the kernel writes a
 //    temporary and finish() copies it over.
+//  - A non-contiguous tensor also gets a temporary, so kernels always write contiguous outputs
+//    of the dtype their meta step computed.
 class OutArg {
  public:
   enum class Kind { Out, InPlace };

@@ -1,0 +1,139 @@
+// Meta functions of the elementwise ops. Unless a comment says otherwise, the kernel may
+// assume: every input has the output's shape (broadcast dims are views with stride 0) and the
+// dtype stated below; all tensors are on one device; the output is contiguous.
+#include "meta_support.h"
+
+#include <core_generated/MetaFunctions.h>
+
+#include <fmt/format.h>
+
+namespace bp::meta {
+namespace {
+
+using support::broadcast_shape;
+using support::common_device;
+using support::prepare_input;
+
+// The inputs get `compute_dtype` and the broadcast shape, which the output shares.
+std::array<OutputSpec, 1> promote_and_broadcast(Tensor& self, Tensor& other, DType compute_dtype,
+                                                DType out_dtype) {
+  const Device device = common_device({&self, &other});
+  DimVector shape = broadcast_shape({&self, &other});
+  prepare_input(self, compute_dtype, shape, device);
+  prepare_input(other, compute_dtype, shape, device);
+  return {OutputSpec{std::move(shape), out_dtype, device}};
+}
+
+// PyTorch's alpha_check: alpha may not widen the result's category.
+void check_alpha(DType result, const Scalar& alpha) {
+  if (alpha.is_bool() && result != kBool) {
+    throw Error(fmt::format("a Bool alpha is only supported for Bool results; the result is {}",
+                            dtype_name(result)));
+  }
+  if (!is_floating_point(result) && alpha.is_floating_point()) {
+    throw Error(
+        fmt::format("for integral inputs (the result is {}), alpha must not be a "
+                    "floating-point number",
+                    dtype_name(result)));
+  }
+}
+
+}  // namespace
+
+// add: self, other and out share PyTorch's promoted dtype; out = self + alpha * other, with
+// alpha of the result's category (alpha_check).
+std::array<OutputSpec, 1> binary_with_alpha(Tensor& self, Tensor& other, const Scalar& alpha) {
+  const DType dtype = detail::result_type({self, other});
+  check_alpha(dtype, alpha);
+  return promote_and_broadcast(self, other, dtype, dtype);
+}
+
+// sub: as binary_with_alpha, and no input is Bool, so the kernel never subtracts bools.
+std::array<OutputSpec, 1> binary_subtraction(Tensor& self, Tensor& other, const Scalar& alpha) {
+  if (self.defined() && other.defined() && (self.dtype() == kBool || other.dtype() == kBool)) {
+    throw Error(
+        "subtraction with a Bool tensor is not supported, as in PyTorch; convert it "
+        "first with .to(bp::kInt64), or to invert a mask use bp::eq(mask, false)");
+  }
+  return binary_with_alpha(self, other, alpha);
+}
+
+// mul, maximum, minimum: self, other and out share PyTorch's promoted dtype (Bool included).
+std::array<OutputSpec, 1> binary(Tensor& self, Tensor& other) {
+  const DType dtype = detail::result_type({self, other});
+  return promote_and_broadcast(self, other, dtype, dtype);
+}
+
+// div: true division. The promoted dtype, or Float32 when that is an integer or Bool type;
+// self, other and out all have it, so the kernel always divides floating-point numbers.
+std::array<OutputSpec, 1> binary_true_division(Tensor& self, Tensor& other) {
+  DType dtype = detail::result_type({self, other});
+  if (!is_floating_point(dtype)) dtype = kFloat32;
+  return promote_and_broadcast(self, other, dtype, dtype);
+}
+
+// eq, lt, gt: self and other have their promoted dtype; out is Bool.
+std::array<OutputSpec, 1> comparison(Tensor& self, Tensor& other) {
+  return promote_and_broadcast(self, other, detail::result_type({self, other}), kBool);
+}
+
+// where: condition is Bool; self, other and out have the promoted dtype of self and other; all
+// three inputs have the output's shape.
+std::array<OutputSpec, 1> where_self_out(Tensor& condition, Tensor& self, Tensor& other) {
+  const Device device = common_device({&condition, &self, &other});
+  if (condition.dtype() != kBool) {
+    throw Error(
+        fmt::format("where: expected condition to be a Bool tensor, got {}; compare "
+                    "first (bp::gt(x, 0)) or convert with .to(bp::kBool)",
+                    dtype_name(condition.dtype())));
+  }
+  const DType dtype = detail::result_type({self, other});
+  DimVector shape = broadcast_shape({&condition, &self, &other});
+  prepare_input(condition, kBool, shape, device);
+  prepare_input(self, dtype, shape, device);
+  prepare_input(other, dtype, shape, device);
+  return {OutputSpec{std::move(shape), dtype, device}};
+}
+
+// abs: out has self's shape and dtype, whatever it is.
+std::array<OutputSpec, 1> unary(Tensor& self) {
+  const Device device = common_device({&self});
+  return {OutputSpec{DimVector(self.sizes()), self.dtype(), device}};
+}
+
+// neg, relu: as unary; self is never Bool.
+std::array<OutputSpec, 1> unary_signed(Tensor& self) {
+  const Device device = common_device({&self});
+  if (self.dtype() == kBool) {
+    throw Error(
+        "neg and relu do not support Bool tensors, as in PyTorch; to invert a mask use "
+        "bp::eq(mask, false), or convert first with .to(bp::kInt64)");
+  }
+  return {OutputSpec{DimVector(self.sizes()), self.dtype(), device}};
+}
+
+// exp, log, sqrt, tanh, sigmoid: self and out are floating point: self's dtype when it is,
+// else Float32 (integer and Bool inputs are converted, as PyTorch promotes them).
+std::array<OutputSpec, 1> unary_float(Tensor& self) {
+  const Device device = common_device({&self});
+  const DType dtype = is_floating_point(self.dtype()) ? self.dtype() : kFloat32;
+  if (self.dtype() != dtype) self = self.to(dtype);
+  return {OutputSpec{DimVector(self.sizes()), dtype, device}};
+}
+
+// gelu: self and out share self's floating-point dtype; approximate is "none" or "tanh".
+std::array<OutputSpec, 1> gelu_out(Tensor& self, std::string_view approximate) {
+  const Device device = common_device({&self});
+  if (approximate != "none" && approximate != "tanh") {
+    throw Error(fmt::format("gelu: approximate must be 'none' or 'tanh', got '{}'", approximate));
+  }
+  if (!is_floating_point(self.dtype())) {
+    throw Error(
+        fmt::format("gelu: expected a floating-point tensor, got {}; convert with "
+                    ".to(bp::kFloat32)",
+                    dtype_name(self.dtype())));
+  }
+  return {OutputSpec{DimVector(self.sizes()), self.dtype(), device}};
+}
+
+}  // namespace bp::meta

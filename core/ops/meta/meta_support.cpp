@@ -1,0 +1,129 @@
+#include "meta_support.h"
+
+#include <backplane/factories.h>
+
+#include <fmt/format.h>
+
+#include <optional>
+
+namespace bp::meta::support {
+namespace {
+
+bool is_host_wrapped_number(const Tensor& t) {
+  return t.impl()->is_wrapped_number() && t.device().is_cpu();
+}
+
+// The wrapped number's value, read from the host without a kernel.
+Scalar wrapped_value(const Tensor& t) {
+  switch (t.dtype()) {
+    case DType::Bool: return Scalar(*t.data_ptr<bool>());
+    case DType::Int64: return Scalar(*t.data_ptr<int64_t>());
+    case DType::Float64: return Scalar(*t.data_ptr<double>());
+    default:
+      throw Error(ErrorCode::Internal,
+                  fmt::format("a wrapped number of dtype {}; the core wraps numbers as Bool, "
+                              "Long or Double",
+                              dtype_name(t.dtype())));
+  }
+}
+
+[[noreturn]] void throw_device_mismatch(Device a, Device b) {
+  throw Error(
+      fmt::format("expected all tensors on one device, got {} and {}; move them with "
+                  ".to(device) first",
+                  a.str(), b.str()));
+}
+
+}  // namespace
+
+void check_defined(const Tensor& t) {
+  if (!t.defined()) {
+    throw Error(
+        "an argument is an undefined tensor (a default-constructed bp::Tensor); pass a "
+        "tensor that holds data");
+  }
+}
+
+Device common_device(std::initializer_list<const Tensor*> tensors) {
+  std::optional<Device> device;
+  for (const Tensor* t : tensors) {
+    check_defined(*t);
+    if (is_host_wrapped_number(*t)) continue;
+    if (!device) device = t->device();
+    if (t->device() != *device) throw_device_mismatch(*device, t->device());
+  }
+  return device.value_or(Device::cpu());
+}
+
+Device common_device(std::span<const Tensor> tensors) {
+  std::optional<Device> device;
+  for (const Tensor& t : tensors) {
+    check_defined(t);
+    if (is_host_wrapped_number(t)) continue;
+    if (!device) device = t.device();
+    if (t.device() != *device) throw_device_mismatch(*device, t.device());
+  }
+  return device.value_or(Device::cpu());
+}
+
+DimVector broadcast_shape(std::initializer_list<const Tensor*> tensors) {
+  DimVector shape;
+  for (const Tensor* t : tensors) shape = detail::broadcast_shapes(shape, t->sizes());
+  return shape;
+}
+
+void prepare_input(Tensor& t, DType dtype, IntArrayRef shape, Device device) {
+  // A number is converted on the host, which needs no kernel, and then travels as one value.
+  if (is_host_wrapped_number(t) && (t.dtype() != dtype || device != t.device())) {
+    t = scalar_tensor(wrapped_value(t), dtype, device);
+  } else if (t.dtype() != dtype) {
+    t = t.to(dtype);
+  }
+  if (DimVector(t.sizes()) != DimVector(shape)) t = t.expand(shape);
+}
+
+void check_no_internal_overlap(const Tensor& t, const char* op) {
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.strides()[d] == 0 && t.sizes()[d] > 1) {
+      throw Error(
+          fmt::format("{}: more than one element of the written-to tensor refers to a "
+                      "single memory location (it is an expanded view, stride 0 in dim "
+                      "{}); clone() it before writing to it",
+                      op, d));
+    }
+  }
+}
+
+DimMask reduction_mask(IntArrayRef dims, int64_t rank) {
+  if (rank > 64) {
+    throw Error(fmt::format("reductions support tensors of up to 64 dims, got {}", rank));
+  }
+  DimMask mask;
+  if (dims.empty()) {
+    for (int64_t d = 0; d < rank; ++d) mask.set(d);
+    return mask;
+  }
+  for (int64_t dim : dims) {
+    const int64_t d = detail::wrap_dim(dim, rank);
+    if (mask.test(d)) {
+      throw Error(fmt::format("dim {} appears multiple times in the list of dims {}", d,
+                              detail::format_shape(dims)));
+    }
+    mask.set(d);
+  }
+  return mask;
+}
+
+DimVector reduced_shape(IntArrayRef sizes, const DimMask& mask, bool keepdim) {
+  DimVector shape;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (!mask.test(d)) {
+      shape.push_back(sizes[d]);
+    } else if (keepdim) {
+      shape.push_back(1);
+    }
+  }
+  return shape;
+}
+
+}  // namespace bp::meta::support

@@ -1,0 +1,49 @@
+// What the meta functions share: device agreement, preparing inputs for a kernel, and the
+// dims and shapes of reductions. Broadcasting and dim wrapping live in tensor/shape.h, type
+// promotion in tensor/type_promotion.h.
+#pragma once
+
+#include "dispatch/out_arg.h"
+#include "tensor/shape.h"
+#include "tensor/type_promotion.h"
+
+#include <backplane/tensor.h>
+
+#include <bitset>
+#include <initializer_list>
+#include <span>
+
+namespace bp::meta::support {
+
+// An undefined tensor (a default-constructed bp::Tensor) as an argument is a bp::Error.
+void check_defined(const Tensor& t);
+
+// The device every tensor is on; tensors on two devices are a bp::Error naming both, and an
+// undefined tensor is a bp::Error too. Every pointer must be non-null. Wrapped numbers (see
+// TensorImpl::is_wrapped_number) stay on the host until prepare_input places them, so they
+// take no part, as PyTorch lets a CPU scalar join a CUDA tensor.
+Device common_device(std::initializer_list<const Tensor*> tensors);
+Device common_device(std::span<const Tensor> tensors);
+
+// The shape all of `tensors` broadcast to.
+DimVector broadcast_shape(std::initializer_list<const Tensor*> tensors);
+
+// Converts `t` to `dtype` (a copy when it differs), moves a wrapped number to `device`, and
+// expands `t` to `shape` (a view with stride 0 along broadcast dims), so that a kernel reads it
+// like its output.
+void prepare_input(Tensor& t, DType dtype, IntArrayRef shape, Device device);
+
+// A tensor that several elements of share memory (an expanded view) must not be written to.
+void check_no_internal_overlap(const Tensor& t, const char* op);
+
+// Bit d is set when a reduction reduces dim d.
+using DimMask = std::bitset<64>;
+
+// The dims `dims` names in a tensor of rank `rank`; an empty list means every dim. Dims wrap
+// as PyTorch's do (a 0-dim tensor accepts 0 and -1); repeats are a bp::Error.
+DimMask reduction_mask(IntArrayRef dims, int64_t rank);
+
+// `sizes` with the dims in `mask` removed, or kept as 1 when `keepdim`.
+DimVector reduced_shape(IntArrayRef sizes, const DimMask& mask, bool keepdim);
+
+}  // namespace bp::meta::support

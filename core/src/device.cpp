@@ -1,0 +1,75 @@
+#include <backplane/device.h>
+#include <backplane/error.h>
+
+#include "runtime/registry.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <string>
+
+namespace bp {
+namespace {
+
+constexpr std::string_view kHostName = "cpu";
+
+[[noreturn]] void throw_malformed(std::string_view spec) {
+  throw Error(
+      fmt::format("invalid device string '{}': expected a backend name with an optional "
+                  "index, such as 'cpu', 'cuda' or 'cuda:1'",
+                  spec));
+}
+
+}  // namespace
+
+Device::Device(std::string_view spec) {
+  const size_t colon = spec.find(':');
+  const std::string_view name = spec.substr(0, colon);
+  int64_t index = 0;
+  if (colon != std::string_view::npos) {
+    const std::string_view digits = spec.substr(colon + 1);
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+    if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() ||
+        digits.front() == '-' || digits.front() == '+') {
+      throw_malformed(spec);
+    }
+  }
+  if (name.empty()) throw_malformed(spec);
+
+  const detail::Registry& registry = detail::Registry::get();
+  const std::optional<int16_t> type =
+      name == kHostName ? std::optional<int16_t>(kHostType) : registry.device_type_of(name);
+  if (!type) {
+    const std::string loaded = registry.loaded_backend_names();
+    throw Error(
+        fmt::format("unknown device type '{}' in '{}': the loaded backends are {}. A "
+                    "backend that failed to load or that BACKPLANE_BACKENDS excludes is "
+                    "not available; `bp-info` shows which plugins loaded and why others "
+                    "did not",
+                    name, spec, loaded.empty() ? "none" : loaded));
+  }
+  // The host exists without a cpu plugin; it then has just the one device.
+  const detail::Backend* backend = registry.backend(*type);
+  const int64_t count = backend ? backend->device_count() : 1;
+  if (index >= count) {
+    throw Error(fmt::format(
+        "device index {} is out of range in '{}': {} has {}", index, spec, name,
+        count == 0 ? std::string("no devices (`bp-info` says why)")
+                   : fmt::format("{} device(s), {}:0..{}:{}", count, name, name, count - 1)));
+  }
+  type_ = *type;
+  index_ = static_cast<int16_t>(index);
+}
+
+std::string_view Device::type_name() const {
+  if (is_cpu()) return kHostName;
+  return detail::Registry::get().device_type_name(type_);
+}
+
+// As PyTorch prints devices: the host is "cpu", other devices carry their index.
+std::string Device::str() const {
+  if (is_cpu() && index_ == 0) return std::string(kHostName);
+  return fmt::format("{}:{}", type_name(), index_);
+}
+
+}  // namespace bp

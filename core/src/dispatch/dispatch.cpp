@@ -1,0 +1,107 @@
+#include "dispatch/dispatch.h"
+
+#include "runtime/plugin_status.h"
+#include "runtime/registry.h"
+
+#include <backplane/error.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+namespace bp::detail {
+namespace {
+
+// Constant-initialised (every entry null) before any code runs, so lookups never race with
+// the table's construction.
+constinit DispatchRow g_dispatch_table[kOpCount]{};
+
+std::string_view op_name(OpId op) { return kOpNames[static_cast<size_t>(op)]; }
+
+void check_device_type(int16_t device_type) {
+  if (device_type < 0 || static_cast<size_t>(device_type) >= kMaxDeviceTypes) {
+    throw Error(ErrorCode::Internal,
+                fmt::format("device type {} is outside the dispatch table, which holds {} device "
+                            "types",
+                            device_type, kMaxDeviceTypes));
+  }
+}
+
+std::string missing_host_plugin_message(OpId op) {
+  const char* backends = secure_getenv("BACKPLANE_BACKENDS");
+  const std::string reason =
+      backends ? fmt::format(
+                     "BACKPLANE_BACKENDS is '{}', which may exclude it: it loads the cpu "
+                     "plugin only when the list names cpu or '*' without '!cpu'",
+                     backends)
+               : std::string(
+                     "It was not found or failed to load; the folders in "
+                     "BACKPLANE_PLUGIN_PATH and the default plugin folder are searched");
+  return fmt::format(
+      "{} has no kernel for device cpu: the cpu plugin is not loaded. {}. "
+      "`bp-info` shows which plugins loaded and why others did not.",
+      op_name(op), reason);
+}
+
+std::string missing_kernel_message(OpId op, Device device, const Backend& backend) {
+  const PluginInfo& plugin = backend.info();
+  const auto refused = std::find_if(plugin.refused_kernels.begin(), plugin.refused_kernels.end(),
+                                    [&](const RefusedKernel& k) { return k.op == op_name(op); });
+  const std::string why =
+      refused != plugin.refused_kernels.end()
+          ? fmt::format("the {} plugin ({}) has a kernel for it, but it was refused: {}",
+                        plugin.name, plugin.path, refused->reason)
+          : fmt::format("the {} plugin ({}) does not implement it", plugin.name, plugin.path);
+  return fmt::format(
+      "{} has no kernel for device {}: {}. Move the tensors to a device that does "
+      "(x.to(\"cpu\")) or use a plugin that implements it; `bp-info` lists each "
+      "backend's ops.",
+      op_name(op), device.str(), why);
+}
+
+}  // namespace
+
+DispatchRow* dispatch_table() { return g_dispatch_table; }
+
+void install_kernel(OpId op, int16_t device_type, bp_kernel_fn fn) {
+  check_device_type(device_type);
+  g_dispatch_table[static_cast<size_t>(op)][device_type].store(fn, std::memory_order_release);
+}
+
+void clear_kernels(int16_t device_type) {
+  check_device_type(device_type);
+  for (DispatchRow& row : g_dispatch_table) {
+    row[device_type].store(nullptr, std::memory_order_release);
+  }
+}
+
+bp_kernel_fn kernel_lookup_slow(OpId op, Device device) {
+  check_device_type(device.type());
+  const Registry& registry = Registry::get();  // loads the plugins on first use
+  const bp_kernel_fn fn =
+      g_dispatch_table[static_cast<size_t>(op)][device.type()].load(std::memory_order_acquire);
+  if (fn) return fn;
+
+  const Backend* backend = registry.backend(device.type());
+  if (!backend) {
+    if (device.is_cpu()) throw Error(ErrorCode::NotImplemented, missing_host_plugin_message(op));
+    throw Error(ErrorCode::Internal, fmt::format("{}: no backend is loaded for device type {}",
+                                                 op_name(op), device.type()));
+  }
+  throw Error(ErrorCode::NotImplemented, missing_kernel_message(op, device, *backend));
+}
+
+void throw_kernel_failure(bp_status status, OpId op, Device device) {
+  const Backend* backend = Registry::get().backend(device.type());
+  std::string message = backend ? backend->last_error() : std::string();
+  if (message.empty()) {
+    message = fmt::format("the plugin gave no message (status {})", static_cast<int>(status));
+  }
+  throw Error(error_code_for(status),
+              fmt::format("{} failed on {} (plugin {}): {}", op_name(op), device.str(),
+                          backend ? backend->info().name : std::string("?"), message));
+}
+
+}  // namespace bp::detail

@@ -1,0 +1,138 @@
+// Copies: within a device through its copy_ kernel, between devices through the backends'
+// memory functions.
+#include <backplane/backplane.h>
+
+#include "runtime/registry.h"
+#include "tensor/element_types.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace bp {
+namespace {
+
+// The backend that must move a device's bytes, or nullptr when they are host addresses that
+// memcpy reaches (the host itself and host-memory backends).
+const detail::Backend* memory_owner(Device device) {
+  if (device.is_cpu()) return nullptr;
+  const detail::Backend* backend = detail::Registry::get().backend(device.type());
+  if (!backend) {
+    throw Error(ErrorCode::Internal,
+                fmt::format("no backend is loaded for device type {}", device.type()));
+  }
+  return backend->uses_host_memory() ? nullptr : backend;
+}
+
+// Copies a contiguous tensor's bytes into a new contiguous tensor on `target`.
+Tensor transfer_contiguous(const Tensor& source, Device target) {
+  Tensor result = empty(source.sizes(), source.dtype(), target);
+  const size_t nbytes = static_cast<size_t>(source.numel()) * source.element_size();
+  if (nbytes == 0) return result;
+  const detail::Backend* from = memory_owner(source.device());
+  const detail::Backend* to = memory_owner(target);
+  void* const source_data = source.impl()->storage()->data();
+  const uint64_t source_offset =
+      static_cast<uint64_t>(source.storage_offset()) * source.element_size();
+  void* const target_data = result.impl()->storage()->data();
+  if (!from && !to) {
+    std::memcpy(target_data, static_cast<const char*>(source_data) + source_offset, nbytes);
+  } else if (!from) {
+    to->copy_host_to_device(target.index(), target_data, 0,
+                            static_cast<const char*>(source_data) + source_offset, nbytes);
+  } else if (!to) {
+    from->copy_device_to_host(source.device().index(), target_data, source_data, source_offset,
+                              nbytes);
+  } else {
+    // One backend: to() sends tensors between two backends with memory of their own through
+    // the host. The plugin gets the destination's index.
+    to->copy_device_to_device(target.index(), target_data, 0, source_data, source_offset, nbytes);
+  }
+  return result;
+}
+
+template <typename T>
+void check_element_type(const Tensor& t, const char* op) {
+  constexpr DType wanted = detail::dtype_of<T>();
+  if (t.dtype() != wanted) {
+    throw Error(
+        fmt::format("{}<{}>: the tensor's dtype is {}, whose element type is {}, not {}; "
+                    "call {}<{}>() or convert first with .to({})",
+                    op, detail::element_type_name(wanted), dtype_name(t.dtype()),
+                    detail::element_type_name(t.dtype()), detail::element_type_name(wanted), op,
+                    detail::element_type_name(t.dtype()), detail::dtype_constant_name(wanted)));
+  }
+}
+
+}  // namespace
+
+Tensor Tensor::contiguous() const {
+  if (is_contiguous()) return *this;
+  return clone();
+}
+
+Tensor Tensor::clone() const {
+  Tensor result = empty(sizes(), dtype(), device());
+  result.copy_(*this);
+  return result;
+}
+
+Tensor Tensor::to(Device target) const {
+  if (device() == target) return *this;
+  const Device source = device();
+  // Two backends with memory of their own meet on the host.
+  if (source.type() != target.type() && memory_owner(source) && memory_owner(target)) {
+    return to(Device::cpu()).to(target);
+  }
+  return transfer_contiguous(contiguous(), target);
+}
+
+Tensor Tensor::to(DType dtype) const {
+  if (this->dtype() == dtype) return *this;
+  Tensor result = empty(sizes(), dtype, device());
+  result.copy_(*this);
+  return result;
+}
+
+template <typename T>
+std::vector<T> Tensor::to_vector() const {
+  check_element_type<T>(*this, "to_vector");
+  const Tensor host = cpu().contiguous();
+  const auto numel = static_cast<size_t>(host.numel());
+  if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> packs bits
+    const bool* data = host.data_ptr<bool>();
+    return std::vector<bool>(data, data + numel);
+  } else {
+    std::vector<T> values(numel);
+    if (numel > 0) std::memcpy(values.data(), host.data_ptr(), numel * sizeof(T));
+    return values;
+  }
+}
+
+template <typename T>
+T Tensor::item() const {
+  check_element_type<T>(*this, "item");
+  if (numel() != 1) {
+    throw Error(
+        fmt::format("item: the tensor has {} elements, but item reads exactly one; "
+                    "use to_vector<{}>() for several",
+                    numel(), detail::element_type_name(dtype())));
+  }
+  return to_vector<T>()[0];
+}
+
+#define BACKPLANE_INSTANTIATE_READS(T)                  \
+  template std::vector<T> Tensor::to_vector<T>() const; \
+  template T Tensor::item<T>() const;
+BACKPLANE_INSTANTIATE_READS(float)
+BACKPLANE_INSTANTIATE_READS(double)
+BACKPLANE_INSTANTIATE_READS(Half)
+BACKPLANE_INSTANTIATE_READS(BFloat16)
+BACKPLANE_INSTANTIATE_READS(int8_t)
+BACKPLANE_INSTANTIATE_READS(uint8_t)
+BACKPLANE_INSTANTIATE_READS(int32_t)
+BACKPLANE_INSTANTIATE_READS(int64_t)
+BACKPLANE_INSTANTIATE_READS(bool)
+#undef BACKPLANE_INSTANTIATE_READS
+
+}  // namespace bp

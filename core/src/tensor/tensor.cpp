@@ -1,0 +1,46 @@
+#include <backplane/tensor.h>
+
+#include "tensor/shape.h"
+
+#include <fmt/format.h>
+
+namespace bp {
+
+int64_t Tensor::size(int64_t dim) const {
+  return sizes()[detail::wrap_dim(dim, this->dim(), /*wrap_scalar=*/false)];
+}
+
+int64_t Tensor::stride(int64_t dim) const {
+  return strides()[detail::wrap_dim(dim, this->dim(), /*wrap_scalar=*/false)];
+}
+
+// Row-major with no gaps; size-1 dims may have any stride, and a tensor with no elements
+// counts as contiguous, as in PyTorch.
+bool Tensor::is_contiguous() const {
+  if (numel() == 0) return true;
+  int64_t expected = 1;
+  for (int64_t d = dim() - 1; d >= 0; --d) {
+    const int64_t size = sizes()[d];
+    if (size != 1 && strides()[d] != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+
+void* Tensor::data_ptr() const {
+  if (!device().is_cpu()) {
+    throw Error(
+        fmt::format("data_ptr: the tensor is on {}, and only host tensors have host "
+                    "addresses; call .cpu() first",
+                    device().str()));
+  }
+  return static_cast<char*>(impl_->storage()->data()) + storage_offset() * element_size();
+}
+
+std::string Tensor::str() const {
+  if (!defined()) return "Tensor(undefined)";
+  return fmt::format("Tensor{} {} {}", detail::format_shape(sizes()), dtype_name(dtype()),
+                     device().str());
+}
+
+}  // namespace bp
