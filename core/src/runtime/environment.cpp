@@ -1,0 +1,138 @@
+#include "runtime/environment.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+namespace bp::detail {
+namespace {
+
+constexpr std::string_view kBackendsSyntax =
+    "expected a comma-separated list of backend names, '*' for every backend and '!name' to "
+    "leave one out, as in 'cpu,cuda' or '*,!opencl'";
+
+std::string_view trim(std::string_view text) {
+  const auto is_space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+std::string to_lower(std::string_view text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower;
+}
+
+// Backend names are what bp-codegen accepts in a backend YAML: letters, digits and '_'.
+bool is_backend_name(std::string_view name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) != 0 || c == '_';
+  });
+}
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    size_t end = text.find(separator, start);
+    parts.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) return parts;
+    start = end + 1;
+  }
+}
+
+// The reason `item` is not a valid entry of BACKPLANE_BACKENDS, or nothing when it is.
+std::optional<std::string> backend_item_problem(std::string_view item) {
+  if (item.empty()) return "an entry is empty";
+  if (item == "*") return std::nullopt;
+  std::string_view name = item.front() == '!' ? item.substr(1) : item;
+  if (name == "*") return "'!*' would leave out every backend";
+  if (!is_backend_name(name)) return fmt::format("'{}' is not a backend name", item);
+  return std::nullopt;
+}
+
+std::optional<std::string> read_variable(const char* name) {
+  const char* value = secure_getenv(name);
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  return std::string(value);
+}
+
+}  // namespace
+
+bool BackendSelection::allows(std::string_view backend_name) const {
+  if (std::find(excluded.begin(), excluded.end(), backend_name) != excluded.end()) return false;
+  return all || std::find(included.begin(), included.end(), backend_name) != included.end();
+}
+
+std::vector<std::string> BackendSelection::mentioned_names() const {
+  std::vector<std::string> names = included;
+  names.insert(names.end(), excluded.begin(), excluded.end());
+  return names;
+}
+
+BackendSelectionParse parse_backend_selection(std::string_view value) {
+  BackendSelection selection;
+  bool star = false;
+  for (std::string_view raw_item : split(value, ',')) {
+    std::string_view item = trim(raw_item);
+    if (auto problem = backend_item_problem(item)) {
+      return {BackendSelection{},
+              fmt::format("BACKPLANE_BACKENDS='{}' is malformed ({}): {}; loading every backend",
+                          value, *problem, kBackendsSyntax)};
+    }
+    if (item == "*") {
+      star = true;
+    } else if (item.front() == '!') {
+      selection.excluded.push_back(to_lower(item.substr(1)));
+    } else {
+      selection.included.push_back(to_lower(item));
+    }
+  }
+  // "!opencl" alone means "everything but opencl", as "*,!opencl" does.
+  selection.all = star || selection.included.empty();
+  return {selection, std::nullopt};
+}
+
+std::vector<std::string> parse_plugin_path(std::string_view value) {
+  std::vector<std::string> entries;
+  for (std::string_view entry : split(value, ':')) {
+    if (!entry.empty()) entries.emplace_back(entry);
+  }
+  return entries;
+}
+
+LogLevelParse parse_log_level(std::string_view value) {
+  const std::string lower = to_lower(trim(value));
+  for (LogLevel level : {LogLevel::Error, LogLevel::Warn, LogLevel::Info, LogLevel::Debug}) {
+    if (lower == log_level_name(level)) return {level, std::nullopt};
+  }
+  return {LogLevel::Warn,
+          fmt::format("BACKPLANE_LOG_LEVEL='{}' is not a log level: use error, warn, info or "
+                      "debug; using warn",
+                      value)};
+}
+
+LoaderEnvironment read_loader_environment() {
+  LoaderEnvironment environment;
+  if (auto level = read_variable("BACKPLANE_LOG_LEVEL")) {
+    LogLevelParse parsed = parse_log_level(*level);
+    environment.log_level = parsed.level;
+    if (parsed.warning) environment.warnings.push_back(*parsed.warning);
+  }
+  environment.backends_value = read_variable("BACKPLANE_BACKENDS");
+  if (environment.backends_value) {
+    BackendSelectionParse parsed = parse_backend_selection(*environment.backends_value);
+    environment.backends = parsed.selection;
+    if (parsed.warning) environment.warnings.push_back(*parsed.warning);
+  }
+  if (auto path = read_variable("BACKPLANE_PLUGIN_PATH")) {
+    environment.plugin_path = parse_plugin_path(*path);
+  }
+  return environment;
+}
+
+}  // namespace bp::detail

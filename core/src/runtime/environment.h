@@ -1,0 +1,55 @@
+// The BACKPLANE_* variables the loader reads, parsed by pure functions that the tests call
+// directly. A bad value never stops loading: it becomes a warning and the default applies.
+#pragma once
+
+#include "runtime/log.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bp::detail {
+
+// BACKPLANE_BACKENDS: "cpu,cuda", "*" (the default), "*,!opencl".
+struct BackendSelection {
+  bool all = true;                     // "*" was given, or no name was
+  std::vector<std::string> included;   // names given without "!"
+  std::vector<std::string> excluded;   // names given as "!name"
+
+  bool allows(std::string_view backend_name) const;
+  // Every name the value mentions, for the check that each one exists.
+  std::vector<std::string> mentioned_names() const;
+};
+
+struct BackendSelectionParse {
+  BackendSelection selection;
+  std::optional<std::string> warning;  // set when the value was malformed and "*" applies
+};
+
+BackendSelectionParse parse_backend_selection(std::string_view value);
+
+// BACKPLANE_PLUGIN_PATH: ":"-separated folders or files; empty entries are ignored.
+std::vector<std::string> parse_plugin_path(std::string_view value);
+
+struct LogLevelParse {
+  LogLevel level = LogLevel::Warn;
+  std::optional<std::string> warning;  // set when the value was not a level and warn applies
+};
+
+LogLevelParse parse_log_level(std::string_view value);
+
+// Everything the loader takes from the environment, read once.
+struct LoaderEnvironment {
+  std::optional<std::string> backends_value;  // BACKPLANE_BACKENDS as given, for messages
+  BackendSelection backends;
+  std::vector<std::string> plugin_path;
+  LogLevel log_level = LogLevel::Warn;
+  std::vector<std::string> warnings;
+};
+
+// Reads the variables with secure_getenv, so that a setuid program ignores them. An empty
+// variable counts as unset.
+LoaderEnvironment read_loader_environment();
+
+}  // namespace bp::detail

@@ -1,0 +1,119 @@
+#include "runtime/plugin_backend.h"
+
+#include "runtime/log.h"
+#include "runtime/plugin_status.h"
+
+#include <backplane/error.h>
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <utility>
+
+namespace bp::detail {
+
+PluginBackend::PluginBackend(const bp_plugin& plugin, PluginInfo info, int16_t device_type)
+    : plugin_(plugin),
+      info_(std::move(info)),
+      device_type_(device_type) {}
+
+void PluginBackend::check_callable(int32_t device, std::string_view action) const {
+  if (shut_down_.load(std::memory_order_acquire)) {
+    throw Error(ErrorCode::Backend,
+                fmt::format("backend '{}' cannot {}: it has shut down because the process is "
+                            "exiting",
+                            info_.name, action));
+  }
+  if (device < 0 || device >= device_count()) {
+    throw Error(ErrorCode::InvalidArgument,
+                fmt::format("backend '{}' cannot {} on device {}: it has {} device(s)",
+                            info_.name, action, device, device_count()));
+  }
+}
+
+void PluginBackend::check_status(bp_status status, std::string_view action,
+                                 int32_t device) const {
+  if (status == BP_STATUS_OK) return;
+  std::string message = last_error();
+  if (message.empty()) message = "the plugin gave no message";
+  throw Error(error_code_for(status),
+              fmt::format("backend '{}' could not {} on {}:{} ({}): {}", info_.name, action,
+                          info_.name, device, status_description(status), message));
+}
+
+void* PluginBackend::allocate(int32_t device, uint64_t bytes) const {
+  const std::string action = fmt::format("allocate {} bytes", bytes);
+  check_callable(device, action);
+  if (uses_host_memory()) {
+    throw Error(ErrorCode::Internal,
+                fmt::format("backend '{}' leaves memory to the core, so the core allocates its "
+                            "host memory itself; asking the plugin to {} is a bug in Backplane",
+                            info_.name, action));
+  }
+  void* ptr = nullptr;
+  check_status(plugin_.allocate(device, bytes, &ptr), action, device);
+  return ptr;
+}
+
+void PluginBackend::deallocate(int32_t device, void* ptr) const noexcept {
+  if (uses_host_memory() || shut_down_.load(std::memory_order_acquire)) return;
+  // Freeing cannot be reported to anyone: the plugin's message is all there is to say.
+  if (plugin_.deallocate(device, ptr) != BP_STATUS_OK) {
+    log(LogLevel::Warn, "backend '{}' could not free memory on {}:{}: {}", info_.name,
+        info_.name, device, last_error());
+  }
+}
+
+void PluginBackend::copy_host_to_device(int32_t device, void* dst, uint64_t dst_offset,
+                                        const void* src, uint64_t bytes) const {
+  const std::string action = fmt::format("copy {} bytes from the host", bytes);
+  check_callable(device, action);
+  if (uses_host_memory()) {
+    std::memcpy(static_cast<char*>(dst) + dst_offset, src, bytes);
+    return;
+  }
+  check_status(plugin_.copy_host_to_device(device, dst, dst_offset, src, bytes), action, device);
+}
+
+void PluginBackend::copy_device_to_host(int32_t device, void* dst, const void* src,
+                                        uint64_t src_offset, uint64_t bytes) const {
+  const std::string action = fmt::format("copy {} bytes to the host", bytes);
+  check_callable(device, action);
+  if (uses_host_memory()) {
+    std::memcpy(dst, static_cast<const char*>(src) + src_offset, bytes);
+    return;
+  }
+  check_status(plugin_.copy_device_to_host(device, dst, src, src_offset, bytes), action, device);
+}
+
+void PluginBackend::copy_device_to_device(int32_t device, void* dst, uint64_t dst_offset,
+                                          const void* src, uint64_t src_offset,
+                                          uint64_t bytes) const {
+  const std::string action = fmt::format("copy {} bytes within the device", bytes);
+  check_callable(device, action);
+  if (uses_host_memory()) {
+    std::memmove(static_cast<char*>(dst) + dst_offset, static_cast<const char*>(src) + src_offset,
+                 bytes);
+    return;
+  }
+  check_status(plugin_.copy_device_to_device(device, dst, dst_offset, src, src_offset, bytes),
+               action, device);
+}
+
+void PluginBackend::synchronize(int32_t device) const {
+  check_callable(device, "synchronize");
+  if (plugin_.synchronize == nullptr) return;  // optional: the plugin runs everything in order
+  check_status(plugin_.synchronize(device), "synchronize", device);
+}
+
+std::string PluginBackend::last_error() const {
+  const char* message = plugin_.last_error();
+  return message ? message : "";
+}
+
+void PluginBackend::shut_down() noexcept {
+  if (shut_down_.exchange(true, std::memory_order_acq_rel)) return;
+  if (plugin_.shutdown != nullptr) plugin_.shutdown();
+}
+
+}  // namespace bp::detail

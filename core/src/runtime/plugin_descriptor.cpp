@@ -1,0 +1,135 @@
+#include "runtime/plugin_descriptor.h"
+
+#include "runtime/abi_field.h"
+#include "runtime/plugin_rejected.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <iterator>
+#include <string_view>
+#include <utility>
+
+namespace bp::detail {
+namespace {
+
+// Every plugin of ABI 1.x fills at least the fields up to device_properties: those that name it,
+// report its errors and describe its devices. Later fields are optional or were added later.
+constexpr size_t kRequiredDescriptorSize =
+    offsetof(bp_plugin, device_properties) + sizeof(bp_plugin::device_properties);
+
+constexpr size_t kRequiredKernelEntrySize = offsetof(bp_kernel, fn) + sizeof(bp_kernel::fn);
+
+bool is_backend_name(std::string_view name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::islower(c) != 0 || std::isdigit(c) != 0 || c == '_';
+  });
+}
+
+// A plugin that allocates device memory must also free it and move data in and out of it;
+// one that allocates nothing leaves memory to the core and needs none of them.
+void check_memory_functions(const bp_plugin& plugin) {
+  const std::pair<const char*, bool> functions[] = {
+      {"allocate", plugin.allocate != nullptr},
+      {"deallocate", plugin.deallocate != nullptr},
+      {"copy_host_to_device", plugin.copy_host_to_device != nullptr},
+      {"copy_device_to_host", plugin.copy_device_to_host != nullptr},
+      {"copy_device_to_device", plugin.copy_device_to_device != nullptr},
+  };
+  const auto given = static_cast<size_t>(std::count_if(
+      std::begin(functions), std::end(functions), [](const auto& function) { return function.second; }));
+  if (given == 0 || given == std::size(functions)) return;
+  std::string missing;
+  for (const auto& [name, present] : functions) {
+    if (!present) missing += fmt::format("{}{}", missing.empty() ? "" : ", ", name);
+  }
+  throw PluginRejected(fmt::format(
+      "it sets some memory functions but not {}: a plugin that manages device memory sets "
+      "allocate, deallocate and the three copies; one whose devices use host memory sets none",
+      missing));
+}
+
+// Kernel entries are laid out with the plugin's own sizeof(bp_kernel), which its first entry
+// reports: a plugin of a newer minor version may have longer entries.
+void check_kernel_table(const bp_plugin& plugin) {
+  if (plugin.kernel_count == 0) return;
+  if (plugin.kernel_count < 0 || plugin.kernels == nullptr) {
+    throw PluginRejected(fmt::format(
+        "its kernel table is malformed ({} entries at {}): rebuild the plugin against this SDK",
+        plugin.kernel_count, fmt::ptr(plugin.kernels)));
+  }
+  const size_t entry_size = plugin.kernels[0].struct_size;
+  if (entry_size < kRequiredKernelEntrySize || entry_size % alignof(bp_kernel) != 0) {
+    throw PluginRejected(fmt::format(
+        "its kernel entries are {} bytes, which no ABI {}.x plugin has (at least {}, a multiple "
+        "of {}): rebuild the plugin against this SDK",
+        entry_size, BP_ABI_MAJOR, kRequiredKernelEntrySize, alignof(bp_kernel)));
+  }
+}
+
+}  // namespace
+
+bp_plugin accept_descriptor(const bp_plugin* plugin) {
+  if (plugin == nullptr) {
+    throw PluginRejected(fmt::format(
+        "its {} returned no descriptor (NULL): it refused this core (ABI {}.{}) or could not "
+        "start; its own output may say why",
+        BP_PLUGIN_ENTRY_SYMBOL, BP_ABI_MAJOR, BP_ABI_MINOR));
+  }
+  if (plugin->struct_size < kRequiredDescriptorSize) {
+    throw PluginRejected(fmt::format(
+        "its descriptor is {} bytes, smaller than the {} bytes every ABI {}.x plugin fills: "
+        "it is corrupt or was not made by backplane_add_plugin; rebuild the plugin against "
+        "this SDK",
+        plugin->struct_size, kRequiredDescriptorSize, BP_ABI_MAJOR));
+  }
+  if (plugin->abi_major != BP_ABI_MAJOR) {
+    throw PluginRejected(fmt::format(
+        "it was built for ABI {}.x, this core speaks {}.x: rebuild the plugin against this SDK",
+        plugin->abi_major, BP_ABI_MAJOR));
+  }
+
+  bp_plugin readable{};
+  readable.struct_size = plugin->struct_size;
+  readable.abi_major = BP_ABI_FIELD(*plugin, abi_major);
+  readable.abi_minor = BP_ABI_FIELD(*plugin, abi_minor);
+  readable.name = BP_ABI_FIELD(*plugin, name);
+  readable.version = BP_ABI_FIELD(*plugin, version);
+  readable.last_error = BP_ABI_FIELD(*plugin, last_error);
+  readable.init = BP_ABI_FIELD(*plugin, init);
+  readable.shutdown = BP_ABI_FIELD(*plugin, shutdown);
+  readable.device_count = BP_ABI_FIELD(*plugin, device_count);
+  readable.device_properties = BP_ABI_FIELD(*plugin, device_properties);
+  readable.allocate = BP_ABI_FIELD(*plugin, allocate);
+  readable.deallocate = BP_ABI_FIELD(*plugin, deallocate);
+  readable.copy_host_to_device = BP_ABI_FIELD(*plugin, copy_host_to_device);
+  readable.copy_device_to_host = BP_ABI_FIELD(*plugin, copy_device_to_host);
+  readable.copy_device_to_device = BP_ABI_FIELD(*plugin, copy_device_to_device);
+  readable.synchronize = BP_ABI_FIELD(*plugin, synchronize);
+  readable.kernels = BP_ABI_FIELD(*plugin, kernels);
+  readable.kernel_count = BP_ABI_FIELD(*plugin, kernel_count);
+
+  if (readable.name == nullptr || !is_backend_name(readable.name)) {
+    throw PluginRejected(fmt::format(
+        "its backend name {} is not valid: a backend name is lower-case letters, digits and "
+        "'_', as bp-codegen derives it from the backend YAML",
+        readable.name ? fmt::format("'{}'", readable.name) : std::string("(NULL)")));
+  }
+  const std::pair<const char*, bool> required[] = {
+      {"last_error", readable.last_error != nullptr},
+      {"device_count", readable.device_count != nullptr},
+      {"device_properties", readable.device_properties != nullptr},
+  };
+  for (const auto& [function, present] : required) {
+    if (!present) {
+      throw PluginRejected(fmt::format(
+          "its descriptor has no {} function, which every plugin must provide", function));
+    }
+  }
+  check_memory_functions(readable);
+  check_kernel_table(readable);
+  return readable;
+}
+
+}  // namespace bp::detail

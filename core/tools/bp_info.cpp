@@ -1,0 +1,162 @@
+// bp-info: which plugins loaded, their devices and op coverage, and which plugins failed and
+// why. The environment (BACKPLANE_BACKENDS, BACKPLANE_PLUGIN_PATH, ...) applies as it does to
+// any program.
+#include "json_writer.h"
+
+#include <backplane/runtime.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage: bp-info [--json]\n"
+    "\n"
+    "Shows the Backplane plugins this environment loads: each plugin's devices and the ops it\n"
+    "implements, each plugin that failed to load and why, and warnings about BACKPLANE_*\n"
+    "variables. Plugins are searched in BACKPLANE_PLUGIN_PATH, then next to libbackplane;\n"
+    "BACKPLANE_BACKENDS selects among them.\n"
+    "\n"
+    "  --json     print the same as one JSON object:\n"
+    "             {\"plugins\": [{\"name\", \"path\", \"version\", \"abi\", \"devices\", \"ops\", ...}],\n"
+    "              \"failures\": [{\"path\", \"reason\"}], \"warnings\": [...]}\n"
+    "  -h, --help print this help\n";
+
+// The kernel ops of ops.yaml that `plugin` has no kernel for, in ops.yaml order.
+std::vector<std::string> missing_ops(const bp::RuntimeInfo& runtime, const bp::PluginInfo& plugin) {
+  std::vector<std::string> missing;
+  for (const std::string& op : runtime.kernel_ops) {
+    if (std::find(plugin.ops.begin(), plugin.ops.end(), op) == plugin.ops.end()) {
+      missing.push_back(op);
+    }
+  }
+  return missing;
+}
+
+std::string format_memory(uint64_t bytes) {
+  if (bytes == 0) return "memory unknown";
+  constexpr const char* kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} bytes", bytes) : fmt::format("{:.1f} {}", value, kUnits[unit]);
+}
+
+void print_plugin(const bp::RuntimeInfo& runtime, const bp::PluginInfo& plugin) {
+  fmt::print("{} {} (ABI {}.{})\n  {}\n", plugin.name, plugin.version, plugin.abi_major,
+             plugin.abi_minor, plugin.path);
+  if (plugin.devices.empty()) {
+    fmt::print("  devices: none{}\n",
+               plugin.device_note.empty() ? "" : fmt::format(": {}", plugin.device_note));
+  } else {
+    fmt::print("  devices:\n");
+    for (const bp::DeviceInfo& device : plugin.devices) {
+      fmt::print("    {}: {}, {}{}\n", device.device.str(), device.name,
+                 format_memory(device.total_memory),
+                 device.description.empty() ? "" : fmt::format(" ({})", device.description));
+    }
+  }
+  const std::vector<std::string> missing = missing_ops(runtime, plugin);
+  fmt::print("  ops: {}/{}{}\n", plugin.ops.size(), runtime.kernel_ops.size(),
+             missing.empty() ? "" : fmt::format(", missing: {}", fmt::join(missing, ", ")));
+  for (const bp::RefusedKernel& refused : plugin.refused_kernels) {
+    fmt::print("  refused kernel {}: {}\n", refused.op, refused.reason);
+  }
+}
+
+void print_human(const bp::RuntimeInfo& runtime) {
+  if (runtime.plugins.empty()) {
+    fmt::print("No plugin loaded.\n");
+  } else {
+    fmt::print("Plugins loaded:\n\n");
+    for (const bp::PluginInfo& plugin : runtime.plugins) {
+      print_plugin(runtime, plugin);
+      fmt::print("\n");
+    }
+  }
+  if (!runtime.failures.empty()) {
+    fmt::print("Plugins that failed to load:\n\n");
+    for (const bp::PluginFailure& failure : runtime.failures) {
+      fmt::print("{}\n  {}\n\n", failure.path, failure.reason);
+    }
+  }
+  if (!runtime.warnings.empty()) {
+    fmt::print("Warnings:\n");
+    for (const std::string& warning : runtime.warnings) fmt::print("  {}\n", warning);
+  }
+}
+
+std::string plugin_json(const bp::RuntimeInfo& runtime, const bp::PluginInfo& plugin) {
+  using namespace bp::tools;
+  std::vector<std::string> devices;
+  for (const bp::DeviceInfo& device : plugin.devices) {
+    devices.push_back(json_object({{"device", json_string(device.device.str())},
+                                   {"name", json_string(device.name)},
+                                   {"description", json_string(device.description)},
+                                   {"total_memory", std::to_string(device.total_memory)}}));
+  }
+  std::vector<std::string> refused;
+  for (const bp::RefusedKernel& kernel : plugin.refused_kernels) {
+    refused.push_back(
+        json_object({{"op", json_string(kernel.op)}, {"reason", json_string(kernel.reason)}}));
+  }
+  return json_object({
+      {"name", json_string(plugin.name)},
+      {"path", json_string(plugin.path)},
+      {"version", json_string(plugin.version)},
+      {"abi", json_string(fmt::format("{}.{}", plugin.abi_major, plugin.abi_minor))},
+      {"devices", json_array(devices)},
+      {"device_note", json_string(plugin.device_note)},
+      {"ops", json_string_array(plugin.ops)},
+      {"missing_ops", json_string_array(missing_ops(runtime, plugin))},
+      {"refused_kernels", json_array(refused)},
+  });
+}
+
+void print_json(const bp::RuntimeInfo& runtime) {
+  using namespace bp::tools;
+  std::vector<std::string> plugins;
+  for (const bp::PluginInfo& plugin : runtime.plugins) plugins.push_back(plugin_json(runtime, plugin));
+  std::vector<std::string> failures;
+  for (const bp::PluginFailure& failure : runtime.failures) {
+    failures.push_back(
+        json_object({{"path", json_string(failure.path)}, {"reason", json_string(failure.reason)}}));
+  }
+  fmt::print("{}\n", json_object({{"plugins", json_array(plugins)},
+                                  {"failures", json_array(failures)},
+                                  {"warnings", json_string_array(runtime.warnings)}}));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--json") {
+      json = true;
+    } else if (arg == "-h" || arg == "--help") {
+      fmt::print("{}", kUsage);
+      return 0;
+    } else {
+      fmt::print(stderr, "bp-info: unknown argument '{}'\n\n{}", arg, kUsage);
+      return 2;
+    }
+  }
+  const bp::RuntimeInfo runtime = bp::runtime_info();
+  if (json) {
+    print_json(runtime);
+  } else {
+    print_human(runtime);
+  }
+  return 0;
+}

@@ -1,0 +1,236 @@
+// bp-info, run as a user runs it, in a fresh process per environment: what it prints, and what
+// the BACKPLANE_* variables make the loader do.
+#include "child_process.h"
+#include "fixtures.h"
+#include "json_reader.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+using loader_test::ChildResult;
+using loader_test::contains;
+using loader_test::fixture_dir;
+using loader_test::fixture_path;
+using loader_test::JsonValue;
+using loader_test::parse_json;
+using loader_test::run_bp_info;
+
+namespace {
+
+// bp-info --json in the given environment, which must succeed and print valid JSON.
+JsonValue bp_info_json(const loader_test::EnvironmentVariables& environment) {
+  const ChildResult result = run_bp_info({"--json"}, environment);
+  INFO("stderr: ", result.err);
+  REQUIRE(result.exit_code == 0);
+  return parse_json(result.out);
+}
+
+std::vector<std::string> plugin_names(const JsonValue& info) {
+  std::vector<std::string> names;
+  for (const JsonValue& plugin : info["plugins"].array()) names.push_back(plugin["name"].string());
+  return names;
+}
+
+const JsonValue& plugin_named(const JsonValue& info, const std::string& name) {
+  for (const JsonValue& plugin : info["plugins"].array()) {
+    if (plugin["name"].string() == name) return plugin;
+  }
+  throw std::runtime_error("bp-info lists no plugin named " + name);
+}
+
+// The failure kept for the fixture file libbackplane_<suffix>.so.
+std::string failure_reason(const JsonValue& info, const std::string& suffix) {
+  for (const JsonValue& failure : info["failures"].array()) {
+    if (failure["path"].string() == fixture_path(suffix)) return failure["reason"].string();
+  }
+  throw std::runtime_error("bp-info lists no failure for " + fixture_path(suffix));
+}
+
+std::vector<std::string> strings(const JsonValue& array) {
+  std::vector<std::string> values;
+  for (const JsonValue& value : array.array()) values.push_back(value.string());
+  return values;
+}
+
+}  // namespace
+
+TEST_CASE("bp-info --json describes every plugin and every failure with the documented keys") {
+  const JsonValue info = bp_info_json({{"BACKPLANE_PLUGIN_PATH", fixture_dir()}});
+  REQUIRE(info.is_object());
+  REQUIRE(info["plugins"].is_array());
+  REQUIRE(info["failures"].is_array());
+  for (const JsonValue& plugin : info["plugins"].array()) {
+    for (const char* key : {"name", "path", "version", "abi"}) {
+      CAPTURE(key);
+      CHECK(plugin[key].is_string());
+    }
+    CHECK(plugin["devices"].is_array());
+    CHECK(plugin["ops"].is_array());
+    CHECK(plugin["abi"].string().starts_with(std::to_string(BP_ABI_MAJOR) + "."));
+  }
+  for (const JsonValue& failure : info["failures"].array()) {
+    CHECK(failure["path"].is_string());
+    CHECK(failure["reason"].is_string());
+  }
+
+  const JsonValue& fixture = plugin_named(info, "fixture");
+  CHECK(fixture["path"].string() == fixture_path("fixture"));
+  CHECK(fixture["version"].string() == "0.0.1");
+  CHECK(strings(fixture["ops"]) == std::vector<std::string>{"add.out"});
+  REQUIRE(fixture["devices"].array().size() == 1);
+  const JsonValue& device = fixture["devices"].array()[0];
+  CHECK(device["device"].string() == "fixture:0");
+  CHECK(device["name"].string() == "fixture device");
+  CHECK(device["total_memory"].number() == 1 << 20);
+
+  CHECK(plugin_named(info, "fixture_no_devices")["device_note"].string() ==
+        "fixture_no_devices: no driver is installed on this machine");
+  const JsonValue& refused = plugin_named(info, "fixture_schema_mismatch")["refused_kernels"];
+  REQUIRE(refused.array().size() == 2);
+  CHECK(refused.array()[0]["op"].string() == "mul.out");
+}
+
+TEST_CASE("bp-info --json keeps each broken fixture's own reason and escapes it") {
+  const JsonValue info = bp_info_json({{"BACKPLANE_PLUGIN_PATH", fixture_dir()}});
+  CHECK(contains(failure_reason(info, "garbage"), "is not a shared library"));
+  CHECK(contains(failure_reason(info, "fixture_missing_dependency"),
+                 "a library it depends on is missing: libfixture_unshipped.so"));
+  CHECK(contains(failure_reason(info, "fixture_no_entry"),
+                 "does not export backplane_plugin_entry"));
+  CHECK(contains(failure_reason(info, "fixture_null_entry"), "returned no descriptor (NULL)"));
+  CHECK(contains(failure_reason(info, "fixture_tiny_descriptor"), "its descriptor is"));
+  CHECK(contains(failure_reason(info, "fixture_abi_major"),
+                 "this core speaks " + std::to_string(BP_ABI_MAJOR) + ".x"));
+  CHECK(failure_reason(info, "fixture_init_fails") ==
+        "its init failed (device error): fixture_init_fails: the driver says \"version "
+        "1.0\";\n\tversion 2.0 is needed");
+  CHECK(failure_reason(info, "fixture_twin_b") ==
+        "backend 'fixture_twin' is already provided by " + fixture_path("fixture_twin_a") +
+            ": remove one of the two plugins, or select one with BACKPLANE_BACKENDS or "
+            "BACKPLANE_PLUGIN_PATH");
+  CHECK(info["failures"].array().size() == 8);
+}
+
+TEST_CASE("plugin failures are warnings on stderr and bp-info still exits 0") {
+  const ChildResult result = run_bp_info({}, {{"BACKPLANE_PLUGIN_PATH", fixture_dir()}});
+  CHECK(result.exit_code == 0);
+  CHECK(contains(result.err, "[backplane] warn: could not load plugin " +
+                                 fixture_path("fixture_no_entry") + ": it does not export"));
+  CHECK(contains(result.out, "Plugins that failed to load:"));
+  CHECK(contains(result.out, fixture_path("garbage")));
+}
+
+TEST_CASE("bp-info shows devices and op coverage with the ops a plugin lacks") {
+  const ChildResult result = run_bp_info({}, {{"BACKPLANE_PLUGIN_PATH", fixture_dir()}});
+  REQUIRE(result.exit_code == 0);
+  CHECK(contains(result.out, "fixture 0.0.1 (ABI " + std::to_string(BP_ABI_MAJOR) + "."));
+  CHECK(contains(result.out, "fixture:0: fixture device, 1.0 MiB (initialized 1 time(s))"));
+  CHECK(contains(result.out, "missing: sub.out, mul.out"));
+  CHECK(contains(result.out, "devices: none: fixture_no_devices: no driver is installed"));
+  CHECK(contains(result.out, "refused kernel mul.out: its schema hash"));
+}
+
+TEST_CASE("BACKPLANE_BACKENDS=cpu makes bp-info list only cpu and opens no other plugin") {
+  const loader_test::EnvironmentVariables environment{{"BACKPLANE_BACKENDS", "cpu"},
+                                                      {"BACKPLANE_PLUGIN_PATH", fixture_dir()}};
+  const JsonValue info = bp_info_json(environment);
+  CHECK(plugin_names(info) == std::vector<std::string>{"cpu"});
+  // Broken fixtures are left out by their file names, so none of them was opened.
+  CHECK(info["failures"].array().empty());
+
+  const ChildResult human = run_bp_info({}, environment);
+  CHECK(contains(human.out, "cpu "));
+  CHECK_FALSE(contains(human.out, "fixture"));
+}
+
+TEST_CASE("BACKPLANE_BACKENDS of '*' and '!cpu' loads every backend but cpu") {
+  const JsonValue info = bp_info_json(
+      {{"BACKPLANE_BACKENDS", "*,!cpu"}, {"BACKPLANE_PLUGIN_PATH", fixture_path("fixture")}});
+  // Other in-tree backends (opencl, where it is built) load too; cpu must not.
+  const std::vector<std::string> names = plugin_names(info);
+  CHECK(std::find(names.begin(), names.end(), "fixture") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "cpu") == names.end());
+}
+
+TEST_CASE("a backend left out by BACKPLANE_BACKENDS is shown at info level") {
+  const ChildResult result = run_bp_info({}, {{"BACKPLANE_BACKENDS", "cpu"},
+                                              {"BACKPLANE_PLUGIN_PATH", fixture_path("fixture")},
+                                              {"BACKPLANE_LOG_LEVEL", "info"}});
+  CHECK(contains(result.err, "[backplane] info: skipping " + fixture_path("fixture") +
+                                 ": backend 'fixture' is not selected by BACKPLANE_BACKENDS='cpu'"));
+}
+
+TEST_CASE("an unknown name in BACKPLANE_BACKENDS warns and lists the backends found") {
+  const ChildResult result = run_bp_info(
+      {"--json"},
+      {{"BACKPLANE_BACKENDS", "cdua"}, {"BACKPLANE_PLUGIN_PATH", fixture_path("fixture")}});
+  REQUIRE(result.exit_code == 0);
+  const JsonValue info = parse_json(result.out);
+  CHECK(info["plugins"].array().empty());
+  const std::vector<std::string> warnings = strings(info["warnings"]);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].starts_with(
+      "BACKPLANE_BACKENDS='cdua' names 'cdua', which no plugin provides; the plugins found "
+      "provide: "));
+  CHECK(contains(warnings[0], "fixture"));
+  CHECK(contains(result.err, "[backplane] warn: " + warnings[0]));
+}
+
+TEST_CASE("a malformed BACKPLANE_BACKENDS warns with the syntax and loads every backend") {
+  const JsonValue info = bp_info_json(
+      {{"BACKPLANE_BACKENDS", "cpu;fixture"}, {"BACKPLANE_PLUGIN_PATH", fixture_path("fixture")}});
+  CHECK(std::ranges::count(plugin_names(info), "fixture") == 1);
+  const std::vector<std::string> warnings = strings(info["warnings"]);
+  REQUIRE(warnings.size() == 1);
+  CHECK(contains(warnings[0], "'cpu,cuda' or '*,!opencl'"));
+}
+
+TEST_CASE("BACKPLANE_PLUGIN_PATH entries all load and a missing one is only a warning") {
+  const std::string missing = fixture_dir() + "/no_such_folder";
+  const ChildResult result = run_bp_info(
+      {"--json"}, {{"BACKPLANE_PLUGIN_PATH",
+                    fixture_path("fixture") + ":" + missing + ":" + fixture_path("fixture_thrower")}});
+  REQUIRE(result.exit_code == 0);
+  const JsonValue info = parse_json(result.out);
+  const std::vector<std::string> names = plugin_names(info);
+  CHECK(std::ranges::count(names, "fixture") == 1);
+  CHECK(std::ranges::count(names, "fixture_thrower") == 1);
+  CHECK(info["failures"].array().empty());
+  const std::string warning =
+      "BACKPLANE_PLUGIN_PATH entry '" + missing + "' does not exist; it is skipped";
+  CHECK(strings(info["warnings"]) == std::vector<std::string>{warning});
+  CHECK(contains(result.err, "[backplane] warn: " + warning));
+}
+
+TEST_CASE("BACKPLANE_LOG_LEVEL=error keeps warnings off stderr but in the runtime info") {
+  const ChildResult result =
+      run_bp_info({"--json"}, {{"BACKPLANE_PLUGIN_PATH", "/nonexistent"},
+                               {"BACKPLANE_LOG_LEVEL", "error"}});
+  REQUIRE(result.exit_code == 0);
+  CHECK_FALSE(contains(result.err, "[backplane]"));
+  CHECK(parse_json(result.out)["warnings"].array().size() == 1);
+}
+
+TEST_CASE("plugins shut down at exit in reverse load order") {
+  const ChildResult result = run_bp_info(
+      {}, {{"BACKPLANE_PLUGIN_PATH",
+            fixture_path("fixture") + ":" + fixture_path("fixture_thrower")}});
+  REQUIRE(result.exit_code == 0);
+  CHECK(contains(result.err, "fixture_thrower: shutdown\nfixture: shutdown\n"));
+}
+
+TEST_CASE("bp-info --help prints the usage and a bad flag exits 2 with it") {
+  const ChildResult help = run_bp_info({"--help"}, {});
+  CHECK(help.exit_code == 0);
+  CHECK(help.out.starts_with("usage: bp-info [--json]"));
+
+  const ChildResult bad = run_bp_info({"--jsn"}, {});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.starts_with("bp-info: unknown argument '--jsn'"));
+  CHECK(contains(bad.err, "usage: bp-info [--json]"));
+  CHECK(bad.out.empty());
+}

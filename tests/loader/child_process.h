@@ -1,0 +1,27 @@
+// Running a program in a fresh process with a chosen Backplane environment. The registry loads
+// once per process, so every test that needs other BACKPLANE_* values runs a child.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace loader_test {
+
+struct ChildResult {
+  int exit_code = -1;  // -1 when the child did not exit normally (a signal)
+  std::string out;
+  std::string err;
+};
+
+using EnvironmentVariables = std::vector<std::pair<std::string, std::string>>;
+
+// Runs `argv` with this process's environment minus every BACKPLANE_* variable, plus
+// `environment`, and waits for it.
+ChildResult run_child(const std::vector<std::string>& argv, const EnvironmentVariables& environment);
+
+// bp-info with `arguments` in such an environment.
+ChildResult run_bp_info(const std::vector<std::string>& arguments,
+                        const EnvironmentVariables& environment);
+
+}  // namespace loader_test

@@ -1,0 +1,93 @@
+// BACKPLANE_BACKENDS, BACKPLANE_PLUGIN_PATH and BACKPLANE_LOG_LEVEL, parsed as the loader parses
+// them.
+#include "runtime/environment.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+using bp::detail::LogLevel;
+using bp::detail::parse_backend_selection;
+using bp::detail::parse_log_level;
+using bp::detail::parse_plugin_path;
+
+TEST_CASE("BACKPLANE_BACKENDS=cpu selects the cpu backend only") {
+  const auto parsed = parse_backend_selection("cpu");
+  CHECK_FALSE(parsed.warning);
+  CHECK(parsed.selection.allows("cpu"));
+  CHECK_FALSE(parsed.selection.allows("cuda"));
+}
+
+TEST_CASE("BACKPLANE_BACKENDS lists several backends in any case and with spaces") {
+  const auto parsed = parse_backend_selection("CUDA, cpu");
+  CHECK_FALSE(parsed.warning);
+  CHECK(parsed.selection.allows("cuda"));
+  CHECK(parsed.selection.allows("cpu"));
+  CHECK_FALSE(parsed.selection.allows("opencl"));
+  CHECK(parsed.selection.mentioned_names() == std::vector<std::string>{"cuda", "cpu"});
+}
+
+TEST_CASE("BACKPLANE_BACKENDS=* selects every backend") {
+  const auto parsed = parse_backend_selection("*");
+  CHECK_FALSE(parsed.warning);
+  CHECK(parsed.selection.allows("cpu"));
+  CHECK(parsed.selection.allows("vendor_npu"));
+  CHECK(parsed.selection.mentioned_names().empty());
+}
+
+TEST_CASE("BACKPLANE_BACKENDS of '*' and '!cpu' selects every backend but cpu") {
+  const auto parsed = parse_backend_selection("*,!cpu");
+  CHECK_FALSE(parsed.warning);
+  CHECK_FALSE(parsed.selection.allows("cpu"));
+  CHECK(parsed.selection.allows("cuda"));
+  CHECK(parsed.selection.mentioned_names() == std::vector<std::string>{"cpu"});
+}
+
+TEST_CASE("BACKPLANE_BACKENDS with exclusions alone means every backend but those") {
+  const auto parsed = parse_backend_selection("!opencl");
+  CHECK_FALSE(parsed.warning);
+  CHECK_FALSE(parsed.selection.allows("opencl"));
+  CHECK(parsed.selection.allows("cpu"));
+}
+
+TEST_CASE("an exclusion wins over the same name included") {
+  const auto parsed = parse_backend_selection("cpu,!cpu");
+  CHECK_FALSE(parsed.selection.allows("cpu"));
+}
+
+TEST_CASE("a malformed BACKPLANE_BACKENDS warns with the syntax and selects every backend") {
+  for (const char* value : {"cpu;cuda", "cpu,,cuda", "cpu,", "!", "!*", "cu da"}) {
+    CAPTURE(value);
+    const auto parsed = parse_backend_selection(value);
+    REQUIRE(parsed.warning);
+    CHECK(parsed.warning->find(std::string("BACKPLANE_BACKENDS='") + value + "' is malformed") !=
+          std::string::npos);
+    CHECK(parsed.warning->find("'cpu,cuda' or '*,!opencl'") != std::string::npos);
+    CHECK(parsed.selection.allows("cpu"));
+    CHECK(parsed.selection.allows("cuda"));
+  }
+}
+
+TEST_CASE("BACKPLANE_PLUGIN_PATH is split at ':' with empty entries dropped") {
+  CHECK(parse_plugin_path("/opt/a:/opt/b/libbackplane_x.so::/opt/c:") ==
+        std::vector<std::string>{"/opt/a", "/opt/b/libbackplane_x.so", "/opt/c"});
+  CHECK(parse_plugin_path("").empty());
+}
+
+TEST_CASE("BACKPLANE_LOG_LEVEL takes the four levels in any case") {
+  CHECK(parse_log_level("error").level == LogLevel::Error);
+  CHECK(parse_log_level("warn").level == LogLevel::Warn);
+  CHECK(parse_log_level("INFO").level == LogLevel::Info);
+  CHECK(parse_log_level("debug").level == LogLevel::Debug);
+  CHECK_FALSE(parse_log_level("debug").warning);
+}
+
+TEST_CASE("a bad BACKPLANE_LOG_LEVEL warns with the levels and keeps warn") {
+  const auto parsed = parse_log_level("verbose");
+  CHECK(parsed.level == LogLevel::Warn);
+  REQUIRE(parsed.warning);
+  CHECK(*parsed.warning ==
+        "BACKPLANE_LOG_LEVEL='verbose' is not a log level: use error, warn, info or debug; "
+        "using warn");
+}

@@ -1,0 +1,213 @@
+// What the loader accepts from a plugin's entry point, checked on descriptors built here.
+#include "runtime/kernel_review.h"
+#include "runtime/plugin_descriptor.h"
+#include "runtime/plugin_rejected.h"
+
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <string>
+
+using bp::detail::accept_descriptor;
+using bp::detail::OpId;
+using bp::detail::PluginRejected;
+
+namespace {
+
+bp_status one_device(int32_t* count) {
+  *count = 1;
+  return BP_STATUS_OK;
+}
+bp_status describe(int32_t, bp_device_properties*) { return BP_STATUS_OK; }
+const char* no_error() { return ""; }
+bp_status allocate(int32_t, uint64_t, void**) { return BP_STATUS_OK; }
+bp_status a_kernel() { return BP_STATUS_OK; }
+bp_status another_kernel() { return BP_STATUS_OK; }
+
+bp_plugin valid_descriptor() {
+  bp_plugin plugin{};
+  plugin.struct_size = sizeof(bp_plugin);
+  plugin.abi_major = BP_ABI_MAJOR;
+  plugin.abi_minor = BP_ABI_MINOR;
+  plugin.name = "test";
+  plugin.version = "1.0";
+  plugin.last_error = no_error;
+  plugin.device_count = one_device;
+  plugin.device_properties = describe;
+  return plugin;
+}
+
+std::string rejection(const bp_plugin* plugin) {
+  try {
+    accept_descriptor(plugin);
+  } catch (const PluginRejected& rejected) {
+    return rejected.what();
+  }
+  FAIL("the descriptor was accepted");
+  return {};
+}
+
+bp_kernel kernel_for(OpId op, bp_kernel_fn fn) {
+  const auto index = static_cast<size_t>(op);
+  return {sizeof(bp_kernel), bp::detail::kOpNames[index].data(), bp::detail::kOpSchemaHashes[index],
+          fn};
+}
+
+}  // namespace
+
+TEST_CASE("a complete descriptor is accepted as it is") {
+  const bp_plugin plugin = valid_descriptor();
+  const bp_plugin accepted = accept_descriptor(&plugin);
+  CHECK(std::string(accepted.name) == "test");
+  CHECK((accepted.device_count == plugin.device_count));
+  CHECK((accepted.allocate == nullptr));
+}
+
+TEST_CASE("fields past a shorter struct_size read as absent") {
+  bp_plugin plugin = valid_descriptor();
+  plugin.synchronize = [](int32_t) { return BP_STATUS_OK; };
+  const bp_kernel kernels[] = {kernel_for(OpId::add_out, a_kernel)};
+  plugin.kernels = kernels;
+  plugin.kernel_count = 1;
+  plugin.struct_size = offsetof(bp_plugin, synchronize);
+
+  const bp_plugin accepted = accept_descriptor(&plugin);
+  CHECK((accepted.device_properties == plugin.device_properties));
+  CHECK((accepted.synchronize == nullptr));
+  CHECK(accepted.kernels == nullptr);
+  CHECK(accepted.kernel_count == 0);
+}
+
+TEST_CASE("a NULL descriptor says the entry point refused the core") {
+  CHECK(rejection(nullptr) ==
+        fmt::format("its backplane_plugin_entry returned no descriptor (NULL): it refused this "
+                    "core (ABI {}.{}) or could not start; its own output may say why",
+                    BP_ABI_MAJOR, BP_ABI_MINOR));
+}
+
+TEST_CASE("a descriptor too small for the fields every plugin fills is refused") {
+  bp_plugin plugin = valid_descriptor();
+  plugin.struct_size = offsetof(bp_plugin, device_count);
+  const std::string reason = rejection(&plugin);
+  CHECK(reason.find(fmt::format("its descriptor is {} bytes", plugin.struct_size)) == 0);
+  CHECK(reason.find("rebuild the plugin against this SDK") != std::string::npos);
+}
+
+TEST_CASE("another ABI major version is refused with both versions named") {
+  bp_plugin plugin = valid_descriptor();
+  plugin.abi_major = BP_ABI_MAJOR + 1;
+  CHECK(rejection(&plugin) ==
+        fmt::format("it was built for ABI {}.x, this core speaks {}.x: rebuild the plugin "
+                    "against this SDK",
+                    BP_ABI_MAJOR + 1, BP_ABI_MAJOR));
+}
+
+TEST_CASE("a newer ABI minor version is accepted") {
+  bp_plugin plugin = valid_descriptor();
+  plugin.abi_minor = BP_ABI_MINOR + 1;
+  CHECK(accept_descriptor(&plugin).abi_minor == BP_ABI_MINOR + 1);
+}
+
+TEST_CASE("a backend name must be lower-case letters, digits and '_'") {
+  bp_plugin plugin = valid_descriptor();
+  plugin.name = "My GPU";
+  CHECK(rejection(&plugin).find("its backend name 'My GPU' is not valid") == 0);
+  plugin.name = nullptr;
+  CHECK(rejection(&plugin).find("its backend name (NULL) is not valid") == 0);
+}
+
+TEST_CASE("a descriptor without device_count is refused") {
+  bp_plugin plugin = valid_descriptor();
+  plugin.device_count = nullptr;
+  CHECK(rejection(&plugin) ==
+        "its descriptor has no device_count function, which every plugin must provide");
+}
+
+TEST_CASE("memory functions come all together or not at all") {
+  bp_plugin plugin = valid_descriptor();
+  plugin.allocate = allocate;
+  const std::string reason = rejection(&plugin);
+  CHECK(reason.find("it sets some memory functions but not deallocate, copy_host_to_device, "
+                    "copy_device_to_host, copy_device_to_device") == 0);
+}
+
+TEST_CASE("kernels install in ops.yaml order whatever the plugin's order") {
+  bp_plugin plugin = valid_descriptor();
+  const bp_kernel kernels[] = {kernel_for(OpId::mul_out, another_kernel),
+                               kernel_for(OpId::add_out, a_kernel)};
+  plugin.kernels = kernels;
+  plugin.kernel_count = 2;
+  const auto review = bp::detail::review_kernels(accept_descriptor(&plugin));
+  REQUIRE(review.accepted.size() == 2);
+  CHECK(review.accepted[0].op == OpId::add_out);
+  CHECK((review.accepted[0].fn == a_kernel));
+  CHECK(review.accepted[1].op == OpId::mul_out);
+  CHECK(review.refused.empty());
+}
+
+TEST_CASE("a kernel with another schema hash is refused alone with both hashes named") {
+  bp_plugin plugin = valid_descriptor();
+  bp_kernel stale = kernel_for(OpId::mul_out, another_kernel);
+  stale.schema_hash = 0x1234;
+  const bp_kernel kernels[] = {kernel_for(OpId::add_out, a_kernel), stale};
+  plugin.kernels = kernels;
+  plugin.kernel_count = 2;
+  const auto review = bp::detail::review_kernels(accept_descriptor(&plugin));
+  REQUIRE(review.accepted.size() == 1);
+  CHECK(review.accepted[0].op == OpId::add_out);
+  REQUIRE(review.refused.size() == 1);
+  CHECK(review.refused[0].op == "mul.out");
+  const auto mul = static_cast<size_t>(OpId::mul_out);
+  CHECK(review.refused[0].reason ==
+        fmt::format("its schema hash 0x0000000000001234 differs from the core's {:#018x} for "
+                    "'{}': rebuild the plugin against this SDK",
+                    bp::detail::kOpSchemaHashes[mul], bp::detail::kOpSchemas[mul]));
+}
+
+TEST_CASE("a kernel for an op the core does not know is refused alone") {
+  bp_plugin plugin = valid_descriptor();
+  const bp_kernel kernels[] = {{sizeof(bp_kernel), "frobnicate.out", 1, a_kernel},
+                               kernel_for(OpId::add_out, a_kernel)};
+  plugin.kernels = kernels;
+  plugin.kernel_count = 2;
+  const auto review = bp::detail::review_kernels(accept_descriptor(&plugin));
+  CHECK(review.accepted.size() == 1);
+  REQUIRE(review.refused.size() == 1);
+  CHECK(review.refused[0].op == "frobnicate.out");
+  CHECK(review.refused[0].reason ==
+        "this core's ops.yaml has no kernel op 'frobnicate.out': rebuild the plugin against "
+        "this SDK");
+}
+
+TEST_CASE("an op listed twice keeps its first kernel") {
+  bp_plugin plugin = valid_descriptor();
+  const bp_kernel kernels[] = {kernel_for(OpId::add_out, a_kernel),
+                               kernel_for(OpId::add_out, another_kernel)};
+  plugin.kernels = kernels;
+  plugin.kernel_count = 2;
+  const auto review = bp::detail::review_kernels(accept_descriptor(&plugin));
+  REQUIRE(review.accepted.size() == 1);
+  CHECK((review.accepted[0].fn == a_kernel));
+  REQUIRE(review.refused.size() == 1);
+  CHECK(review.refused[0].reason == "the plugin lists this op twice; the first entry is used");
+}
+
+TEST_CASE("kernel entries longer than this core's are read with the plugin's stride") {
+  // A plugin of a newer minor version, whose bp_kernel has grown a field.
+  struct NewerKernel {
+    bp_kernel known;
+    uint64_t added_later;
+  };
+  NewerKernel kernels[] = {{kernel_for(OpId::add_out, a_kernel), 7},
+                           {kernel_for(OpId::mul_out, another_kernel), 7}};
+  for (NewerKernel& kernel : kernels) kernel.known.struct_size = sizeof(NewerKernel);
+  bp_plugin plugin = valid_descriptor();
+  plugin.kernels = &kernels[0].known;
+  plugin.kernel_count = 2;
+  const auto review = bp::detail::review_kernels(accept_descriptor(&plugin));
+  REQUIRE(review.accepted.size() == 2);
+  CHECK(review.accepted[1].op == OpId::mul_out);
+  CHECK((review.accepted[1].fn == another_kernel));
+}
