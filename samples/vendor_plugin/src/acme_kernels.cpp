@@ -8,6 +8,9 @@
 namespace acme {
 namespace {
 
+using bp::plugin::input_operand;
+using bp::plugin::map_elements;
+using bp::plugin::output_operand;
 using bp::plugin::TensorView;
 
 template <typename Fn>
@@ -30,21 +33,24 @@ void add_out(const TensorView& self, const TensorView& other, const bp::Scalar& 
   for_float_types("add", out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T a = alpha.to<T>();
-    bp::plugin::map_elements<T, T>(out, [a](T x, T y) { return x + a * y; }, self, other);
+    map_elements(out.sizes(), [a](T x, T y) { return x + a * y; }, output_operand<T>(out),
+                 input_operand<T>(self), input_operand<T>(other));
   });
 }
 
 void mul_out(const TensorView& self, const TensorView& other, const TensorView& out) {
   for_float_types("mul", out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    bp::plugin::map_elements<T, T>(out, [](T x, T y) { return x * y; }, self, other);
+    map_elements(out.sizes(), [](T x, T y) { return x * y; }, output_operand<T>(out),
+                 input_operand<T>(self), input_operand<T>(other));
   });
 }
 
 void relu_out(const TensorView& self, const TensorView& out) {
   for_float_types("relu", out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    bp::plugin::map_elements<T, T>(out, [](T x) { return x < T(0) ? T(0) : x; }, self);
+    map_elements(out.sizes(), [](T x) { return x < T(0) ? T(0) : x; }, output_operand<T>(out),
+                 input_operand<T>(self));
   });
 }
 

@@ -4,8 +4,8 @@
 #include <backplane/abi.h>
 #include <backplane/sdk/dispatch.hpp>
 #include <backplane/sdk/dtype.hpp>
-#include <backplane/sdk/elementwise.hpp>
 #include <backplane/sdk/half.hpp>
 #include <backplane/sdk/scalar.hpp>
 #include <backplane/sdk/status.hpp>
+#include <backplane/sdk/strided_loop.hpp>
 #include <backplane/sdk/tensor_view.hpp>

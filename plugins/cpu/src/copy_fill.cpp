@@ -1,0 +1,68 @@
+// copy_ and fill_: writing into an existing tensor of any strides.
+#include "CPUNativeFunctions.h"
+
+#include "copy.h"
+#include "strided_loop.h"
+
+#include <cstdint>
+#include <span>
+
+namespace bp::cpu {
+namespace {
+
+// A same-dtype copy moves bits: no conversion through the compute type, so NaN payloads
+// survive and every dtype of one width shares one loop.
+template <typename Bits>
+void copy_bits(std::span<const int64_t> sizes, const StridedElements& dst,
+               const StridedElements& src) {
+  map_elements(
+      sizes, [](Bits bits) { return bits; },
+      Operand<Bits>{static_cast<Bits*>(dst.data), dst.strides},
+      Operand<const Bits>{static_cast<const Bits*>(src.data), src.strides});
+}
+
+}  // namespace
+
+void copy_elements(std::span<const int64_t> sizes, const StridedElements& dst,
+                   const StridedElements& src) {
+  if (dst.dtype == src.dtype) {
+    switch (element_size(dst.dtype)) {
+      case 1:
+        return copy_bits<uint8_t>(sizes, dst, src);
+      case 2:
+        return copy_bits<uint16_t>(sizes, dst, src);
+      case 4:
+        return copy_bits<uint32_t>(sizes, dst, src);
+      case 8:
+        return copy_bits<uint64_t>(sizes, dst, src);
+    }
+  }
+  plugin::visit(dst.dtype, [&](auto dst_tag) {
+    using To = typename decltype(dst_tag)::type;
+    plugin::visit(src.dtype, [&](auto src_tag) {
+      using From = typename decltype(src_tag)::type;
+      map_elements(
+          sizes, [](auto value) { return value; },
+          Operand<To>{static_cast<To*>(dst.data), dst.strides},
+          Operand<const From>{static_cast<const From*>(src.data), src.strides});
+    });
+  });
+}
+
+void copy_(const TensorView& self, const TensorView& src,
+           bool /*non_blocking: host copies are synchronous*/) {
+  const DimValues<int64_t> src_strides = broadcast_strides("copy_", src, self.sizes());
+  copy_elements(self.sizes(), elements_of(self),
+                {src.data<void>(), src.dtype(), src_strides.span()});
+}
+
+void fill__Scalar(const TensorView& self, const bp::Scalar& value) {
+  plugin::visit(self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T filler = value.to<T>();
+    map_elements(
+        self.sizes(), [filler]() { return filler; }, output_operand<T>(self));
+  });
+}
+
+}  // namespace bp::cpu

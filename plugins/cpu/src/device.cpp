@@ -1,0 +1,99 @@
+// The CPU backend's one device: the host. Its memory is ordinary host memory that the core
+// allocates itself, so the descriptor's memory functions stay NULL.
+#include "CPUNativeFunctions.h"
+
+#include <backplane/sdk/plugin.hpp>
+
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <thread>
+
+namespace bp::cpu {
+namespace {
+
+// "AMD EPYC 7B13" from /proc/cpuinfo's first "model name" line; empty where there is none
+// (other architectures, no /proc).
+std::string cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const size_t begin = line.find_first_not_of(" \t", colon + 1);
+    return begin == std::string::npos ? std::string() : line.substr(begin);
+  }
+  return {};
+}
+
+struct HostDescription {
+  std::string name;
+  std::string description;
+  uint64_t total_memory = 0;
+};
+
+// Read once; the strings must outlive every device_properties call.
+const HostDescription& host() {
+  static const HostDescription description = [] {
+    HostDescription d;
+    const unsigned threads = std::thread::hardware_concurrency();
+    const std::string model = cpu_model();
+    d.name = (model.empty() ? std::string("host CPU") : model) + " (" +
+             (threads ? std::to_string(threads) : std::string("unknown number of")) + " threads)";
+    d.description = "host memory, allocated by the core; single-threaded reference kernels";
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long page_size = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page_size > 0) {
+      d.total_memory = static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
+    }
+    return d;
+  }();
+  return description;
+}
+
+bp_status device_count(int32_t* count) {
+  *count = 1;
+  return BP_STATUS_OK;
+}
+
+// Writes only the fields that lie within the core's struct_size (an older core's struct may
+// end earlier).
+bp_status device_properties(int32_t device, bp_device_properties* props) {
+  return plugin::guard([&] {
+    plugin::check(device == 0,
+                  "the cpu backend has one device, 0; got device " + std::to_string(device));
+    const HostDescription& h = host();
+    auto fits = [props](size_t field_offset, size_t field_size) {
+      return field_offset + field_size <= props->struct_size;
+    };
+    if (fits(offsetof(bp_device_properties, name), sizeof props->name))
+      props->name = h.name.c_str();
+    if (fits(offsetof(bp_device_properties, description), sizeof props->description)) {
+      props->description = h.description.c_str();
+    }
+    if (fits(offsetof(bp_device_properties, total_memory), sizeof props->total_memory)) {
+      props->total_memory = h.total_memory;
+    }
+  });
+}
+
+}  // namespace
+
+void configure_plugin(bp_plugin& plugin) {
+  plugin.device_count = device_count;
+  plugin.device_properties = device_properties;
+  // Host memory belongs to the core: no allocate, deallocate or copies; and kernels run
+  // synchronously, so there is nothing to synchronize.
+  plugin.allocate = nullptr;
+  plugin.deallocate = nullptr;
+  plugin.copy_host_to_device = nullptr;
+  plugin.copy_device_to_host = nullptr;
+  plugin.copy_device_to_device = nullptr;
+  plugin.synchronize = nullptr;
+}
+
+}  // namespace bp::cpu

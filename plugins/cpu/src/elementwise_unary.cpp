@@ -1,0 +1,101 @@
+// Elementwise functions of one tensor. The meta step has given the input out's dtype (a
+// floating one for the transcendental functions), so each kernel is one loop.
+#include "CPUNativeFunctions.h"
+
+#include "dtypes.h"
+#include "strided_loop.h"
+
+#include <cmath>
+#include <numbers>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+namespace bp::cpu {
+namespace {
+
+// out = fn(self) elementwise for the dtypes Supported accepts; fn takes and returns the compute
+// type.
+template <template <typename> class Supported, typename Fn>
+void unary_op(std::string_view op, const TensorView& self, const TensorView& out, Fn&& fn) {
+  require_dtype(op, "self", self, out.dtype());
+  visit_supported<Supported>(op, out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    map_elements(out.sizes(), fn, output_operand<T>(out), input_operand<T>(self));
+  });
+}
+
+template <typename C>
+C absolute(C x) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return std::abs(x);  // also turns -0.0 into 0.0
+  } else if constexpr (std::is_signed_v<C>) {
+    return x < 0 ? static_cast<C>(-x) : x;
+  } else {
+    return x;  // unsigned and bool
+  }
+}
+
+// GELU, exact: x * Phi(x) with Phi the standard normal CDF.
+template <typename C>
+C gelu_erf(C x) {
+  return C(0.5) * x * (C(1) + std::erf(x / std::numbers::sqrt2_v<C>));
+}
+
+// GELU, tanh approximation (Hendrycks & Gimpel), as PyTorch's approximate='tanh'.
+template <typename C>
+C gelu_tanh(C x) {
+  constexpr C kSqrt2OverPi = std::numbers::sqrt2_v<C> * std::numbers::inv_sqrtpi_v<C>;
+  constexpr C kCubic = C(0.044715);
+  return C(0.5) * x * (C(1) + std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x)));
+}
+
+}  // namespace
+
+void neg_out(const TensorView& self, const TensorView& out) {
+  unary_op<NonBoolDType>("neg", self, out, [](auto x) { return -x; });
+}
+
+void abs_out(const TensorView& self, const TensorView& out) {
+  unary_op<AnyDType>("abs", self, out, [](auto x) { return absolute(x); });
+}
+
+void exp_out(const TensorView& self, const TensorView& out) {
+  unary_op<FloatingDType>("exp", self, out, [](auto x) { return std::exp(x); });
+}
+
+void log_out(const TensorView& self, const TensorView& out) {
+  unary_op<FloatingDType>("log", self, out, [](auto x) { return std::log(x); });
+}
+
+void sqrt_out(const TensorView& self, const TensorView& out) {
+  unary_op<FloatingDType>("sqrt", self, out, [](auto x) { return std::sqrt(x); });
+}
+
+void tanh_out(const TensorView& self, const TensorView& out) {
+  unary_op<FloatingDType>("tanh", self, out, [](auto x) { return std::tanh(x); });
+}
+
+void sigmoid_out(const TensorView& self, const TensorView& out) {
+  unary_op<FloatingDType>("sigmoid", self, out,
+                          [](auto x) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); });
+}
+
+// Written as "x < 0 ? 0 : x" so that NaN passes through, as PyTorch's relu does.
+void relu_out(const TensorView& self, const TensorView& out) {
+  unary_op<NonBoolDType>("relu", self, out,
+                         [](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; });
+}
+
+void gelu_out(const TensorView& self, std::string_view approximate, const TensorView& out) {
+  if (approximate == "none") {
+    unary_op<FloatingDType>("gelu", self, out, [](auto x) { return gelu_erf(x); });
+  } else if (approximate == "tanh") {
+    unary_op<FloatingDType>("gelu", self, out, [](auto x) { return gelu_tanh(x); });
+  } else {
+    throw Error(BP_STATUS_INVALID_ARGUMENT, "gelu: approximate must be 'none' or 'tanh', got '" +
+                                                std::string(approximate) + "'");
+  }
+}
+
+}  // namespace bp::cpu

@@ -1,0 +1,215 @@
+// Loops over strided tensors that share one shape, for backends whose device pointers are host
+// addresses: the building block of the CPU backend's kernels, and of any such vendor backend. Nothing here allocates; loop state lives in fixed arrays of kMaxDims entries.
+#pragma once
+
+#include <backplane/sdk/dispatch.hpp>
+#include <backplane/sdk/status.hpp>
+#include <backplane/sdk/tensor_view.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+namespace bp::plugin {
+
+// More dimensions than any real tensor has; a tensor with more is refused with a message.
+inline constexpr size_t kMaxDims = 64;
+
+inline void check_dim_count(size_t ndim) {
+  if (ndim > kMaxDims) {
+    throw Error(BP_STATUS_UNIMPLEMENTED, "strided loops support tensors of at most " +
+                                             std::to_string(kMaxDims) + " dimensions, got " +
+                                             std::to_string(ndim));
+  }
+}
+
+// One value per dimension of a tensor, stored inline.
+template <typename T>
+class DimValues {
+ public:
+  explicit DimValues(size_t size, T fill = T{}) : size_(size) {
+    check_dim_count(size);
+    values_.fill(fill);
+  }
+  size_t size() const { return size_; }
+  T& operator[](size_t d) { return values_[d]; }
+  const T& operator[](size_t d) const { return values_[d]; }
+  std::span<const T> span() const { return {values_.data(), size_}; }
+
+ private:
+  std::array<T, kMaxDims> values_;
+  size_t size_;
+};
+
+// One element offset per operand of a loop.
+template <size_t N>
+using Offsets = std::array<int64_t, N>;
+
+template <size_t N>
+inline void advance(Offsets<N>& offsets, const Offsets<N>& step, int64_t times = 1) {
+  for (size_t k = 0; k < N; ++k) offsets[k] += step[k] * times;
+}
+
+// Walks N operands of one shape in row-major order, as rows along the innermost dimension.
+// Dimensions of size 1 are dropped and neighbouring dimensions that every operand lays out as
+// one are merged, so a contiguous tensor of any shape (or one broadcast along whole leading
+// dimensions) is walked as few long rows.
+template <size_t N>
+class StridedLoop {
+ public:
+  StridedLoop() = default;
+  // strides[k] holds operand k's strides over `sizes`, in elements.
+  StridedLoop(std::span<const int64_t> sizes,
+              const std::array<std::span<const int64_t>, N>& strides) {
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      Offsets<N> stride;
+      for (size_t k = 0; k < N; ++k) stride[k] = strides[k][d];
+      push_dim(sizes[d], stride);
+    }
+  }
+
+  // Appends a dimension inside those pushed so far.
+  void push_dim(int64_t size, const Offsets<N>& stride) {
+    if (size == 0) empty_ = true;
+    if (size <= 1) return;
+    if (ndim_ > 0 && lays_out_as_one(dims_[ndim_ - 1], size, stride)) {
+      dims_[ndim_ - 1] = {dims_[ndim_ - 1].size * size, stride};
+      return;
+    }
+    check_dim_count(ndim_ + 1);
+    dims_[ndim_++] = {size, stride};
+  }
+
+  // Calls row(offsets, step, length) for each row: the row's first element is at `offsets`
+  // (element offsets per operand, starting from `start`), the next ones `step` apart.
+  template <typename RowFn>
+  void for_each_row(RowFn&& row, const Offsets<N>& start = {}) const {
+    if (empty_) return;
+    if (ndim_ == 0) {  // a single element
+      row(start, Offsets<N>{}, int64_t{1});
+      return;
+    }
+    const Dim& inner = dims_[ndim_ - 1];
+    const size_t outer_dims = ndim_ - 1;
+    std::array<int64_t, kMaxDims> index;
+    std::fill_n(index.begin(), outer_dims, 0);
+    Offsets<N> offsets = start;
+    for (;;) {
+      row(static_cast<const Offsets<N>&>(offsets), inner.stride, inner.size);
+      // Odometer step over the outer dimensions, innermost first.
+      size_t d = outer_dims;
+      for (;;) {
+        if (d == 0) return;
+        --d;
+        if (++index[d] < dims_[d].size) {
+          advance(offsets, dims_[d].stride);
+          break;
+        }
+        index[d] = 0;
+        advance(offsets, dims_[d].stride, -(dims_[d].size - 1));
+      }
+    }
+  }
+
+ private:
+  struct Dim {
+    int64_t size;
+    Offsets<N> stride;
+  };
+
+  // An outer dimension and the inner one after it can be walked as one when, in every operand,
+  // one outer step spans exactly the whole inner dimension.
+  static bool lays_out_as_one(const Dim& outer, int64_t inner_size,
+                              const Offsets<N>& inner_stride) {
+    for (size_t k = 0; k < N; ++k) {
+      if (outer.stride[k] != inner_stride[k] * inner_size) return false;
+    }
+    return true;
+  }
+
+  std::array<Dim, kMaxDims> dims_;
+  size_t ndim_ = 0;
+  bool empty_ = false;
+};
+
+// A typed operand of map_elements: the first element and the strides over the loop's shape.
+template <typename T>
+struct Operand {
+  T* data;
+  std::span<const int64_t> strides;
+};
+
+template <typename T>
+Operand<T> output_operand(const TensorView& view) {
+  return {view.data<T>(), view.strides()};
+}
+
+template <typename T>
+Operand<const T> input_operand(const TensorView& view) {
+  return {view.data<const T>(), view.strides()};
+}
+
+// out[i] = fn(in[i]...) for every index i of `sizes`: inputs are read as their compute types
+// (float for Half and BFloat16) and the result is converted to Out. `out` may be one of the
+// inputs (in-place ops): each element is read before it is written.
+template <typename Fn, typename Out, typename... In>
+void map_elements(std::span<const int64_t> sizes, Fn&& fn, Operand<Out> out,
+                  Operand<const In>... in) {
+  constexpr size_t N = 1 + sizeof...(In);
+  const StridedLoop<N> loop(sizes, {out.strides, in.strides...});
+  loop.for_each_row([&](const Offsets<N>& start, const Offsets<N>& step, int64_t length) {
+    [&]<size_t... K>(std::index_sequence<K...>) {
+      Out* const out_row = out.data + start[0];
+      const std::tuple<const In*...> in_rows{(in.data + start[K + 1])...};
+      // Unit steps everywhere: a plain indexed loop the compiler can vectorise.
+      if ((step[0] == 1) && ((step[K + 1] == 1) && ...)) {
+        for (int64_t i = 0; i < length; ++i) {
+          out_row[i] = static_cast<Out>(fn(static_cast<compute_t<In>>(std::get<K>(in_rows)[i])...));
+        }
+      } else {
+        for (int64_t i = 0; i < length; ++i) {
+          out_row[i * step[0]] = static_cast<Out>(
+              fn(static_cast<compute_t<In>>(std::get<K>(in_rows)[i * step[K + 1]])...));
+        }
+      }
+    }
+    (std::index_sequence_for<In...>{});
+  });
+}
+
+// "[2, 3]", for messages.
+inline std::string shape_string(std::span<const int64_t> sizes) {
+  std::string text = "[";
+  for (size_t d = 0; d < sizes.size(); ++d) text += (d ? ", " : "") + std::to_string(sizes[d]);
+  return text + "]";
+}
+
+// Strides that read `view` as if expanded to `sizes`, with PyTorch's broadcasting: dimensions
+// align at the right, and missing or size-1 dimensions repeat (stride 0).
+inline DimValues<int64_t> broadcast_strides(std::string_view op, const TensorView& view,
+                                            std::span<const int64_t> sizes) {
+  DimValues<int64_t> strides(sizes.size(), 0);
+  const int64_t lead = static_cast<int64_t>(sizes.size()) - view.dim();
+  bool ok = lead >= 0;
+  for (int64_t d = 0; ok && d < view.dim(); ++d) {
+    if (view.size(d) == sizes[lead + d]) {
+      strides[lead + d] = view.stride(d);
+    } else {
+      ok = view.size(d) == 1;
+    }
+  }
+  if (!ok) {
+    throw Error(BP_STATUS_INVALID_ARGUMENT,
+                std::string(op) + ": cannot broadcast a tensor of shape " +
+                    shape_string(view.sizes()) + " to shape " + shape_string(sizes));
+  }
+  return strides;
+}
+
+}  // namespace bp::plugin

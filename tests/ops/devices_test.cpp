@@ -1,0 +1,228 @@
+// Every loaded device against the host: one call of every kernel op, on inputs of a few
+// hundred elements in mixed layouts. A backend that loads inherits this suite; on the host
+// itself each op runs twice and must agree with itself (which catches reads of uninitialised
+// memory).
+#include "op_test_support.h"
+
+#include <algorithm>
+
+namespace optest {
+namespace {
+
+struct DeviceCase {
+  std::string op;
+  std::function<std::vector<Tensor>(Device)> run;
+};
+
+Tensor floats(const Shape& sizes, Layout layout, uint64_t seed, Device device) {
+  return sample_tensor(sizes, bp::kFloat32, layout, seed, device);
+}
+
+const std::vector<DeviceCase>& device_cases() {
+  static const std::vector<DeviceCase> cases = {
+      {"add.out",
+       [](Device d) {
+         return std::vector{bp::add(floats({17, 33}, Layout::Transposed, 1, d),
+                                    floats({33}, Layout::Sliced, 2, d), 0.5)};
+       }},
+      {"sub.out",
+       [](Device d) {
+         return std::vector{bp::sub(floats({17, 33}, Layout::Sliced, 3, d),
+                                    floats({17, 1}, Layout::Contiguous, 4, d))};
+       }},
+      {"mul.out",
+       [](Device d) {
+         return std::vector{bp::mul(sample_tensor({17, 33}, bp::kInt32, Layout::Transposed, 5, d),
+                                    sample_tensor({17, 33}, bp::kInt32, Layout::Expanded, 6, d))};
+       }},
+      {"div.out",
+       [](Device d) {
+         return std::vector{bp::div(floats({17, 33}, Layout::Contiguous, 7, d),
+                                    bp::add(floats({17, 33}, Layout::Transposed, 8, d), 10))};
+       }},
+      {"maximum.out",
+       [](Device d) {
+         return std::vector{bp::maximum(floats({17, 33}, Layout::Sliced, 9, d),
+                                        floats({17, 33}, Layout::Transposed, 10, d))};
+       }},
+      {"minimum.out",
+       [](Device d) {
+         return std::vector{bp::minimum(floats({17, 33}, Layout::Expanded, 11, d),
+                                        floats({17, 33}, Layout::Contiguous, 12, d))};
+       }},
+      {"eq.Tensor_out",
+       [](Device d) {
+         return std::vector{bp::eq(sample_tensor({17, 33}, bp::kInt8, Layout::Transposed, 13, d),
+                                   sample_tensor({33}, bp::kInt8, Layout::Contiguous, 14, d))};
+       }},
+      {"lt.Tensor_out",
+       [](Device d) {
+         return std::vector{bp::lt(floats({17, 33}, Layout::Sliced, 15, d),
+                                   floats({17, 33}, Layout::Contiguous, 16, d))};
+       }},
+      {"gt.Tensor_out",
+       [](Device d) {
+         return std::vector{bp::gt(floats({17, 33}, Layout::Transposed, 17, d),
+                                   floats({17, 33}, Layout::Sliced, 18, d))};
+       }},
+      {"where.self_out",
+       [](Device d) {
+         return std::vector{bp::where(sample_tensor({17, 33}, bp::kBool, Layout::Sliced, 19, d),
+                                      floats({17, 33}, Layout::Transposed, 20, d),
+                                      floats({33}, Layout::Contiguous, 21, d))};
+       }},
+      {"neg.out",
+       [](Device d) {
+         return std::vector{bp::neg(floats({17, 33}, Layout::Transposed, 22, d))};
+       }},
+      {"abs.out",
+       [](Device d) {
+         return std::vector{bp::abs(sample_tensor({17, 33}, bp::kInt64, Layout::Sliced, 23, d))};
+       }},
+      {"exp.out",
+       [](Device d) {
+         return std::vector{bp::exp(floats({17, 33}, Layout::Transposed, 24, d))};
+       }},
+      {"log.out",
+       [](Device d) {
+         return std::vector{bp::log(bp::abs(floats({17, 33}, Layout::Sliced, 25, d)))};
+       }},
+      {"sqrt.out",
+       [](Device d) {
+         return std::vector{bp::sqrt(bp::abs(floats({17, 33}, Layout::Transposed, 26, d)))};
+       }},
+      {"tanh.out",
+       [](Device d) {
+         return std::vector{bp::tanh(floats({17, 33}, Layout::Expanded, 27, d))};
+       }},
+      {"sigmoid.out",
+       [](Device d) {
+         return std::vector{bp::sigmoid(floats({17, 33}, Layout::Sliced, 28, d))};
+       }},
+      {"relu.out",
+       [](Device d) {
+         return std::vector{bp::relu(floats({17, 33}, Layout::Transposed, 29, d))};
+       }},
+      {"gelu.out",
+       [](Device d) {
+         return std::vector{bp::gelu(floats({17, 33}, Layout::Contiguous, 30, d), "tanh")};
+       }},
+      {"sum.IntList_out",
+       [](Device d) {
+         return std::vector{bp::sum(floats({5, 17, 33}, Layout::Transposed, 31, d), {0, 2})};
+       }},
+      {"mean.out",
+       [](Device d) {
+         return std::vector{bp::mean(floats({5, 17, 33}, Layout::Sliced, 32, d), {1}, true)};
+       }},
+      {"amax.out",
+       [](Device d) {
+         return std::vector{bp::amax(floats({5, 17, 33}, Layout::Transposed, 33, d), {-1})};
+       }},
+      {"max.dim_max",
+       [](Device d) {
+         auto [values, indices] = bp::max(floats({17, 33}, Layout::Sliced, 34, d), 0);
+         return std::vector{values, indices};
+       }},
+      {"argmax.out",
+       [](Device d) {
+         return std::vector{bp::argmax(floats({17, 33}, Layout::Transposed, 35, d), 1)};
+       }},
+      {"softmax.int_out",
+       [](Device d) {
+         return std::vector{bp::softmax(floats({17, 33}, Layout::Transposed, 36, d), 0)};
+       }},
+      {"log_softmax.int_out",
+       [](Device d) {
+         return std::vector{bp::log_softmax(floats({17, 33}, Layout::Sliced, 37, d), 1)};
+       }},
+      {"native_layer_norm.out",
+       [](Device d) {
+         auto [out, mean, rstd] = bp::native_layer_norm(
+             floats({17, 33}, Layout::Transposed, 38, d), {33}, floats({33}, Layout::Sliced, 39, d),
+             floats({33}, Layout::Contiguous, 40, d), 1e-5);
+         return std::vector{out, mean, rstd};
+       }},
+      {"mm.out",
+       [](Device d) {
+         return std::vector{bp::mm(floats({17, 33}, Layout::Transposed, 41, d),
+                                   floats({33, 9}, Layout::Sliced, 42, d))};
+       }},
+      {"bmm.out",
+       [](Device d) {
+         return std::vector{bp::bmm(floats({3, 17, 33}, Layout::Sliced, 43, d),
+                                    floats({3, 33, 9}, Layout::Transposed, 44, d))};
+       }},
+      {"addmm.out",
+       [](Device d) {
+         return std::vector{bp::addmm(floats({9}, Layout::Contiguous, 45, d),
+                                      floats({17, 33}, Layout::Transposed, 46, d),
+                                      floats({33, 9}, Layout::Contiguous, 47, d), 0.5, 2)};
+       }},
+      {"cat.out",
+       [](Device d) {
+         return std::vector{bp::cat({floats({17, 3}, Layout::Transposed, 48, d),
+                                     sample_tensor({17, 5}, bp::kInt32, Layout::Sliced, 49, d)},
+                                    1)};
+       }},
+      {"copy_",
+       [](Device d) {
+         return std::vector{
+             floats({17, 33}, Layout::Transposed, 50, d).to(bp::kBFloat16),
+             sample_tensor({17, 33}, bp::kInt64, Layout::Sliced, 51, d).contiguous()};
+       }},
+      {"fill_.Scalar",
+       [](Device d) {
+         Tensor t = empty_tensor({17, 33}, bp::kFloat16, Layout::Sliced, d);
+         t.fill_(1.5);
+         return std::vector{t};
+       }},
+      {"arange.start_out",
+       [](Device d) { return std::vector{bp::arange(-5, 100, 0.75, bp::kFloat32, d)}; }},
+  };
+  return cases;
+}
+
+}  // namespace
+
+TEST_CASE("the device cases cover every kernel op") {
+  const std::vector<std::string> kernel_ops = bp::runtime_info().kernel_ops;
+  REQUIRE_FALSE(kernel_ops.empty());
+  for (const std::string& op : kernel_ops) {
+    const bool covered = std::any_of(device_cases().begin(), device_cases().end(),
+                                     [&](const DeviceCase& c) { return c.op == op; });
+    CHECK_MESSAGE(covered, "no device case runs " << op);
+  }
+}
+
+TEST_CASE("every device computes what the host computes") {
+  const Device host;
+  for (const Device device : test_devices()) {
+    for (const DeviceCase& c : device_cases()) {
+      INFO("device " << device.str() << " " << c.op);
+      const std::vector<Tensor> expected = c.run(host);
+      const std::vector<Tensor> actual = c.run(device);
+      REQUIRE(actual.size() == expected.size());
+      for (size_t i = 0; i < actual.size(); ++i) {
+        INFO("output " << i);
+        check_tensor(actual[i], shape_of(expected[i]), expected[i].dtype(), values_of(expected[i]));
+      }
+    }
+  }
+}
+
+TEST_CASE("the cpu plugin provides every kernel op and describes the host") {
+  const bp::RuntimeInfo info = bp::runtime_info();
+  const auto cpu = std::find_if(info.plugins.begin(), info.plugins.end(),
+                                [](const bp::PluginInfo& p) { return p.name == "cpu"; });
+  REQUIRE_MESSAGE(cpu != info.plugins.end(), "the cpu plugin did not load");
+  CHECK(cpu->ops == info.kernel_ops);
+  CHECK(cpu->refused_kernels.empty());
+  REQUIRE(cpu->devices.size() == 1);
+  const bp::DeviceInfo& host = cpu->devices.front();
+  CHECK(host.device == Device::cpu());
+  CHECK_MESSAGE(host.name.find("threads)") != std::string::npos, "device name: " << host.name);
+  CHECK(host.total_memory > 0);
+}
+
+}  // namespace optest

@@ -1,0 +1,154 @@
+// Matrix products: mm, bmm, addmm.
+#include "op_test_support.h"
+
+#include <limits>
+
+namespace optest {
+namespace {
+
+// (n x k) @ (k x m), row-major values, for `batches` consecutive pairs.
+Values matmul_reference(const Values& a, const Values& b, int64_t batches, int64_t n, int64_t k,
+                        int64_t m) {
+  Values out(static_cast<size_t>(batches * n * m), 0.0);
+  for (int64_t batch = 0; batch < batches; ++batch) {
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < m; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          sum += a[static_cast<size_t>((batch * n + i) * k + p)] *
+                 b[static_cast<size_t>((batch * k + p) * m + j)];
+        }
+        out[static_cast<size_t>((batch * n + i) * m + j)] = sum;
+      }
+    }
+  }
+  return out;
+}
+
+// beta * self + alpha * product, with self broadcast to the product's shape; beta == 0 ignores
+// self entirely (NaN included).
+Values addmm_reference(const Values& self, const Shape& self_shape, const Values& product,
+                       const Shape& shape, double beta, double alpha) {
+  const Values addend = broadcast_values(self, self_shape, shape);
+  Values out(product.size());
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = alpha * product[i] + (beta == 0 ? 0 : beta * addend[i]);
+  return out;
+}
+
+struct MatmulShape {
+  int64_t n, k, m;
+};
+constexpr MatmulShape kShapes[] = {{3, 4, 5}, {1, 7, 1}, {4, 1, 3}, {2, 0, 3}, {0, 3, 2}};
+
+}  // namespace
+
+TEST_CASE("mm and bmm for every non-Bool dtype and layout, including empty dims") {
+  for (const Device device : test_devices()) {
+    INFO("device " << device.str());
+    for (const DType dtype : non_bool_dtypes()) {
+      for (const Layout layout : kAllLayouts) {
+        for (const MatmulShape& s : kShapes) {
+          INFO(name_of(dtype) << " " << name_of(layout) << " (" << s.n << " x " << s.k << ") @ ("
+                              << s.k << " x " << s.m << ")");
+          const Tensor a = sample_tensor({s.n, s.k}, dtype, layout, 70, device);
+          const Tensor b = sample_tensor({s.k, s.m}, dtype, Layout::Transposed, 71, device);
+          check_tensor(bp::mm(a, b), {s.n, s.m}, dtype,
+                       matmul_reference(values_of(a), values_of(b), 1, s.n, s.k, s.m));
+
+          const Tensor batch_a = sample_tensor({2, s.n, s.k}, dtype, Layout::Sliced, 72, device);
+          const Tensor batch_b = sample_tensor({2, s.k, s.m}, dtype, layout, 73, device);
+          check_tensor(bp::bmm(batch_a, batch_b), {2, s.n, s.m}, dtype,
+                       matmul_reference(values_of(batch_a), values_of(batch_b), 2, s.n, s.k, s.m));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("mm and bmm write out= tensors of any writable layout") {
+  for (const Device device : test_devices()) {
+    for (const Layout layout : kWritableLayouts) {
+      INFO("device " << device.str() << " " << name_of(layout));
+      const Tensor a = sample_tensor({3, 2}, bp::kFloat32, Layout::Transposed, 74, device);
+      const Tensor b = sample_tensor({2, 4}, bp::kFloat32, Layout::Contiguous, 75, device);
+      Tensor out = empty_tensor({3, 4}, bp::kFloat32, layout, device);
+      bp::mm_out(out, a, b);
+      check_tensor(out, {3, 4}, bp::kFloat32,
+                   matmul_reference(values_of(a), values_of(b), 1, 3, 2, 4));
+
+      const Tensor batch_a = sample_tensor({3, 2, 2}, bp::kInt64, Layout::Expanded, 76, device);
+      const Tensor batch_b = sample_tensor({3, 2, 3}, bp::kInt64, Layout::Sliced, 77, device);
+      Tensor batch_out = empty_tensor({3, 2, 3}, bp::kInt64, layout, device);
+      bp::bmm_out(batch_out, batch_a, batch_b);
+      check_tensor(batch_out, {3, 2, 3}, bp::kInt64,
+                   matmul_reference(values_of(batch_a), values_of(batch_b), 3, 2, 2, 3));
+    }
+  }
+}
+
+TEST_CASE("addmm: beta * self + alpha * (mat1 @ mat2), self broadcast, in place and out=") {
+  struct Coefficients {
+    double beta, alpha;
+  };
+  const Coefficients coefficients[] = {{1, 1}, {2, 3}, {0, 2}, {1, 0}};
+  const Shape self_shapes[] = {{3, 4}, {4}, {1, 4}, {3, 1}, {}};
+  for (const Device device : test_devices()) {
+    INFO("device " << device.str());
+    for (const DType dtype : non_bool_dtypes()) {
+      for (const auto& [beta, alpha] : coefficients) {
+        for (const Shape& self_shape : self_shapes) {
+          INFO(name_of(dtype) << " beta " << beta << " alpha " << alpha << " self "
+                              << shape_string(self_shape));
+          const Tensor self = sample_tensor(self_shape, dtype, Layout::Transposed, 78, device);
+          const Tensor mat1 = sample_tensor({3, 2}, dtype, Layout::Sliced, 79, device);
+          const Tensor mat2 = sample_tensor({2, 4}, dtype, Layout::Transposed, 80, device);
+          // Integer dtypes take integer coefficients, as PyTorch requires.
+          const bp::Scalar beta_scalar = bp::is_floating_point(dtype)
+                                             ? bp::Scalar(beta)
+                                             : bp::Scalar(static_cast<int64_t>(beta));
+          const bp::Scalar alpha_scalar = bp::is_floating_point(dtype)
+                                              ? bp::Scalar(alpha)
+                                              : bp::Scalar(static_cast<int64_t>(alpha));
+          const Values expected = addmm_reference(
+              values_of(self), self_shape,
+              matmul_reference(values_of(mat1), values_of(mat2), 1, 3, 2, 4), {3, 4}, beta, alpha);
+          check_tensor(bp::addmm(self, mat1, mat2, beta_scalar, alpha_scalar), {3, 4}, dtype,
+                       expected);
+
+          Tensor out = empty_tensor({3, 4}, dtype, Layout::Sliced, device);
+          bp::addmm_out(out, self, mat1, mat2, beta_scalar, alpha_scalar);
+          check_tensor(out, {3, 4}, dtype, expected);
+
+          if (self_shape != Shape{3, 4}) continue;  // in place needs self of the result's shape
+          Tensor in_place = self.clone();
+          in_place.addmm_(mat1, mat2, beta_scalar, alpha_scalar);
+          check_tensor(in_place, {3, 4}, dtype, expected);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("addmm with beta = 0 ignores NaN in self, and with an empty inner dim gives beta * self") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const Device device : test_devices()) {
+    INFO("device " << device.str());
+    const Tensor nans = bp::full({2, 2}, nan, bp::kFloat32, device);
+    const Tensor mat1 = make_tensor({1, 2, 3, 4}, {2, 2}, bp::kFloat32, device);
+    const Tensor identity = make_tensor({1, 0, 0, 1}, {2, 2}, bp::kFloat32, device);
+    check_tensor(bp::addmm(nans, mat1, identity, 0, 1), {2, 2}, bp::kFloat32, {1, 2, 3, 4});
+
+    const Tensor self = make_tensor({1, 2, 3, 4, 5, 6}, {2, 3}, bp::kFloat64, device);
+    check_tensor(bp::addmm(self, bp::zeros({2, 0}, bp::kFloat64, device),
+                           bp::zeros({0, 3}, bp::kFloat64, device), 2, 1),
+                 {2, 3}, bp::kFloat64, {2, 4, 6, 8, 10, 12});
+  }
+}
+
+TEST_CASE("matrix products of Bool tensors are refused with a clear message") {
+  const Tensor mask = make_tensor({1, 0, 0, 1}, {2, 2}, bp::kBool);
+  check_error([&] { bp::mm(mask, mask); }, "Bool");
+}
+
+}  // namespace optest

@@ -1,0 +1,200 @@
+// softmax, log_softmax and native_layer_norm.
+#include "op_test_support.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <tuple>
+
+namespace optest {
+namespace {
+
+Values softmax_of(const Values& group) {
+  const double max = *std::max_element(group.begin(), group.end());
+  double sum = 0;
+  for (double v : group) sum += std::exp(v - max);
+  Values result;
+  for (double v : group) result.push_back(std::exp(v - max) / sum);
+  return result;
+}
+
+Values log_softmax_of(const Values& group) {
+  Values result = softmax_of(group);
+  for (double& v : result) v = std::log(v);
+  return result;
+}
+
+struct SoftmaxOp {
+  std::string name;
+  std::function<Values(const Values&)> reference;
+  std::function<Tensor(const Tensor&, int64_t, std::optional<DType>)> call;
+  std::function<void(Tensor& out, const Tensor&, int64_t)> call_out;
+};
+
+const std::vector<SoftmaxOp>& softmax_ops() {
+  static const std::vector<SoftmaxOp> ops = {
+      {"softmax", softmax_of,
+       [](const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+         return bp::softmax(x, dim, dtype);
+       },
+       [](Tensor& out, const Tensor& x, int64_t dim) { bp::softmax_out(out, x, dim); }},
+      {"log_softmax", log_softmax_of,
+       [](const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+         return bp::log_softmax(x, dim, dtype);
+       },
+       [](Tensor& out, const Tensor& x, int64_t dim) { bp::log_softmax_out(out, x, dim); }},
+  };
+  return ops;
+}
+
+// Layer norm over the trailing dims of `sizes` from `axis` on, with optional weight and bias
+// (row-major over those dims): out, mean and rstd.
+std::tuple<Values, Values, Values> layer_norm_reference(const Values& x, const Shape& sizes,
+                                                        size_t axis, const Values* weight,
+                                                        const Values* bias, double eps) {
+  std::vector<bool> normalized(sizes.size(), false);
+  std::fill(normalized.begin() + static_cast<std::ptrdiff_t>(axis), normalized.end(), true);
+  Values out(x.size()), means, rstds;
+  for (const auto& group : group_indices(sizes, normalized)) {
+    double mean = 0;
+    for (int64_t i : group) mean += x[static_cast<size_t>(i)];
+    mean /= static_cast<double>(group.size());
+    double variance = 0;
+    for (int64_t i : group) variance += std::pow(x[static_cast<size_t>(i)] - mean, 2);
+    variance /= static_cast<double>(group.size());
+    const double rstd = 1 / std::sqrt(variance + eps);
+    for (size_t k = 0; k < group.size(); ++k) {
+      const auto i = static_cast<size_t>(group[k]);
+      out[i] = (x[i] - mean) * rstd * (weight ? (*weight)[k] : 1) + (bias ? (*bias)[k] : 0);
+    }
+    means.push_back(mean);
+    rstds.push_back(rstd);
+  }
+  return {out, means, rstds};
+}
+
+}  // namespace
+
+TEST_CASE("softmax and log_softmax along every dim, for floating dtypes and every layout") {
+  const Shape shape = {3, 4, 5};
+  for (const Device device : test_devices()) {
+    INFO("device " << device.str());
+    for (const SoftmaxOp& op : softmax_ops()) {
+      for (const DType dtype : floating_dtypes()) {
+        for (const Layout layout : kAllLayouts) {
+          for (const int64_t dim : {0, 1, 2, -1}) {
+            INFO(op.name << " " << name_of(dtype) << " " << name_of(layout) << " dim " << dim);
+            const Tensor x = sample_tensor(shape, dtype, layout, 60, device);
+            check_tensor(
+                op.call(x, dim, std::nullopt), shape, dtype,
+                transform_groups(values_of(x), shape, reduced_mask(3, {dim}), op.reference));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("softmax: dtype=, out=, large inputs, empty and 0-dim tensors") {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const Device device : test_devices()) {
+    INFO("device " << device.str());
+    for (const SoftmaxOp& op : softmax_ops()) {
+      INFO(op.name);
+      const Tensor ints = sample_tensor({2, 6}, bp::kInt64, Layout::Transposed, 61, device);
+      check_tensor(op.call(ints, 1, bp::kFloat64), {2, 6}, bp::kFloat64,
+                   transform_groups(values_of(ints), {2, 6}, {false, true}, op.reference));
+      const Tensor halves = sample_tensor({2, 6}, bp::kFloat16, Layout::Contiguous, 62, device);
+      check_tensor(op.call(halves, 0, bp::kFloat32), {2, 6}, bp::kFloat32,
+                   transform_groups(values_of(halves), {2, 6}, {true, false}, op.reference));
+
+      const Tensor x = sample_tensor({4, 3}, bp::kFloat32, Layout::Sliced, 63, device);
+      Tensor out = empty_tensor({4, 3}, bp::kFloat32, Layout::Transposed, device);
+      op.call_out(out, x, 1);
+      check_tensor(out, {4, 3}, bp::kFloat32,
+                   transform_groups(values_of(x), {4, 3}, {false, true}, op.reference));
+
+      INFO("values whose exp overflows are fine after subtracting the maximum");
+      const Tensor large = make_tensor({1000, 1001, 1002, -inf}, {4}, bp::kFloat32, device);
+      check_tensor(op.call(large, 0, std::nullopt), {4}, bp::kFloat32,
+                   op.reference({1000, 1001, 1002, -inf}));
+
+      check_tensor(op.call(bp::zeros({0, 3}, bp::kFloat32, device), 0, std::nullopt), {0, 3},
+                   bp::kFloat32, {});
+      check_tensor(op.call(bp::zeros({2, 0}, bp::kFloat32, device), 0, std::nullopt), {2, 0},
+                   bp::kFloat32, {});
+      check_tensor(op.call(make_tensor({3}, {}, bp::kFloat64, device), 0, std::nullopt), {},
+                   bp::kFloat64, op.reference({3}));
+    }
+  }
+}
+
+TEST_CASE(
+    "native_layer_norm with and without weight and bias, for floating dtypes and every layout") {
+  const Shape shape = {2, 3, 4};
+  const double eps = 1e-5;
+  for (const Device device : test_devices()) {
+    INFO("device " << device.str());
+    for (const DType dtype : floating_dtypes()) {
+      for (const Layout layout : kAllLayouts) {
+        for (const size_t axis : {size_t{1}, size_t{2}}) {
+          const Shape normalized_shape(shape.begin() + static_cast<std::ptrdiff_t>(axis),
+                                       shape.end());
+          Shape stats_shape = shape;
+          std::fill(stats_shape.begin() + static_cast<std::ptrdiff_t>(axis), stats_shape.end(), 1);
+          const Tensor x = sample_tensor(shape, dtype, layout, 64, device);
+          const Tensor weight =
+              sample_tensor(normalized_shape, dtype, Layout::Transposed, 65, device);
+          const Tensor bias = sample_tensor(normalized_shape, dtype, Layout::Sliced, 66, device);
+          const Values w = values_of(weight), b = values_of(bias);
+          for (const bool affine : {false, true}) {
+            INFO(name_of(dtype) << " " << name_of(layout) << " normalized_shape "
+                                << shape_string(normalized_shape) << (affine ? " with" : " without")
+                                << " weight and bias");
+            const auto [out, mean, rstd] = bp::native_layer_norm(
+                x, normalized_shape, affine ? std::optional<Tensor>(weight) : std::nullopt,
+                affine ? std::optional<Tensor>(bias) : std::nullopt, eps);
+            const auto [expected_out, expected_mean, expected_rstd] = layer_norm_reference(
+                values_of(x), shape, axis, affine ? &w : nullptr, affine ? &b : nullptr, eps);
+            check_tensor(out, shape, dtype, expected_out);
+            check_tensor(mean, stats_shape, dtype, expected_mean);
+            check_tensor(rstd, stats_shape, dtype, expected_rstd);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("native_layer_norm: weight only, out= tensors, constant groups, empty batch") {
+  for (const Device device : test_devices()) {
+    INFO("device " << device.str());
+    const Tensor x = sample_tensor({3, 4}, bp::kFloat64, Layout::Transposed, 67, device);
+    const Tensor weight = sample_tensor({4}, bp::kFloat64, Layout::Contiguous, 68, device);
+    const Values w = values_of(weight);
+    const auto [expected_out, expected_mean, expected_rstd] =
+        layer_norm_reference(values_of(x), {3, 4}, 1, &w, nullptr, 0.1);
+    Tensor out = empty_tensor({3, 4}, bp::kFloat64, Layout::Sliced, device);
+    Tensor mean = empty_tensor({3, 1}, bp::kFloat64, Layout::Contiguous, device);
+    Tensor rstd = empty_tensor({3, 1}, bp::kFloat64, Layout::Contiguous, device);
+    bp::native_layer_norm_out(out, mean, rstd, x, {4}, weight, std::nullopt, 0.1);
+    check_tensor(out, {3, 4}, bp::kFloat64, expected_out);
+    check_tensor(mean, {3, 1}, bp::kFloat64, expected_mean);
+    check_tensor(rstd, {3, 1}, bp::kFloat64, expected_rstd);
+
+    INFO("a constant group normalises to 0, with rstd = 1 / sqrt(eps)");
+    const auto [flat_out, flat_mean, flat_rstd] = bp::native_layer_norm(
+        bp::full({2, 3}, 5, bp::kFloat32, device), {3}, std::nullopt, std::nullopt, 0.25);
+    check_tensor(flat_out, {2, 3}, bp::kFloat32, {0, 0, 0, 0, 0, 0});
+    check_tensor(flat_mean, {2, 1}, bp::kFloat32, {5, 5});
+    check_tensor(flat_rstd, {2, 1}, bp::kFloat32, {2, 2});
+
+    const auto [empty_out, empty_mean, empty_rstd] = bp::native_layer_norm(
+        bp::zeros({0, 3}, bp::kFloat32, device), {3}, std::nullopt, std::nullopt, 1e-5);
+    check_tensor(empty_out, {0, 3}, bp::kFloat32, {});
+    check_tensor(empty_mean, {0, 1}, bp::kFloat32, {});
+  }
+}
+
+}  // namespace optest

@@ -1,0 +1,343 @@
+#include "op_test_support.h"
+
+#include <backplane/sdk/dispatch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <type_traits>
+
+namespace optest {
+
+std::vector<DType> all_dtypes() { return {std::begin(bp::kAllDTypes), std::end(bp::kAllDTypes)}; }
+
+std::vector<DType> floating_dtypes() {
+  return {bp::kFloat32, bp::kFloat64, bp::kFloat16, bp::kBFloat16};
+}
+
+std::vector<DType> non_bool_dtypes() {
+  std::vector<DType> dtypes = all_dtypes();
+  std::erase(dtypes, bp::kBool);
+  return dtypes;
+}
+
+std::string name_of(DType dtype) { return std::string(bp::dtype_name(dtype)); }
+
+DType floating_result(DType dtype) { return bp::is_floating_point(dtype) ? dtype : bp::kFloat32; }
+
+int64_t numel_of(const Shape& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+std::string shape_string(const Shape& sizes) {
+  std::string text = "[";
+  for (size_t d = 0; d < sizes.size(); ++d) text += (d ? ", " : "") + std::to_string(sizes[d]);
+  return text + "]";
+}
+
+Values sample_values(int64_t count, DType dtype, uint64_t seed) {
+  // splitmix64: deterministic across platforms, unlike the standard distributions.
+  uint64_t state = seed * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(dtype) + 1;
+  auto next = [&state](int64_t range) {  // uniform in [0, range)
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return static_cast<int64_t>((z ^ (z >> 31)) % static_cast<uint64_t>(range));
+  };
+  Values values(static_cast<size_t>(count));
+  for (double& v : values) {
+    switch (dtype) {
+      case bp::kBool:
+        v = static_cast<double>(next(2));
+        break;
+      case bp::kUInt8:
+        v = static_cast<double>(next(21));
+        break;
+      case bp::kInt8:
+        v = static_cast<double>(next(21) - 10);
+        break;
+      case bp::kInt32:
+      case bp::kInt64:
+        v = static_cast<double>(next(201) - 100);
+        break;
+      default:
+        v = static_cast<double>(next(65) - 32) / 8.0;
+        break;
+    }
+  }
+  return values;
+}
+
+Tensor make_tensor(const Values& values, const Shape& sizes, DType dtype, Device device) {
+  return bp::plugin::visit(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    std::vector<T> typed;
+    typed.reserve(values.size());
+    for (double v : values) {
+      if constexpr (std::is_same_v<T, bool>) {
+        typed.push_back(v != 0);
+      } else if constexpr (std::is_arithmetic_v<T>) {
+        typed.push_back(static_cast<T>(v));
+      } else {  // Half, BFloat16
+        typed.push_back(T(static_cast<float>(v)));
+      }
+    }
+    return bp::from_vector(typed, sizes).to(device);
+  });
+}
+
+std::string name_of(Layout layout) {
+  switch (layout) {
+    case Layout::Contiguous:
+      return "contiguous";
+    case Layout::Transposed:
+      return "transposed";
+    case Layout::Sliced:
+      return "sliced";
+    case Layout::Expanded:
+      return "expanded";
+  }
+  return "?";
+}
+
+namespace {
+
+// The shape of the storage tensor that `layout` takes a view of.
+Shape base_shape(const Shape& sizes, Layout layout) {
+  Shape base = sizes;
+  const size_t ndim = sizes.size();
+  if (layout == Layout::Transposed && ndim >= 2) std::swap(base[ndim - 1], base[ndim - 2]);
+  if (layout == Layout::Sliced && ndim >= 1) base[ndim - 1] = 2 * sizes[ndim - 1] + 1;
+  if (layout == Layout::Expanded && ndim >= 1) base[0] = 1;
+  return base;
+}
+
+Tensor view_as_layout(const Tensor& base, const Shape& sizes, Layout layout) {
+  const size_t ndim = sizes.size();
+  if (layout == Layout::Transposed && ndim >= 2) return base.transpose(-1, -2);
+  if (layout == Layout::Sliced && ndim >= 1) return base.slice(-1, 1, base.size(-1), 2);
+  if (layout == Layout::Expanded && ndim >= 1) return base.expand(sizes);
+  return base;
+}
+
+}  // namespace
+
+Tensor sample_tensor(const Shape& sizes, DType dtype, Layout layout, uint64_t seed, Device device) {
+  const Shape base = base_shape(sizes, layout);
+  return view_as_layout(
+      make_tensor(sample_values(numel_of(base), dtype, seed), base, dtype, device), sizes, layout);
+}
+
+Tensor empty_tensor(const Shape& sizes, DType dtype, Layout layout, Device device) {
+  return view_as_layout(bp::empty(base_shape(sizes, layout), dtype, device), sizes, layout);
+}
+
+Values values_of(const Tensor& t) {
+  return bp::plugin::visit(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const std::vector<T> typed = t.cpu().to_vector<T>();
+    Values values;
+    values.reserve(typed.size());
+    for (const T v : typed) {
+      if constexpr (std::is_arithmetic_v<T>) {
+        values.push_back(static_cast<double>(v));
+      } else {  // Half, BFloat16
+        values.push_back(static_cast<float>(v));
+      }
+    }
+    return values;
+  });
+}
+
+Shape shape_of(const Tensor& t) { return t.sizes().vec(); }
+
+double stored_as(DType dtype, double value) {
+  switch (dtype) {
+    case bp::kFloat64:
+      return value;
+    // Rounding to the dtype makes values beyond its range infinite, as the kernel's are.
+    case bp::kFloat32:
+      return static_cast<float>(value);
+    case bp::kFloat16:
+      return static_cast<float>(bp::Half(static_cast<float>(value)));
+    case bp::kBFloat16:
+      return static_cast<float>(bp::BFloat16(static_cast<float>(value)));
+    default:
+      break;
+  }
+  if (std::isnan(value) || std::isinf(value)) return value;
+  const auto whole = static_cast<int64_t>(value);
+  switch (dtype) {
+    case bp::kBool:
+      return value != 0 ? 1 : 0;
+    case bp::kUInt8:
+      return static_cast<uint8_t>(whole);
+    case bp::kInt8:
+      return static_cast<int8_t>(whole);
+    case bp::kInt32:
+      return static_cast<int32_t>(whole);
+    default:
+      return static_cast<double>(whole);
+  }
+}
+
+namespace {
+
+struct Tolerance {
+  double relative;
+  double absolute;  // for results near 0, where a relative bound means nothing
+};
+
+Tolerance tolerance_for(DType dtype) {
+  switch (dtype) {
+    case bp::kFloat32:
+      return {1e-5, 1e-6};
+    case bp::kFloat64:
+      return {1e-12, 1e-12};
+    case bp::kFloat16:
+    case bp::kBFloat16:
+      return {1e-2, 1e-3};
+    default:
+      return {0, 0};
+  }
+}
+
+bool close(double actual, double expected, Tolerance tolerance) {
+  if (std::isnan(expected)) return std::isnan(actual);
+  if (std::isinf(expected)) return actual == expected;
+  return std::abs(actual - expected) <=
+         tolerance.absolute + tolerance.relative * std::abs(expected);
+}
+
+}  // namespace
+
+void check_tensor(const Tensor& actual, const Shape& sizes, DType dtype, const Values& expected) {
+  REQUIRE(actual.defined());
+  const Shape actual_shape = shape_of(actual);
+  CHECK_MESSAGE(actual_shape == sizes,
+                "shape " << shape_string(actual_shape) << ", expected " << shape_string(sizes));
+  CHECK_MESSAGE(actual.dtype() == dtype,
+                "dtype " << name_of(actual.dtype()) << ", expected " << name_of(dtype));
+  REQUIRE_MESSAGE(static_cast<size_t>(numel_of(sizes)) == expected.size(),
+                  "the test's expected values do not fill " << shape_string(sizes));
+  if (actual_shape != sizes || actual.dtype() != dtype) return;
+
+  const Values values = values_of(actual);
+  const Tolerance tolerance = tolerance_for(dtype);
+  std::ostringstream mismatches;
+  size_t mismatch_count = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const double want = stored_as(dtype, expected[i]);
+    if (close(values[i], want, tolerance)) continue;
+    if (++mismatch_count <= 5)
+      mismatches << " [" << i << "] " << values[i] << " != " << want << ";";
+  }
+  CHECK_MESSAGE(mismatch_count == 0, mismatch_count << " of " << values.size()
+                                                    << " elements differ:" << mismatches.str());
+}
+
+void check_error(const std::function<void()>& body, const std::string& fragment) {
+  try {
+    body();
+    FAIL_CHECK("expected a bp::Error containing \"" << fragment << "\"");
+  } catch (const bp::Error& e) {
+    CHECK_MESSAGE(std::string(e.what()).find(fragment) != std::string::npos,
+                  "the message \"" << e.what() << "\" lacks \"" << fragment << "\"");
+  }
+}
+
+std::vector<Device> test_devices() { return bp::devices(); }
+
+Shape broadcast_shapes(const Shape& a, const Shape& b) {
+  Shape result(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < result.size(); ++i) {
+    const size_t d = result.size() - 1 - i;
+    const int64_t sa = i < a.size() ? a[a.size() - 1 - i] : 1;
+    const int64_t sb = i < b.size() ? b[b.size() - 1 - i] : 1;
+    result[d] = sa == 1 ? sb : sa;
+  }
+  return result;
+}
+
+Values broadcast_values(const Values& values, const Shape& from, const Shape& to) {
+  Values result(static_cast<size_t>(numel_of(to)));
+  const size_t lead = to.size() - from.size();
+  Shape index(to.size(), 0);
+  for (double& out : result) {
+    int64_t source = 0;
+    for (size_t d = 0; d < from.size(); ++d) {
+      source = source * from[d] + (from[d] == 1 ? 0 : index[lead + d]);
+    }
+    out = values[static_cast<size_t>(source)];
+    for (size_t d = to.size(); d-- > 0;) {  // row-major increment
+      if (++index[d] < to[d]) break;
+      index[d] = 0;
+    }
+  }
+  return result;
+}
+
+Shape reduced_shape(const Shape& sizes, const std::vector<bool>& reduced, bool keepdim) {
+  Shape shape;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (!reduced[d]) {
+      shape.push_back(sizes[d]);
+    } else if (keepdim) {
+      shape.push_back(1);
+    }
+  }
+  return shape;
+}
+
+std::vector<bool> reduced_mask(int64_t ndim, const Shape& dims) {
+  std::vector<bool> mask(static_cast<size_t>(ndim), dims.empty());
+  for (int64_t dim : dims) {
+    if (ndim > 0) mask[static_cast<size_t>(dim < 0 ? dim + ndim : dim)] = true;
+  }
+  return mask;
+}
+
+std::vector<std::vector<int64_t>> group_indices(const Shape& sizes,
+                                                const std::vector<bool>& reduced) {
+  const Shape kept = reduced_shape(sizes, reduced, /*keepdim=*/true);
+  std::vector<std::vector<int64_t>> groups(static_cast<size_t>(numel_of(kept)));
+  Shape index(sizes.size(), 0);
+  for (int64_t flat = 0; flat < numel_of(sizes); ++flat) {
+    int64_t group = 0;
+    for (size_t d = 0; d < sizes.size(); ++d) group = group * kept[d] + (reduced[d] ? 0 : index[d]);
+    groups[static_cast<size_t>(group)].push_back(flat);
+    for (size_t d = sizes.size(); d-- > 0;) {
+      if (++index[d] < sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+  return groups;
+}
+
+Values reduce_groups(const Values& values, const Shape& sizes, const std::vector<bool>& reduced,
+                     const std::function<double(const Values&)>& fn) {
+  Values result;
+  for (const auto& group : group_indices(sizes, reduced)) {
+    Values members;
+    for (int64_t i : group) members.push_back(values[static_cast<size_t>(i)]);
+    result.push_back(fn(members));
+  }
+  return result;
+}
+
+Values transform_groups(const Values& values, const Shape& sizes, const std::vector<bool>& reduced,
+                        const std::function<Values(const Values&)>& fn) {
+  Values result(values.size());
+  for (const auto& group : group_indices(sizes, reduced)) {
+    Values members;
+    for (int64_t i : group) members.push_back(values[static_cast<size_t>(i)]);
+    const Values transformed = fn(members);
+    for (size_t k = 0; k < group.size(); ++k)
+      result[static_cast<size_t>(group[k])] = transformed[k];
+  }
+  return result;
+}
+
+}  // namespace optest

@@ -1,0 +1,118 @@
+// What the op conformance tests share: sample tensors in several memory layouts, reading any
+// tensor back as doubles, plain reference helpers, and a comparison with per-dtype tolerance.
+// Every test runs on every loaded device; references are computed in double on the host.
+#pragma once
+
+#include <backplane/backplane.h>
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace optest {
+
+using bp::Device;
+using bp::DType;
+using bp::IntArrayRef;
+using bp::Tensor;
+using Shape = std::vector<int64_t>;
+using Values = std::vector<double>;
+
+// --- dtypes ------------------------------------------------------------------------------------
+
+std::vector<DType> all_dtypes();
+std::vector<DType> floating_dtypes();
+std::vector<DType> non_bool_dtypes();
+// "Float", for test context messages.
+std::string name_of(DType dtype);
+
+// The dtype a computation on `dtype` inputs produces when it promotes integers and Bool to
+// Float32 (div, exp, ...).
+DType floating_result(DType dtype);
+
+// --- making tensors ----------------------------------------------------------------------------
+
+int64_t numel_of(const Shape& sizes);
+std::string shape_string(const Shape& sizes);
+
+// Deterministic values that every dtype holds exactly: multiples of 1/8 in [-4, 4] for the
+// floating dtypes (so sums and products stay exact in float32), small integers for the others
+// (non-negative for UInt8), 0 and 1 for Bool. Repeats are common, which exercises ties.
+Values sample_values(int64_t count, DType dtype, uint64_t seed);
+
+// A tensor on `device` holding `values` (row-major over `sizes`) converted to `dtype` on the host.
+Tensor make_tensor(const Values& values, const Shape& sizes, DType dtype, Device device = {});
+
+enum class Layout {
+  Contiguous,
+  Transposed,  // the last two dims swapped by a view
+  Sliced,      // every other element of a wider tensor, from an offset
+  Expanded,    // dim 0 expanded from size 1 (stride 0); read-only
+};
+inline constexpr Layout kAllLayouts[] = {Layout::Contiguous, Layout::Transposed, Layout::Sliced,
+                                         Layout::Expanded};
+// Layouts a kernel may write to (an expanded tensor has overlapping elements).
+inline constexpr Layout kWritableLayouts[] = {Layout::Contiguous, Layout::Transposed,
+                                              Layout::Sliced};
+std::string name_of(Layout layout);
+
+// A tensor of `sizes` holding sample values, laid out as `layout` on `device` (a layout that
+// needs more dims than the tensor has falls back to contiguous).
+Tensor sample_tensor(const Shape& sizes, DType dtype, Layout layout, uint64_t seed,
+                     Device device = {});
+
+// An uninitialised tensor of `sizes` laid out as `layout` (for out= arguments).
+Tensor empty_tensor(const Shape& sizes, DType dtype, Layout layout, Device device = {});
+
+// --- reading and comparing ---------------------------------------------------------------------
+
+// Every element of `t` (any dtype, device and layout) in row-major order.
+Values values_of(const Tensor& t);
+Shape shape_of(const Tensor& t);
+
+// `value` as a tensor of `dtype` stores it: integers wrap modulo their width (as the kernels'
+// integer arithmetic does), Bool is `value != 0`, floating values round to the dtype (values
+// beyond its range become infinite).
+double stored_as(DType dtype, double value);
+
+// Checks `actual`'s shape, dtype and every element against `expected` (row-major): exact for
+// integers and Bool, relative tolerance for floats (1e-5 Float, 1e-12 Double, 1e-2 for the
+// 16-bit floats); NaN matches NaN and infinities match themselves.
+void check_tensor(const Tensor& actual, const Shape& sizes, DType dtype, const Values& expected);
+
+// Checks that `body` throws a bp::Error whose message contains `fragment`.
+void check_error(const std::function<void()>& body, const std::string& fragment);
+
+// --- devices -----------------------------------------------------------------------------------
+
+// Every loaded device, the host first: each test runs its cases on all of them.
+std::vector<Device> test_devices();
+
+// --- references --------------------------------------------------------------------------------
+
+// The shape two shapes broadcast to, and `values` of shape `from` expanded to shape `to`.
+Shape broadcast_shapes(const Shape& a, const Shape& b);
+Values broadcast_values(const Values& values, const Shape& from, const Shape& to);
+
+// A reduction's shape: `sizes` without the dims in `reduced`, or with them as 1 when `keepdim`.
+Shape reduced_shape(const Shape& sizes, const std::vector<bool>& reduced, bool keepdim);
+// Which of `ndim` dims a dim list names (negative dims wrap); an empty list names all.
+std::vector<bool> reduced_mask(int64_t ndim, const Shape& dims);
+
+// The flat indices of each group of a reduction over `reduced`: one group per index of the
+// kept dims (in row-major order), holding its elements in row-major order of the reduced dims.
+std::vector<std::vector<int64_t>> group_indices(const Shape& sizes,
+                                                const std::vector<bool>& reduced);
+
+// One value per group: fn(the group's values).
+Values reduce_groups(const Values& values, const Shape& sizes, const std::vector<bool>& reduced,
+                     const std::function<double(const Values&)>& fn);
+
+// Each group replaced by fn(the group's values), which returns as many values.
+Values transform_groups(const Values& values, const Shape& sizes, const std::vector<bool>& reduced,
+                        const std::function<Values(const Values&)>& fn);
+
+}  // namespace optest
