@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build ccache g++ pkg-config
   libboost-dev libboost-filesystem-dev libfmt-dev libyaml-cpp-dev libdlpack-dev doctest-dev
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
 )
 
 missing=()
