@@ -163,4 +163,8 @@ bool has_abi_type(const Type& type) {
   return row_for(type).abi_type != nullptr;
 }
 
+std::string comma_list(const std::vector<std::string>& items) {
+  return fmt::format("{}", fmt::join(items, ", "));
+}
+
 }  // namespace bp::codegen

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "model.h"
 
@@ -52,5 +53,8 @@ std::string public_return_type(const FunctionSchema& schema);
 
 // Whether a kernel can take this type across the C ABI (Device? cannot).
 bool has_abi_type(const Type& type);
+
+// "a, b, c": the parameter and argument lists of generated code.
+std::string comma_list(const std::vector<std::string>& items);
 
 }  // namespace bp::codegen

@@ -9,13 +9,6 @@ namespace bp::codegen {
 
 namespace {
 
-std::string join(const std::vector<std::string>& items, const std::string& separator) {
-  std::string s;
-  for (size_t i = 0; i < items.size(); ++i)
-    s += (i > 0 ? separator : "") + items[i];
-  return s;
-}
-
 std::string native_functions_header_name(const BackendConfig& config) {
   return config.backend + "NativeFunctions.h";
 }
@@ -112,7 +105,7 @@ namespace {} {{
     for (const Argument& a : op.func.arguments)
       parameters.push_back(plugin_cpp_type(a) + " " + a.name);
     s += fmt::format("\n// {}\nvoid {}({});\n", op.func.str(), op.func.name.cpp_name(),
-                     join(parameters, ", "));
+                     comma_list(parameters));
   }
   s += R"(
 // Written by the plugin author: sets the descriptor's device and memory functions and the
@@ -161,12 +154,12 @@ static const char* bp_{}_last_error(void) {{ return bp::plugin::last_error(); }}
       call_arguments.push_back(converted.expression);
     }
     s += fmt::format("\n// {}\nstatic bp_status {}({}) {{\n", op.func.str(),
-                     trampoline_name(config, op), join(parameters, ", "));
+                     trampoline_name(config, op), comma_list(parameters));
     s += "  return bp::plugin::guard([&] {\n";
     for (const std::string& statement : statements)
       s += "    " + statement + "\n";
     s += fmt::format("    {}::{}({});\n", config.cpp_namespace, op.func.name.cpp_name(),
-                     join(call_arguments, ", "));
+                     comma_list(call_arguments));
     s += "  });\n}\n";
   }
   s += "\n}  // extern \"C\"\n\n";

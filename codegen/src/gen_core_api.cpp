@@ -23,13 +23,6 @@ constexpr const char* kPublicIncludes = R"(#include <backplane/array_ref.h>
 #include <vector>
 )";
 
-std::string join(const std::vector<std::string>& items, const std::string& separator) {
-  std::string s;
-  for (size_t i = 0; i < items.size(); ++i)
-    s += (i > 0 ? separator : "") + items[i];
-  return s;
-}
-
 // What a defined function does with the structured op's out= arguments.
 enum class OutputHandling {
   Allocate,  // functional delegate: fresh outputs from the meta step's specs
@@ -74,7 +67,7 @@ std::string structured_body(const NativeFunction& f, const NativeFunction& op) {
   for (const std::string& c : copies)
     s += "  " + c + "\n";
   s += fmt::format("  {}meta::{}({});\n", outs.empty() ? "" : "auto specs = ", op.meta,
-                   join(meta_arguments, ", "));
+                   comma_list(meta_arguments));
 
   std::vector<std::string> finishes;
   for (size_t i = 0; i < outs.size(); ++i) {
@@ -105,7 +98,7 @@ std::string structured_body(const NativeFunction& f, const NativeFunction& op) {
     }
   }
   s += fmt::format("  detail::kernels::{}({});\n", op.func.name.cpp_name(),
-                   join(kernel_arguments, ", "));
+                   comma_list(kernel_arguments));
   for (const std::string& finish : finishes)
     s += "  " + finish + "\n";
 
@@ -128,7 +121,7 @@ std::string structured_body(const NativeFunction& f, const NativeFunction& op) {
   if (returned.size() == 1) {
     s += fmt::format("  return {};\n", returned[0]);
   } else if (returned.size() > 1) {
-    s += fmt::format("  return {}({});\n", public_return_type(f.func), join(returned, ", "));
+    s += fmt::format("  return {}({});\n", public_return_type(f.func), comma_list(returned));
   }
   return s;
 }

@@ -11,13 +11,6 @@ namespace bp::codegen {
 
 namespace {
 
-std::string join(const std::vector<std::string>& items, const std::string& separator) {
-  std::string s;
-  for (size_t i = 0; i < items.size(); ++i)
-    s += (i > 0 ? separator : "") + items[i];
-  return s;
-}
-
 // A C++ string literal for a schema (schemas contain no quotes or backslashes except inside
 // string defaults, which use single quotes).
 std::string quoted(const std::string& s) {
@@ -34,7 +27,7 @@ std::string kernel_wrapper_parameters(const FunctionSchema& schema) {
   for (const Argument& a : schema.arguments) {
     parameters.push_back(kernel_wrapper_cpp_type(a) + " " + a.name);
   }
-  return join(parameters, ", ");
+  return comma_list(parameters);
 }
 
 }  // namespace
@@ -88,7 +81,7 @@ enum class OpId : uint16_t {
     for (const Argument& a : op->func.arguments)
       types.push_back(abi_c_type(a));
     s += fmt::format("using {}_kernel = bp_status (*)({});\n", op->func.name.cpp_name(),
-                     join(types, ", "));
+                     comma_list(types));
   }
   s += "\n}  // namespace bp::detail\n";
   return s;
@@ -136,8 +129,8 @@ namespace bp::meta {
     const size_t outputs = first->func.out_arguments().size();
     const std::string return_type =
         outputs == 0 ? "void" : fmt::format("std::array<OutputSpec, {}>", outputs);
-    s += fmt::format("\n// {}\n{} {}({});\n", join(names, ", "), return_type, meta,
-                     join(parameters, ", "));
+    s += fmt::format("\n// {}\n{} {}({});\n", comma_list(names), return_type, meta,
+                     comma_list(parameters));
   }
   s += "\n}  // namespace bp::meta\n";
   return s;
@@ -233,7 +226,7 @@ Kernel kernel_as(bp_kernel_fn fn) {
     for (const std::string& c : conversions)
       s += "  " + c + "\n";
     s += fmt::format("  check_kernel_status(fn({}), OpId::{}, device);\n}}\n",
-                     join(call_arguments, ", "), cpp_name);
+                     comma_list(call_arguments), cpp_name);
   }
   s += "\n}  // namespace bp::detail::kernels\n";
   return s;

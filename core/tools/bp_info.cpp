@@ -2,6 +2,7 @@
 // why. The environment (BACKPLANE_BACKENDS, BACKPLANE_PLUGIN_PATH, ...) applies as it does to
 // any program.
 #include "json_writer.h"
+#include "support/byte_size.h"
 
 #include <backplane/runtime.h>
 
@@ -40,15 +41,7 @@ std::vector<std::string> missing_ops(const bp::RuntimeInfo& runtime, const bp::P
 }
 
 std::string format_memory(uint64_t bytes) {
-  if (bytes == 0) return "memory unknown";
-  constexpr const char* kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  size_t unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
-    value /= 1024;
-    ++unit;
-  }
-  return unit == 0 ? fmt::format("{} bytes", bytes) : fmt::format("{:.1f} {}", value, kUnits[unit]);
+  return bytes == 0 ? "memory unknown" : bp::detail::format_bytes(bytes);
 }
 
 void print_plugin(const bp::RuntimeInfo& runtime, const bp::PluginInfo& plugin) {

@@ -22,6 +22,13 @@ struct Mlp {
   }
 };
 
+template <typename... Args>
+std::string format(const char* pattern, Args... args) {
+  char text[64];
+  std::snprintf(text, sizeof text, pattern, args...);
+  return text;
+}
+
 float max_abs_difference(const std::vector<float>& a, const std::vector<float>& b) {
   float worst = 0.0f;
   for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(a[i] - b[i]));
@@ -57,8 +64,8 @@ int main() {
         const bp::Tensor y = model.forward(input).cpu();
         const auto stop = std::chrono::steady_clock::now();
         const float diff = max_abs_difference(y.to_vector<float>(), expected);
-        difference = std::to_string(diff);
-        elapsed = std::to_string(std::chrono::duration<double, std::milli>(stop - start).count()) + " ms";
+        difference = format("%.2e", diff);
+        elapsed = format("%.3f ms", std::chrono::duration<double, std::milli>(stop - start).count());
         if (!(diff <= 1e-4f)) {
           status = "WRONG";
           ++failures;

@@ -14,8 +14,17 @@ namespace bp {
 class IntArrayRef {
  public:
   IntArrayRef() = default;
+  // The list lives until the end of the full expression that calls the op, which is as long as
+  // an argument is used; GCC's lifetime warning cannot see that.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
+#endif
   IntArrayRef(std::initializer_list<int64_t> values)  // NOLINT: {1, 2} at call sites
       : data_(values.begin()), size_(values.size()) {}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
   IntArrayRef(const std::vector<int64_t>& values)  // NOLINT
       : data_(values.data()), size_(values.size()) {}
   IntArrayRef(std::span<const int64_t> values)  // NOLINT

@@ -1,5 +1,7 @@
 #include "memory/caching_allocator.h"
 
+#include "support/byte_size.h"
+
 #include "runtime/registry.h"
 
 #include <backplane/error.h>
@@ -29,17 +31,6 @@ size_t size_class(size_t nbytes) {
   if (nbytes <= kMinBlockSize) return kMinBlockSize;
   const size_t step = std::bit_floor(nbytes) / 4;
   return (nbytes + step - 1) / step * step;
-}
-
-std::string format_bytes(uint64_t bytes) {
-  constexpr const char* kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double value = static_cast<double>(bytes);
-  size_t unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
-    value /= 1024;
-    ++unit;
-  }
-  return unit == 0 ? fmt::format("{} bytes", bytes) : fmt::format("{:.1f} {}", value, kUnits[unit]);
 }
 
 // The memory of one device and the blocks it has cached.
