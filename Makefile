@@ -3,7 +3,7 @@
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
-.PHONY: demo test sanitize install deps build clean
+.PHONY: demo test sanitize bench install deps build clean
 
 deps:
 	@scripts/install-deps.sh
@@ -29,6 +29,9 @@ sanitize: deps
 	cmake --preset sanitize
 	cmake --build --preset sanitize -j $(JOBS)
 	$(SANITIZER_ENV) ctest --preset sanitize -j $(JOBS)
+
+bench: build
+	build/bin/bench_dispatch
 
 install: build
 	cmake --install build --prefix "$(PREFIX)"

@@ -11,6 +11,9 @@ install(TARGETS backplane backplane_sdk EXPORT BackplaneTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS bp-info bp-codegen RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS cpu LIBRARY DESTINATION ${BACKPLANE_PLUGIN_SUBDIR})
+if(TARGET opencl)
+  install(TARGETS opencl LIBRARY DESTINATION ${BACKPLANE_PLUGIN_SUBDIR})
+endif()
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/sdk/include/ ${PROJECT_SOURCE_DIR}/core/include/
         ${PROJECT_BINARY_DIR}/core/generated/public/

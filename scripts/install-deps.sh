@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build ccache g++ pkg-config
-  libboost-dev libboost-filesystem-dev libfmt-dev libyaml-cpp-dev libdlpack-dev doctest-dev
+  libboost-dev libboost-filesystem-dev libfmt-dev libyaml-cpp-dev libdlpack-dev doctest-dev libbenchmark-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
 )
 

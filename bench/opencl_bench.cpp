@@ -1,0 +1,139 @@
+// OpenCL backend benchmarks, each reported next to its reference measured in the same run:
+//   add of two 16M-element Float tensors and a 1024^3 Float matmul, on the CPU backend and on
+//   every OpenCL device;
+//   process start to first kernel result, in a fresh child process, with the program cache
+//   (and the driver's own, PoCL's) cold or warm.
+// Run: bench_opencl [google benchmark flags]. The child mode (--first-kernel DEVICE) is internal.
+#include <backplane/backplane.h>
+
+#include <benchmark/benchmark.h>
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+// Waits for `device`'s queue: reading one element back is ordered after every kernel before.
+void wait_for(const bp::Tensor& t) { (void)t.flatten().slice(0, 0, 1).cpu(); }
+
+void BM_Add16M(benchmark::State& state, bp::Device device) {
+  const int64_t n = int64_t{16} << 20;
+  const bp::Tensor a = bp::randn({n}).to(device), b = bp::randn({n}).to(device);
+  bp::Tensor out = bp::empty({n}, bp::kFloat32, device);
+  bp::add_out(out, a, b);
+  wait_for(out);
+  for (auto _ : state) {
+    bp::add_out(out, a, b);
+    wait_for(out);
+  }
+  state.SetBytesProcessed(state.iterations() * n * 3 * static_cast<int64_t>(sizeof(float)));
+}
+
+void BM_Mm1024(benchmark::State& state, bp::Device device) {
+  const int64_t n = 1024;
+  const bp::Tensor a = bp::randn({n, n}).to(device), b = bp::randn({n, n}).to(device);
+  bp::Tensor out = bp::empty({n, n}, bp::kFloat32, device);
+  bp::mm_out(out, a, b);
+  wait_for(out);
+  for (auto _ : state) {
+    bp::mm_out(out, a, b);
+    wait_for(out);
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * n * n * n / 1e9,
+                                                 benchmark::Counter::kIsRate);
+}
+
+// Runs this program as `--first-kernel device` with `environment` added; returns seconds from
+// spawn to exit.
+double time_child(const std::string& self, const std::string& device,
+                  const std::vector<std::string>& environment) {
+  std::vector<std::string> variables = environment;
+  for (char** v = environ; *v != nullptr; ++v) variables.emplace_back(*v);
+  std::vector<char*> envp;
+  for (std::string& v : variables) envp.push_back(v.data());
+  envp.push_back(nullptr);
+  std::string flag = "--first-kernel";
+  std::string device_arg = device;
+  std::string program = self;
+  char* argv[] = {program.data(), flag.data(), device_arg.data(), nullptr};
+  const auto start = std::chrono::steady_clock::now();
+  pid_t pid = 0;
+  if (posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv, envp.data()) != 0) return -1;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? seconds : -1;
+}
+
+// The child: a fill and an add on `device`, read back.
+int first_kernel(const char* device) {
+  const bp::Tensor x = bp::ones({1024}, bp::kFloat32, bp::Device(device));
+  const float result = bp::add(x, x).cpu().to_vector<float>()[0];
+  return result == 2.0f ? 0 : 1;
+}
+
+enum class Caches {
+  Cold,         // ours and the driver's own (PoCL's kernel cache) empty
+  OursWarm,     // ours filled by an untimed child, the driver's emptied again
+  Warm,         // both filled by an untimed child
+};
+
+void BM_FirstKernel(benchmark::State& state, std::string self, std::string device, Caches caches) {
+  const std::filesystem::path root = std::filesystem::temp_directory_path() /
+                                     ("backplane-opencl-bench-" + std::to_string(getpid()));
+  for (auto _ : state) {
+    std::filesystem::remove_all(root);
+    const std::vector<std::string> environment = {
+        "BACKPLANE_OPENCL_CACHE_DIR=" + (root / "backplane").string(),
+        "POCL_CACHE_DIR=" + (root / "pocl").string(), "BACKPLANE_BACKENDS=opencl"};
+    if (caches != Caches::Cold && time_child(self, device, environment) < 0) {
+      state.SkipWithError("the child failed");
+    }
+    if (caches == Caches::OursWarm) std::filesystem::remove_all(root / "pocl");
+    const double seconds = time_child(self, device, environment);
+    if (seconds < 0) state.SkipWithError("the child failed");
+    state.SetIterationTime(seconds);
+  }
+  std::filesystem::remove_all(root);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 3 && std::strcmp(argv[1], "--first-kernel") == 0) return first_kernel(argv[2]);
+  const std::string self = std::filesystem::canonical("/proc/self/exe").string();
+
+  benchmark::RegisterBenchmark("add 16M Float/cpu", BM_Add16M, bp::Device::cpu())->UseRealTime();
+  benchmark::RegisterBenchmark("mm 1024^3 Float/cpu", BM_Mm1024, bp::Device::cpu())->UseRealTime();
+  for (const bp::Device& device : bp::devices()) {
+    if (device.type_name() != "opencl") continue;
+    const std::string name = device.str();
+    benchmark::RegisterBenchmark(("add 16M Float/" + name).c_str(), BM_Add16M, device)->UseRealTime();
+    benchmark::RegisterBenchmark(("mm 1024^3 Float/" + name).c_str(), BM_Mm1024, device)->UseRealTime();
+    for (const auto& [caches, label] : {std::pair{Caches::Cold, "cold caches"},
+                                        std::pair{Caches::OursWarm, "warm program cache, cold driver cache"},
+                                        std::pair{Caches::Warm, "warm caches"}}) {
+      benchmark::RegisterBenchmark(("process start to first kernel/" + name + "/" + label).c_str(),
+                                   BM_FirstKernel, self, name, caches)
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(3);
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

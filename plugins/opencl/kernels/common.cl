@@ -1,0 +1,212 @@
+// The prelude of every program: how each dtype is stored, loaded and stored back, the types a
+// program built for one dtype (-DDTYPE=<bp_dtype code>) computes in, and strided indexing.
+// OpenCL C 1.2; nothing here needs an extension except double (-DHAS_FP64).
+
+#ifdef HAS_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+#define CONCAT_(a, b) a##b
+#define CONCAT(a, b) CONCAT_(a, b)
+
+// bp_dtype codes, as in abi.h.
+#define DT_FLOAT32 0
+#define DT_FLOAT64 1
+#define DT_FLOAT16 2
+#define DT_BFLOAT16 3
+#define DT_INT8 4
+#define DT_UINT8 5
+#define DT_INT32 6
+#define DT_INT64 7
+#define DT_BOOL 8
+
+// Per dtype: STORAGE_x is the element type in memory; LOAD_x(p, i) reads element i as the type
+// arithmetic happens in (float for the 16-bit floats, int 0/1 for bool); STORE_x(p, i, v)
+// converts any arithmetic value v as a C++ static_cast to the element type would, which is what
+// the CPU backend does: bool is v != 0 (NaN is true), and the 16-bit floats round to nearest
+// even through float. Stores are macros so that v keeps its own type until converted.
+#define STORAGE_float32 float
+#define LOAD_float32(p, i) ((p)[i])
+#define STORE_float32(p, i, v) ((p)[i] = (float)(v))
+
+#define STORAGE_float64 double
+#define LOAD_float64(p, i) ((p)[i])
+#define STORE_float64(p, i, v) ((p)[i] = (double)(v))
+
+// vload_half and vstore_half_rte are core OpenCL C, so Half works without cl_khr_fp16: only
+// pointers to half are declared, and arithmetic happens in float.
+#define STORAGE_float16 half
+#define LOAD_float16(p, i) vload_half((size_t)(i), (p))
+#define STORE_float16(p, i, v) vstore_half_rte((float)(v), (size_t)(i), (p))
+
+// bfloat16 is the upper half of a float: widening is exact; narrowing rounds to nearest even
+// and keeps NaN a (quiet) NaN, exactly as bp::BFloat16::from_float.
+inline ushort float_to_bfloat16(float f) {
+  const uint x = as_uint(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (ushort)((x >> 16) | 0x40u);
+  return (ushort)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+#define STORAGE_bfloat16 ushort
+#define LOAD_bfloat16(p, i) as_float((uint)((p)[i]) << 16)
+#define STORE_bfloat16(p, i, v) ((p)[i] = float_to_bfloat16((float)(v)))
+
+#define STORAGE_int8 char
+#define LOAD_int8(p, i) ((p)[i])
+#define STORE_int8(p, i, v) ((p)[i] = (char)(v))
+
+#define STORAGE_uint8 uchar
+#define LOAD_uint8(p, i) ((p)[i])
+#define STORE_uint8(p, i, v) ((p)[i] = (uchar)(v))
+
+#define STORAGE_int32 int
+#define LOAD_int32(p, i) ((p)[i])
+#define STORE_int32(p, i, v) ((p)[i] = (int)(v))
+
+#define STORAGE_int64 long
+#define LOAD_int64(p, i) ((p)[i])
+#define STORE_int64(p, i, v) ((p)[i] = (long)(v))
+
+#define STORAGE_bool uchar
+#define LOAD_bool(p, i) ((int)((p)[i] != 0))
+#define STORE_bool(p, i, v) ((p)[i] = (uchar)((v) != 0))
+
+// --- the program's own dtype ------------------------------------------------------------------
+// elem_t: the element type; compute_t: what elementwise arithmetic happens in (as the CPU
+// backend's compute_t); acc_t: what reductions accumulate in (double where the device has it,
+// as the CPU backend does, and long for integers); product_t: what matrix products accumulate
+// in (the compute type for floats, long for integers, as the CPU backend). LIT(x) is a
+// floating literal of compute_t, since a double literal needs cl_khr_fp64.
+#ifdef DTYPE
+#if DTYPE == DT_FLOAT32
+#define DTYPE_NAME float32
+typedef float compute_t;
+#elif DTYPE == DT_FLOAT64
+#define DTYPE_NAME float64
+typedef double compute_t;
+#elif DTYPE == DT_FLOAT16
+#define DTYPE_NAME float16
+typedef float compute_t;
+#elif DTYPE == DT_BFLOAT16
+#define DTYPE_NAME bfloat16
+typedef float compute_t;
+#elif DTYPE == DT_INT8
+#define DTYPE_NAME int8
+typedef char compute_t;
+#elif DTYPE == DT_UINT8
+#define DTYPE_NAME uint8
+typedef uchar compute_t;
+#elif DTYPE == DT_INT32
+#define DTYPE_NAME int32
+typedef int compute_t;
+#elif DTYPE == DT_INT64
+#define DTYPE_NAME int64
+typedef long compute_t;
+#elif DTYPE == DT_BOOL
+#define DTYPE_NAME bool
+typedef int compute_t;
+#else
+#error "DTYPE names no bp_dtype"
+#endif
+
+typedef CONCAT(STORAGE_, DTYPE_NAME) elem_t;
+#define LOAD(p, i) CONCAT(LOAD_, DTYPE_NAME)(p, i)
+#define STORE(p, i, v) CONCAT(STORE_, DTYPE_NAME)(p, i, v)
+
+#define IS_FLOATING (DTYPE <= DT_BFLOAT16)
+#if IS_FLOATING
+#define IS_NAN(x) isnan(x)
+#define ABS(x) fabs(x)
+#if DTYPE == DT_FLOAT64
+#define LIT(x) x
+#else
+#define LIT(x) x##f
+#endif
+// tanh, saturated to +-1 where the exact value rounds to +-1: some drivers (PoCL 3) return
+// 1 - 2^-24 there, which would make gelu(-inf) -inf instead of NaN and gelu(-100) nonzero.
+#if DTYPE == DT_FLOAT64
+#define TANH_SATURATES 19.1
+#else
+#define TANH_SATURATES 9.1f
+#endif
+inline compute_t saturating_tanh(const compute_t x) {
+  return fabs(x) >= TANH_SATURATES ? copysign((compute_t)1, x) : tanh(x);
+}
+#ifdef HAS_FP64
+typedef double acc_t;
+#else
+typedef float acc_t;
+#endif
+typedef compute_t product_t;
+#else
+#define IS_NAN(x) 0
+#define ABS(x) ((x) < 0 ? -(x) : (x))
+typedef long acc_t;
+typedef long product_t;
+#endif
+
+// PyTorch's maximum and minimum: a NaN operand wins.
+#define MAX_NAN(a, b) (IS_NAN(a) ? (a) : IS_NAN(b) ? (b) : (a) < (b) ? (b) : (a))
+#define MIN_NAN(a, b) (IS_NAN(a) ? (a) : IS_NAN(b) ? (b) : (b) < (a) ? (b) : (a))
+#endif  // DTYPE
+
+// --- strided indexing -------------------------------------------------------------------------
+// The host drops size-1 dimensions and merges those every operand lays out as one, then passes
+// the rest (at most 8) as long8 vectors with the innermost dimension in component 0. An operand
+// is a pointer, the element offset of its first element (`base`) and its strides.
+
+// The coordinates of row-major index i over the `ndim` innermost components of `size`.
+inline long8 unravel(long i, const int ndim, const long8 size) {
+  long8 c = (long8)(0);
+  if (ndim <= 1) {  // one dimension: no division
+    c.s0 = i;
+    return c;
+  }
+#define UNRAVEL_DIM(k)                   \
+  if (ndim > k) {                        \
+    const long q = i / size.s##k;        \
+    c.s##k = i - q * size.s##k;          \
+    i = q;                               \
+  }
+  UNRAVEL_DIM(0) UNRAVEL_DIM(1) UNRAVEL_DIM(2) UNRAVEL_DIM(3)
+  UNRAVEL_DIM(4) UNRAVEL_DIM(5) UNRAVEL_DIM(6) UNRAVEL_DIM(7)
+#undef UNRAVEL_DIM
+  return c;
+}
+
+inline long dot8(const long8 a, const long8 b) {
+  const long8 p = a * b;
+  const long4 q = p.lo + p.hi;
+  const long2 r = q.lo + q.hi;
+  return r.lo + r.hi;
+}
+
+// --- elementwise kernels ----------------------------------------------------------------------
+// Each elementwise kernel comes in two forms made from one body, one work-item per element:
+//   name(n, ndim, size, operands...)  takes each operand as pointer, base and strides over the
+//                                      shape (STRIDED), and finds element i's coordinates;
+//   name_dense(operands...)           takes operands that are all dense (stride 1 over one
+//                                      dimension) as pointer and base (DENSE), and runs on
+//                                      exactly as many work-items as elements, a multiple of the
+//                                      work-group size: no index arithmetic and no bounds check,
+//                                      which keeps drivers that vectorise across work-items
+//                                      (PoCL) vectorising.
+// The host picks, and runs the last partial work-group of a dense walk in the strided form.
+// PARAMS(P, arg) lists the parameters, tensors through P(type, name); BODY(AT, arg) is the
+// statement for element i, with AT(name) an operand's element offset; `arg` is passed through
+// to both (an expression, or the types of a copy).
+#define STRIDED(type, name) type* name, const long name##_base, const long8 name##_stride
+#define DENSE(type, name) type* name, const long name##_base
+#define STRIDED_AT(name) (name##_base + dot8(c, name##_stride))
+#define DENSE_AT(name) (name##_base + i)
+
+#define ELEMENTWISE_KERNEL(name, PARAMS, BODY, arg)                                            \
+  __kernel void name(const long n, const int ndim, const long8 size, PARAMS(STRIDED, arg)) {  \
+    const long i = get_global_id(0);                                                           \
+    if (i >= n) return;                                                                        \
+    const long8 c = unravel(i, ndim, size);                                                    \
+    BODY(STRIDED_AT, arg)                                                                      \
+  }                                                                                            \
+  __kernel void name##_dense(PARAMS(DENSE, arg)) {                                            \
+    const long i = get_global_id(0);                                                           \
+    BODY(DENSE_AT, arg)                                                                        \
+  }

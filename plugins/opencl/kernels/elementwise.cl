@@ -1,0 +1,81 @@
+// Elementwise kernels for one dtype (-DDTYPE): arithmetic, functions of one tensor,
+// comparisons, where, fill and arange, each in the two forms of ELEMENTWISE_KERNEL. Inputs
+// arrive broadcast to out's shape and converted to the program's dtype (the core's meta step),
+// so every operand is walked over one shape. Float-only functions exist only in floating
+// programs; the host refuses them elsewhere. A kernel whose op shares its name with a built-in
+// function (abs, exp, ...) ends in "_".
+
+// out = expr(x, y) with x, y the inputs' elements and alpha a scalar (unused by most).
+#define BINARY_PARAMS(P, expr)                                                                 \
+  P(__global elem_t, out), P(__global const elem_t, a), P(__global const elem_t, b),          \
+      const compute_t alpha
+#define BINARY_BODY(AT, expr)                                                                  \
+  const compute_t x = LOAD(a, AT(a));                                                          \
+  const compute_t y = LOAD(b, AT(b));                                                          \
+  STORE(out, AT(out), expr);
+#define BINARY_KERNEL(name, expr) ELEMENTWISE_KERNEL(name, BINARY_PARAMS, BINARY_BODY, expr)
+
+BINARY_KERNEL(add, x + alpha * y)
+BINARY_KERNEL(sub, x - alpha * y)
+BINARY_KERNEL(mul, x * y)
+BINARY_KERNEL(maximum, MAX_NAN(x, y))
+BINARY_KERNEL(minimum, MIN_NAN(x, y))
+#if IS_FLOATING
+BINARY_KERNEL(div, x / y)
+#endif
+
+// out = expr(x).
+#define UNARY_PARAMS(P, expr) P(__global elem_t, out), P(__global const elem_t, a)
+#define UNARY_BODY(AT, expr)                                                                   \
+  const compute_t x = LOAD(a, AT(a));                                                          \
+  STORE(out, AT(out), expr);
+#define UNARY_KERNEL(name, expr) ELEMENTWISE_KERNEL(name, UNARY_PARAMS, UNARY_BODY, expr)
+
+UNARY_KERNEL(neg, -x)
+UNARY_KERNEL(abs_, ABS(x))
+// "x < 0 ? 0 : x" lets NaN through, as PyTorch's relu does.
+UNARY_KERNEL(relu, x < (compute_t)0 ? (compute_t)0 : x)
+#if IS_FLOATING
+UNARY_KERNEL(exp_, exp(x))
+UNARY_KERNEL(log_, log(x))
+UNARY_KERNEL(sqrt_, sqrt(x))
+UNARY_KERNEL(tanh_, saturating_tanh(x))
+UNARY_KERNEL(sigmoid, LIT(1.0) / (LIT(1.0) + exp(-x)))
+// GELU exactly (x * Phi(x)), and PyTorch's approximate='tanh'.
+UNARY_KERNEL(gelu_erf, LIT(0.5) * x * (LIT(1.0) + erf(x * LIT(0.70710678118654752440))))
+UNARY_KERNEL(gelu_tanh, LIT(0.5) * x *
+                            (LIT(1.0) + saturating_tanh(LIT(0.79788456080286535588) *
+                                                       (x + LIT(0.044715) * x * x * x))))
+#endif
+
+// Bool out = x op y; NaN compares false.
+#define COMPARE_PARAMS(P, op)                                                                  \
+  P(__global uchar, out), P(__global const elem_t, a), P(__global const elem_t, b)
+#define COMPARE_BODY(AT, op)                                                                   \
+  const compute_t x = LOAD(a, AT(a));                                                          \
+  const compute_t y = LOAD(b, AT(b));                                                          \
+  STORE_bool(out, AT(out), x op y);
+#define COMPARE_KERNEL(name, op) ELEMENTWISE_KERNEL(name, COMPARE_PARAMS, COMPARE_BODY, op)
+
+COMPARE_KERNEL(eq, ==)
+COMPARE_KERNEL(lt, <)
+COMPARE_KERNEL(gt, >)
+
+#define WHERE_PARAMS(P, unused)                                                                \
+  P(__global elem_t, out), P(__global const uchar, condition), P(__global const elem_t, a),    \
+      P(__global const elem_t, b)
+#define WHERE_BODY(AT, unused)                                                                 \
+  const compute_t picked = LOAD_bool(condition, AT(condition)) ? LOAD(a, AT(a)) : LOAD(b, AT(b)); \
+  STORE(out, AT(out), picked);
+ELEMENTWISE_KERNEL(where_, WHERE_PARAMS, WHERE_BODY, )
+
+#define FILL_PARAMS(P, unused) P(__global elem_t, out), const compute_t value
+#define FILL_BODY(AT, unused) STORE(out, AT(out), value);
+ELEMENTWISE_KERNEL(fill, FILL_PARAMS, FILL_BODY, )
+
+// out's i-th element in row-major order is start + i * step, computed from i rather than by
+// repeated addition so that rounding does not accumulate (in double for floating dtypes where
+// the device has it, and in long for integers, as the CPU backend).
+#define ARANGE_PARAMS(P, unused) P(__global elem_t, out), const acc_t start, const acc_t step
+#define ARANGE_BODY(AT, unused) STORE(out, AT(out), start + (acc_t)i * step);
+ELEMENTWISE_KERNEL(arange, ARANGE_PARAMS, ARANGE_BODY, )

@@ -1,0 +1,59 @@
+// What group kernels share (reductions, softmax, layer norm). The input's dimensions split into
+// kept ones, whose indices number the groups, and reduced ones, whose indices number the
+// members of a group in row-major order; the host collapses each set as it does elementwise
+// shapes. A work-group is LANES x SLOTS work-items (WG_SIZE in all): LANES of them (a power of
+// two) share one group, and SLOTS groups run side by side. With one lane a work-item walks its
+// group alone, which suits many small groups; many lanes suit few large ones.
+
+#define LANES ((long)get_local_size(0))
+#define LANE ((long)get_local_id(0))
+#define SLOTS ((long)get_local_size(1))
+#define SLOT ((long)get_local_id(1))
+
+#define GROUP_PARAMS                                                                           \
+  const long groups, const int kept_ndim, const long8 kept_size, const long group_size,       \
+      const int member_ndim, const long8 member_size
+// Operands addressed per group and member (the input), per group only (a reduction's output),
+// or per member only (layer norm's weight and bias).
+#define GROUPED(type, name)                                                                    \
+  type* name, const long name##_base, const long8 name##_kept, const long8 name##_member
+#define PER_GROUP(type, name) type* name, const long name##_base, const long8 name##_kept
+#define PER_MEMBER(type, name) type* name, const long name##_base, const long8 name##_member
+#define GROUP_AT(name, gc) (name##_base + dot8(gc, name##_kept))
+#define MEMBER_AT(name, mc) dot8(mc, name##_member)
+
+// Group kernels loop:
+//   for (long first = get_group_id(1) * SLOTS; first < groups; first += get_num_groups(1) * SLOTS)
+// with g = first + SLOT; a work-item whose g is past the end stays in the loop (inactive) so
+// that it reaches every barrier of its work-group.
+#define FIRST_GROUP (get_group_id(1) * SLOTS)
+#define NEXT_GROUPS (get_num_groups(1) * SLOTS)
+
+// The sum of v over the lanes of this work-item's slot, returned to every lane. `scratch` holds
+// WG_SIZE values.
+inline acc_t sum_lanes(const acc_t v, __local acc_t* scratch) {
+  __local acc_t* slot = scratch + SLOT * LANES;
+  slot[LANE] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (long step = LANES / 2; step > 0; step /= 2) {
+    if (LANE < step) slot[LANE] += slot[LANE + step];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const acc_t total = slot[0];
+  barrier(CLK_LOCAL_MEM_FENCE);  // before scratch is used again
+  return total;
+}
+
+// The maximum of v over the slot's lanes, NaN winning.
+inline compute_t max_lanes(const compute_t v, __local compute_t* scratch) {
+  __local compute_t* slot = scratch + SLOT * LANES;
+  slot[LANE] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (long step = LANES / 2; step > 0; step /= 2) {
+    if (LANE < step) slot[LANE] = MAX_NAN(slot[LANE], slot[LANE + step]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const compute_t best = slot[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return best;
+}

@@ -1,0 +1,84 @@
+// Matrix products out = alpha * (a @ b) + beta * addend for a batch of (n x k) @ (k x m)
+// products with any strides (mm, bmm, addmm). A TILE x TILE work-group computes a BLOCK x BLOCK
+// block of out, BLOCK = TILE * WORK: each work-item sums WORK x WORK elements, rows
+// ty + TILE * i and columns tx + TILE * j of the block, so that it reuses each value it reads
+// from local memory WORK times. Blocks of a and b pass through local memory K_STEP columns
+// (rows) at a time. Each element's products are summed in order of k, in product_t (the compute
+// type for floats, long for integers, as the CPU backend). With use_addend false, or beta == 0,
+// the addend is not read (it may hold NaN), as in BLAS and PyTorch.
+
+#define WORK 8
+#define BLOCK (TILE * WORK)
+// Two blocks of K_STEP x (BLOCK + 1) values stay within 32 KiB of local memory (OpenCL's least).
+#if DTYPE == DT_FLOAT64 || DTYPE == DT_INT64
+#define K_STEP (TILE / 2)
+#else
+#define K_STEP TILE
+#endif
+// Elements of each block a work-item loads per step.
+#define LOADS (BLOCK * K_STEP / (TILE * TILE))
+
+// A matrix operand: element (batch, row, col) is at base + batch*batch_stride + row*row_stride
+// + col*col_stride.
+#define MATRIX(type, name)                                                                     \
+  type* name, const long name##_base, const long name##_batch, const long name##_row,          \
+      const long name##_col
+#define MATRIX_AT(name, batch, row, col)                                                       \
+  (name##_base + (batch) * name##_batch + (row) * name##_row + (col) * name##_col)
+
+__kernel __attribute__((reqd_work_group_size(TILE, TILE, 1))) void matmul(
+    const long n, const long k, const long m, MATRIX(__global const elem_t, a),
+    MATRIX(__global const elem_t, b), MATRIX(__global elem_t, out),
+    MATRIX(__global const elem_t, addend), const product_t alpha, const product_t beta,
+    const int use_addend) {
+  // [k][row] and [k][col]; +1 keeps the work-items that store one k apart off one bank.
+  __local compute_t a_block[K_STEP][BLOCK + 1];
+  __local compute_t b_block[K_STEP][BLOCK + 1];
+  const long batch = get_global_id(2);
+  const int tx = get_local_id(0), ty = get_local_id(1);
+  const int id = ty * TILE + tx;
+  const long first_row = get_group_id(1) * BLOCK;
+  const long first_col = get_group_id(0) * BLOCK;
+
+  product_t sum[WORK][WORK];
+  for (int i = 0; i < WORK; ++i) {
+    for (int j = 0; j < WORK; ++j) sum[i][j] = 0;
+  }
+  for (long t = 0; t < k; t += K_STEP) {
+    // BLOCK * K_STEP elements of each operand, LOADS per work-item; zeros past the edges.
+    // (Names like a_row are taken: MATRIX's parameters.)
+    for (int q = 0; q < LOADS; ++q) {
+      const int e = id + q * TILE * TILE;
+      const int block_row = e / K_STEP, row_step = e % K_STEP;
+      const long row = first_row + block_row;
+      a_block[row_step][block_row] =
+          row < n && t + row_step < k ? LOAD(a, MATRIX_AT(a, batch, row, t + row_step)) : 0;
+      const int col_step = e / BLOCK, block_col = e % BLOCK;
+      const long col = first_col + block_col;
+      b_block[col_step][block_col] =
+          t + col_step < k && col < m ? LOAD(b, MATRIX_AT(b, batch, t + col_step, col)) : 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int p = 0; p < K_STEP; ++p) {
+      product_t a_values[WORK], b_values[WORK];
+      for (int i = 0; i < WORK; ++i) a_values[i] = a_block[p][ty + TILE * i];
+      for (int j = 0; j < WORK; ++j) b_values[j] = b_block[p][tx + TILE * j];
+      for (int i = 0; i < WORK; ++i) {
+        for (int j = 0; j < WORK; ++j) sum[i][j] += a_values[i] * b_values[j];
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  for (int i = 0; i < WORK; ++i) {
+    const long row = first_row + ty + TILE * i;
+    for (int j = 0; j < WORK; ++j) {
+      const long col = first_col + tx + TILE * j;
+      if (row >= n || col >= m) continue;
+      product_t result = alpha * sum[i][j];
+      if (use_addend && beta != 0) {
+        result += beta * (product_t)LOAD(addend, MATRIX_AT(addend, batch, row, col));
+      }
+      STORE(out, MATRIX_AT(out, batch, row, col), result);
+    }
+  }
+}

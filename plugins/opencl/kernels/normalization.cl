@@ -1,0 +1,83 @@
+// softmax, log_softmax and layer norm: each group is normalised by statistics of its own
+// members. Floating dtypes only.
+
+// softmax (log_softmax when `logarithm`) along the reduced dimension. Subtracting the group's
+// maximum first keeps exp from overflowing; a NaN member makes the whole group NaN.
+__kernel void softmax(GROUP_PARAMS, GROUPED(__global const elem_t, in),
+                      GROUPED(__global elem_t, out), const int logarithm) {
+  __local compute_t scratch_max[WG_SIZE];
+  __local acc_t scratch_sum[WG_SIZE];
+  for (long first = FIRST_GROUP; first < groups; first += NEXT_GROUPS) {
+    const long g = first + SLOT;
+    const bool active = g < groups;
+    const long8 gc = unravel(active ? g : 0, kept_ndim, kept_size);
+    const long in_start = GROUP_AT(in, gc);
+    const long out_start = GROUP_AT(out, gc);
+
+    compute_t max = -INFINITY;
+    for (long p = LANE; active && p < group_size; p += LANES) {
+      const compute_t x = LOAD(in, in_start + MEMBER_AT(in, unravel(p, member_ndim, member_size)));
+      max = MAX_NAN(max, x);
+    }
+    max = max_lanes(max, scratch_max);
+
+    acc_t total = 0;
+    for (long p = LANE; active && p < group_size; p += LANES) {
+      const compute_t x = LOAD(in, in_start + MEMBER_AT(in, unravel(p, member_ndim, member_size)));
+      total += exp(x - max);
+    }
+    const compute_t sum = (compute_t)sum_lanes(total, scratch_sum);
+    const compute_t log_sum = log(sum);
+
+    for (long p = LANE; active && p < group_size; p += LANES) {
+      const long8 mc = unravel(p, member_ndim, member_size);
+      const compute_t shifted = LOAD(in, in_start + MEMBER_AT(in, mc)) - max;
+      STORE(out, out_start + MEMBER_AT(out, mc), logarithm ? shifted - log_sum : exp(shifted) / sum);
+    }
+  }
+}
+
+// Layer norm over the trailing dimensions (the members): out = (x - mean) * rstd * weight + bias,
+// with mean and rstd = 1 / sqrt(variance + eps) written per group. Two passes (mean, then the
+// mean squared deviation) in acc_t stay accurate where E[x^2] - E[x]^2 would cancel.
+__kernel void layer_norm(GROUP_PARAMS, GROUPED(__global const elem_t, in),
+                         GROUPED(__global elem_t, out), PER_GROUP(__global elem_t, mean),
+                         PER_GROUP(__global elem_t, rstd), PER_MEMBER(__global const elem_t, weight),
+                         PER_MEMBER(__global const elem_t, bias), const int has_weight,
+                         const int has_bias, const acc_t eps) {
+  __local acc_t scratch[WG_SIZE];
+  for (long first = FIRST_GROUP; first < groups; first += NEXT_GROUPS) {
+    const long g = first + SLOT;
+    const bool active = g < groups;
+    const long8 gc = unravel(active ? g : 0, kept_ndim, kept_size);
+    const long in_start = GROUP_AT(in, gc);
+    const long out_start = GROUP_AT(out, gc);
+
+    acc_t total = 0;
+    for (long p = LANE; active && p < group_size; p += LANES) {
+      total += LOAD(in, in_start + MEMBER_AT(in, unravel(p, member_ndim, member_size)));
+    }
+    const acc_t group_mean = sum_lanes(total, scratch) / (acc_t)group_size;
+
+    acc_t squares = 0;
+    for (long p = LANE; active && p < group_size; p += LANES) {
+      const acc_t deviation =
+          LOAD(in, in_start + MEMBER_AT(in, unravel(p, member_ndim, member_size))) - group_mean;
+      squares += deviation * deviation;
+    }
+    const acc_t group_rstd =
+        (acc_t)1 / sqrt(sum_lanes(squares, scratch) / (acc_t)group_size + eps);
+
+    for (long p = LANE; active && p < group_size; p += LANES) {
+      const long8 mc = unravel(p, member_ndim, member_size);
+      acc_t y = (LOAD(in, in_start + MEMBER_AT(in, mc)) - group_mean) * group_rstd;
+      if (has_weight) y *= LOAD(weight, weight_base + MEMBER_AT(weight, mc));
+      if (has_bias) y += LOAD(bias, bias_base + MEMBER_AT(bias, mc));
+      STORE(out, out_start + MEMBER_AT(out, mc), y);
+    }
+    if (active && LANE == 0) {
+      STORE(mean, GROUP_AT(mean, gc), group_mean);
+      STORE(rstd, GROUP_AT(rstd, gc), group_rstd);
+    }
+  }
+}

@@ -1,0 +1,134 @@
+// The descriptor's device and memory functions: devices are those the runtime found, memory is
+// OpenCL buffers (a device pointer is a cl_mem), and copies go through each device's in-order
+// queue, blocking where the host's memory is involved.
+#include "OpenCLNativeFunctions.h"
+
+#include "cl_call.h"
+#include "runtime.h"
+
+#include <cstddef>
+#include <string>
+
+namespace bp::opencl {
+namespace {
+
+cl_mem as_buffer(const void* ptr) { return static_cast<cl_mem>(const_cast<void*>(ptr)); }
+
+// Copies within one buffer whose byte ranges overlap: OpenCL refuses those
+// (CL_MEM_COPY_OVERLAP), so they go through a scratch buffer, as memmove would.
+void copy_within(Device& device, cl_mem dst, uint64_t dst_offset, cl_mem src, uint64_t src_offset,
+                 uint64_t bytes) {
+  const bool overlap = dst == src && dst_offset < src_offset + bytes && src_offset < dst_offset + bytes;
+  if (!overlap) {
+    check_cl(clEnqueueCopyBuffer(device.queue(), src, dst, src_offset, dst_offset, bytes, 0, nullptr, nullptr),
+             "copying " + std::to_string(bytes) + " bytes on " + device.label());
+    return;
+  }
+  if (dst_offset == src_offset) return;
+  cl_int error = CL_SUCCESS;
+  const OwnedBuffer scratch(clCreateBuffer(device.context(), CL_MEM_READ_WRITE, bytes, nullptr, &error));
+  check_cl(error, "allocating a scratch buffer of " + std::to_string(bytes) + " bytes on " + device.label());
+  copy_within(device, scratch.get(), 0, src, src_offset, bytes);
+  copy_within(device, dst, dst_offset, scratch.get(), 0, bytes);
+  // Releasing the scratch buffer now is safe: OpenCL keeps it until the copies are done.
+}
+
+bp_status device_count(int32_t* count) {
+  return plugin::guard([&] {
+    Runtime& runtime = Runtime::get();
+    *count = runtime.device_count();
+    if (*count == 0) throw plugin::Error(BP_STATUS_DEVICE_ERROR, runtime.no_devices_reason());
+  });
+}
+
+// Writes only the fields within the core's struct_size (an older core's struct may end earlier).
+bp_status device_properties(int32_t index, bp_device_properties* props) {
+  return plugin::guard([&] {
+    const Device& device = Runtime::get().device(index);
+    auto fits = [props](size_t offset, size_t size) { return offset + size <= props->struct_size; };
+    if (fits(offsetof(bp_device_properties, name), sizeof props->name)) props->name = device.name().c_str();
+    if (fits(offsetof(bp_device_properties, description), sizeof props->description)) {
+      props->description = device.description().c_str();
+    }
+    if (fits(offsetof(bp_device_properties, total_memory), sizeof props->total_memory)) {
+      props->total_memory = device.total_memory();
+    }
+  });
+}
+
+bp_status allocate(int32_t index, uint64_t bytes, void** ptr) {
+  return plugin::guard([&] {
+    Device& device = Runtime::get().device(index);
+    if (bytes > device.max_allocation()) {
+      throw plugin::Error(BP_STATUS_OUT_OF_MEMORY,
+                          device.label() + " cannot hold " + std::to_string(bytes) +
+                              " bytes in one buffer: its largest is " +
+                              std::to_string(device.max_allocation()) +
+                              " bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE)");
+    }
+    cl_int error = CL_SUCCESS;
+    // OpenCL has no empty buffers.
+    cl_mem buffer = clCreateBuffer(device.context(), CL_MEM_READ_WRITE, bytes == 0 ? 1 : bytes, nullptr, &error);
+    check_cl(error, "allocating " + std::to_string(bytes) + " bytes on " + device.label());
+    *ptr = buffer;
+  });
+}
+
+bp_status deallocate(int32_t index, void* ptr) {
+  return plugin::guard([&] {
+    Runtime::get().device(index);  // checks the index
+    check_cl(clReleaseMemObject(as_buffer(ptr)), "releasing a buffer");
+  });
+}
+
+bp_status copy_host_to_device(int32_t index, void* dst, uint64_t dst_offset, const void* src, uint64_t bytes) {
+  return plugin::guard([&] {
+    Device& device = Runtime::get().device(index);
+    if (bytes == 0) return;
+    check_cl(clEnqueueWriteBuffer(device.queue(), as_buffer(dst), CL_TRUE, dst_offset, bytes, src, 0, nullptr, nullptr),
+             "copying " + std::to_string(bytes) + " bytes to " + device.label());
+  });
+}
+
+bp_status copy_device_to_host(int32_t index, void* dst, const void* src, uint64_t src_offset, uint64_t bytes) {
+  return plugin::guard([&] {
+    Device& device = Runtime::get().device(index);
+    if (bytes == 0) return;
+    check_cl(clEnqueueReadBuffer(device.queue(), as_buffer(src), CL_TRUE, src_offset, bytes, dst, 0, nullptr, nullptr),
+             "copying " + std::to_string(bytes) + " bytes from " + device.label());
+  });
+}
+
+bp_status copy_device_to_device(int32_t index, void* dst, uint64_t dst_offset, const void* src,
+                                uint64_t src_offset, uint64_t bytes) {
+  return plugin::guard([&] {
+    Device& device = Runtime::get().device(index);
+    if (bytes == 0) return;
+    copy_within(device, as_buffer(dst), dst_offset, as_buffer(src), src_offset, bytes);
+  });
+}
+
+bp_status synchronize(int32_t index) {
+  return plugin::guard([&] {
+    Device& device = Runtime::get().device(index);
+    check_cl(clFinish(device.queue()), "waiting for " + device.label());
+  });
+}
+
+void shutdown() { Runtime::get().shutdown(); }
+
+}  // namespace
+
+void configure_plugin(bp_plugin& plugin) {
+  plugin.shutdown = &shutdown;
+  plugin.device_count = &device_count;
+  plugin.device_properties = &device_properties;
+  plugin.allocate = &allocate;
+  plugin.deallocate = &deallocate;
+  plugin.copy_host_to_device = &copy_host_to_device;
+  plugin.copy_device_to_host = &copy_device_to_host;
+  plugin.copy_device_to_device = &copy_device_to_device;
+  plugin.synchronize = &synchronize;
+}
+
+}  // namespace bp::opencl

@@ -1,0 +1,86 @@
+#include "dtype_support.h"
+
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+namespace bp::opencl {
+namespace {
+
+template <typename T>
+ScalarArg scalar_of(T value) {
+  static_assert(std::is_arithmetic_v<T> && sizeof(T) <= 8);
+  ScalarArg arg;
+  std::memcpy(arg.bytes.data(), &value, sizeof value);
+  arg.size = sizeof value;
+  return arg;
+}
+
+}  // namespace
+
+void require_supported(const Device& device, std::string_view op, DType dtype, DTypes supported) {
+  const bool has_kernel = supported == DTypes::Any ||
+                          (supported == DTypes::NonBool && dtype != DType::Bool) ||
+                          (supported == DTypes::Floating && is_floating_point(dtype));
+  if (!has_kernel) {
+    throw plugin::Error(BP_STATUS_UNIMPLEMENTED, std::string(op) + ": not implemented for '" +
+                                                     std::string(dtype_name(dtype)) + "'");
+  }
+  if (dtype == DType::Float64 && !device.has_fp64()) {
+    throw plugin::Error(BP_STATUS_UNIMPLEMENTED,
+                        std::string(op) + ": " + device.label() +
+                            " has no double precision (cl_khr_fp64), so it cannot compute on "
+                            "Double tensors; convert them to Float first");
+  }
+}
+
+void require_dtype(std::string_view op, std::string_view argument, const TensorView& view, DType expected) {
+  if (view.dtype() != expected) {
+    throw plugin::Error(BP_STATUS_INVALID_ARGUMENT,
+                        std::string(op) + ": expected " + std::string(argument) + " of dtype " +
+                            std::string(dtype_name(expected)) + ", got " +
+                            std::string(dtype_name(view.dtype())));
+  }
+}
+
+std::string_view kernel_dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return "float32";
+    case DType::Float64: return "float64";
+    case DType::Float16: return "float16";
+    case DType::BFloat16: return "bfloat16";
+    case DType::Int8: return "int8";
+    case DType::UInt8: return "uint8";
+    case DType::Int32: return "int32";
+    case DType::Int64: return "int64";
+    case DType::Bool: return "bool";
+  }
+  throw plugin::Error(BP_STATUS_UNIMPLEMENTED, "unknown dtype code " + std::to_string(static_cast<int>(dtype)));
+}
+
+ScalarArg compute_scalar(DType dtype, const Scalar& value) {
+  switch (dtype) {
+    case DType::Float32:
+    case DType::Float16:
+    case DType::BFloat16: return scalar_of(value.to<float>());
+    case DType::Float64: return scalar_of(value.to<double>());
+    case DType::Int8: return scalar_of(value.to<int8_t>());
+    case DType::UInt8: return scalar_of(value.to<uint8_t>());
+    case DType::Int32: return scalar_of(value.to<int32_t>());
+    case DType::Int64: return scalar_of(value.to<int64_t>());
+    case DType::Bool: return scalar_of(static_cast<int32_t>(value.to<bool>()));
+  }
+  throw plugin::Error(BP_STATUS_UNIMPLEMENTED, "unknown dtype code " + std::to_string(static_cast<int>(dtype)));
+}
+
+ScalarArg accumulator_scalar(const Device& device, DType dtype, const Scalar& value) {
+  if (!is_floating_point(dtype)) return scalar_of(value.to<int64_t>());
+  return device.has_fp64() ? scalar_of(value.to<double>()) : scalar_of(value.to<float>());
+}
+
+ScalarArg product_scalar(DType dtype, const Scalar& value) {
+  if (!is_floating_point(dtype)) return scalar_of(value.to<int64_t>());
+  return dtype == DType::Float64 ? scalar_of(value.to<double>()) : scalar_of(value.to<float>());
+}
+
+}  // namespace bp::opencl

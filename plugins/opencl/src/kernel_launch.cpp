@@ -1,0 +1,157 @@
+#include "kernel_launch.h"
+
+#include "runtime.h"
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+
+namespace bp::opencl {
+
+Device& device_of(const TensorView& view) { return Runtime::get().device(view.device().device_id); }
+
+Buffer buffer_of(const TensorView& view) {
+  const uint64_t element = element_size(view.dtype());
+  if (view.byte_offset() % element != 0) {
+    throw plugin::Error(BP_STATUS_INVALID_ARGUMENT,
+                        "opencl: a tensor's byte offset " + std::to_string(view.byte_offset()) +
+                            " is not a multiple of its element size " + std::to_string(element));
+  }
+  return {static_cast<cl_mem>(view.handle()), static_cast<int64_t>(view.byte_offset() / element)};
+}
+
+Operand operand_of(const TensorView& view) { return {buffer_of(view), view.strides()}; }
+
+KernelArgs& KernelArgs::add(const ScalarArg& scalar) {
+  Arg& arg = args_.emplace_back();
+  std::memcpy(arg.bytes.data(), scalar.bytes.data(), scalar.size);
+  arg.size = scalar.size;
+  return *this;
+}
+
+KernelArgs& KernelArgs::add(const Buffer& buffer) { return add(buffer.mem).add(buffer.base); }
+
+KernelArgs& KernelArgs::append(const KernelArgs& more) {
+  args_.insert(args_.end(), more.args_.begin(), more.args_.end());
+  return *this;
+}
+
+KernelArgs& KernelArgs::add_group_params(const GroupShape& shape) {
+  return add(shape.groups()).add(shape.kept.ndim).add(shape.kept.size)
+      .add(shape.group_size()).add(shape.members.ndim).add(shape.members.size);
+}
+
+KernelArgs& KernelArgs::add_grouped(const Buffer& buffer, const GroupShape& shape, size_t operand) {
+  return add(buffer).add(shape.kept.strides.at(operand)).add(shape.members.strides.at(operand));
+}
+
+KernelArgs& KernelArgs::add_per_group(const Buffer& buffer, const GroupShape& shape, size_t operand) {
+  return add(buffer).add(shape.kept.strides.at(operand));
+}
+
+KernelArgs& KernelArgs::add_per_member(const Buffer& buffer, const GroupShape& shape, size_t operand) {
+  return add(buffer).add(shape.members.strides.at(operand));
+}
+
+WorkSize elementwise_work(const Device& device, int64_t n) {
+  const size_t local = device.work_group_size();
+  WorkSize work;
+  work.global[0] = (static_cast<size_t>(n) + local - 1) / local * local;
+  work.local[0] = local;
+  return work;
+}
+
+WorkSize group_work(const Device& device, const GroupShape& shape) {
+  const size_t local = device.work_group_size();
+  // Few distinct geometries, since some drivers (PoCL) compile a kernel per work-group size.
+  const int64_t members = shape.group_size();
+  const size_t lanes = members >= 128 ? local : members >= 16 ? std::min<size_t>(16, local) : 1;
+  const size_t slots = local / lanes;
+  const size_t needed = (static_cast<size_t>(shape.groups()) + slots - 1) / slots;
+  WorkSize work;
+  work.dims = 2;
+  work.local = {lanes, slots, 1};
+  work.global = {lanes, std::clamp<size_t>(needed, 1, device.max_work_groups()) * slots, 1};
+  return work;
+}
+
+void launch(Device& device, cl_program program, const char* kernel_name, const KernelArgs& args,
+            const WorkSize& work) {
+  std::lock_guard lock(device.launch_mutex());
+  cl_kernel kernel = device.kernel(program, kernel_name);
+  for (size_t i = 0; i < args.args().size(); ++i) {
+    const KernelArgs::Arg& arg = args.args()[i];
+    check_cl(clSetKernelArg(kernel, static_cast<cl_uint>(i), arg.size, arg.bytes.data()),
+             "setting argument " + std::to_string(i) + " of kernel " + kernel_name + " on " +
+                 device.label());
+  }
+  check_cl(clEnqueueNDRangeKernel(device.queue(), kernel, work.dims, nullptr, work.global.data(),
+                                  work.local.data(), 0, nullptr, nullptr),
+           std::string("running kernel ") + kernel_name + " on " + device.label());
+}
+
+namespace {
+
+// The strided form of an elementwise kernel over `shape`, with operand k's first element moved
+// by shift[k]; once per index of the outer dimensions, if any.
+void launch_strided(Device& device, cl_program program, const char* kernel, const WalkShape& shape,
+                    const std::vector<Operand>& operands, std::vector<int64_t> shift,
+                    const KernelArgs& tail) {
+  const WorkSize work = elementwise_work(device, shape.numel);
+  std::vector<int64_t> index(shape.outer.size(), 0);  // an odometer over the outer dimensions
+  for (;;) {
+    KernelArgs args;
+    args.add(shape.numel).add(shape.ndim).add(shape.size);
+    for (size_t k = 0; k < operands.size(); ++k) {
+      const Buffer& buffer = operands[k].buffer;
+      args.add(Buffer{buffer.mem, buffer.base + shift[k]}).add(shape.strides[k]);
+    }
+    launch(device, program, kernel, args.append(tail), work);
+    size_t d = shape.outer.size();
+    for (;;) {
+      if (d == 0) return;
+      const OuterDim& dim = shape.outer[--d];
+      if (++index[d] < dim.size) {
+        for (size_t k = 0; k < shift.size(); ++k) shift[k] += dim.strides[k];
+        break;
+      }
+      index[d] = 0;
+      for (size_t k = 0; k < shift.size(); ++k) shift[k] -= dim.strides[k] * (dim.size - 1);
+    }
+  }
+}
+
+}  // namespace
+
+void launch_elementwise(Device& device, cl_program program, const char* kernel, std::string_view op,
+                        std::span<const int64_t> sizes, const std::vector<Operand>& operands,
+                        const KernelArgs& tail, ElementIndex index) {
+  OperandStrides strides;
+  for (const Operand& operand : operands) strides.push_back(operand.strides);
+  const WalkShape shape = collapse(sizes, strides, op, /*outer_allowed=*/true);
+  if (shape.numel == 0) return;
+  if (!all_dense(shape) || index == ElementIndex::Used) {
+    launch_strided(device, program, kernel, shape, operands, std::vector<int64_t>(operands.size(), 0), tail);
+    return;
+  }
+  // Whole work-groups in the dense form, the rest in the strided one (whose i then restarts).
+  const auto local = static_cast<int64_t>(device.work_group_size());
+  const int64_t whole = shape.numel / local * local;
+  if (whole > 0) {
+    KernelArgs args;
+    for (const Operand& operand : operands) args.add(operand.buffer);
+    launch(device, program, (std::string(kernel) + "_dense").c_str(), args.append(tail),
+           elementwise_work(device, whole));
+  }
+  if (whole < shape.numel) {
+    WalkShape rest;
+    rest.numel = shape.numel - whole;
+    rest.ndim = 1;
+    rest.size.fill(1);
+    rest.size[0] = rest.numel;
+    rest.strides.assign(operands.size(), Dims8{1});
+    launch_strided(device, program, kernel, rest, operands, std::vector<int64_t>(operands.size(), whole), tail);
+  }
+}
+
+}  // namespace bp::opencl

@@ -1,0 +1,125 @@
+// copy_ and cat: strided copies between any two dtypes (kernels/copy.cl), with plain buffer
+// copies where both sides are contiguous and of one dtype.
+#include "OpenCLNativeFunctions.h"
+
+#include "dtype_support.h"
+#include "kernel_launch.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bp::opencl {
+namespace {
+
+// Elements of one dtype at a strided address: a tensor, or a slice of one.
+struct Elements {
+  Operand at;
+  DType dtype;
+};
+
+// Row-major strides of a dense tensor of `sizes`.
+std::vector<int64_t> contiguous_strides(std::span<const int64_t> sizes) {
+  std::vector<int64_t> strides(sizes.size());
+  int64_t stride = 1;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    strides[d] = stride;
+    stride *= std::max<int64_t>(sizes[d], 1);
+  }
+  return strides;
+}
+
+// The bytes `elements` spans over `sizes`, as [first, last).
+std::pair<int64_t, int64_t> byte_span(const Elements& elements, std::span<const int64_t> sizes) {
+  int64_t first = elements.at.buffer.base, last = elements.at.buffer.base;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    const int64_t reach = (sizes[d] - 1) * elements.at.strides[d];
+    (reach < 0 ? first : last) += reach;
+  }
+  const auto size = static_cast<int64_t>(element_size(elements.dtype));
+  return {first * size, (last + 1) * size};
+}
+
+bool overlap(const Elements& dst, const Elements& src, std::span<const int64_t> sizes) {
+  if (dst.at.buffer.mem != src.at.buffer.mem) return false;
+  const auto [dst_first, dst_last] = byte_span(dst, sizes);
+  const auto [src_first, src_last] = byte_span(src, sizes);
+  return dst_first < src_last && src_first < dst_last;
+}
+
+// dst[i] = src[i] converted to dst's dtype (as a C++ static_cast would), for every index i of
+// `sizes`; both operands' strides span `sizes`.
+void copy_elements(Device& device, std::string_view op, std::span<const int64_t> sizes,
+                   const Elements& dst, const Elements& src) {
+  require_supported(device, op, dst.dtype, DTypes::Any);
+  require_supported(device, op, src.dtype, DTypes::Any);
+  const WalkShape shape = collapse(sizes, {dst.at.strides, src.at.strides}, op, /*outer_allowed=*/true);
+  if (shape.numel == 0) return;
+  const bool same_dtype = dst.dtype == src.dtype;
+  if (overlap(dst, src, sizes)) {
+    if (same_dtype && dst.at.buffer.base == src.at.buffer.base &&
+        std::ranges::equal(dst.at.strides, src.at.strides)) {
+      return;  // a tensor copied onto itself
+    }
+    // Elements written before others are read: stage the source in a scratch buffer.
+    cl_int error = CL_SUCCESS;
+    int64_t numel = 1;
+    for (int64_t size : sizes) numel *= size;
+    const size_t bytes = static_cast<size_t>(numel) * element_size(src.dtype);
+    const OwnedBuffer scratch(clCreateBuffer(device.context(), CL_MEM_READ_WRITE, bytes, nullptr, &error));
+    check_cl(error, std::string(op) + ": allocating " + std::to_string(bytes) + " bytes on " + device.label());
+    const std::vector<int64_t> dense_strides = contiguous_strides(sizes);
+    const Elements staged{{{scratch.get(), 0}, dense_strides}, src.dtype};
+    copy_elements(device, op, sizes, staged, src);
+    copy_elements(device, op, sizes, dst, staged);
+    return;
+  }
+  if (same_dtype && all_dense(shape)) {
+    const size_t size = element_size(dst.dtype);
+    check_cl(clEnqueueCopyBuffer(device.queue(), src.at.buffer.mem, dst.at.buffer.mem,
+                                 static_cast<size_t>(src.at.buffer.base) * size,
+                                 static_cast<size_t>(dst.at.buffer.base) * size,
+                                 static_cast<size_t>(shape.numel) * size, 0, nullptr, nullptr),
+             std::string(op) + ": copying on " + device.label());
+    return;
+  }
+  // One width moves bits unchanged, so NaN payloads survive and every dtype of a width shares
+  // one kernel.
+  const std::string kernel =
+      same_dtype ? "copy_bits" + std::to_string(8 * element_size(dst.dtype))
+                 : "copy_" + std::string(kernel_dtype_name(src.dtype)) + "_to_" +
+                       std::string(kernel_dtype_name(dst.dtype));
+  launch_elementwise(device, device.program(KernelSource::Copy, std::nullopt), kernel.c_str(), op,
+                     sizes, {dst.at, src.at});
+}
+
+}  // namespace
+
+void copy_(const TensorView& self, const TensorView& src, bool /*non_blocking: the queue keeps order*/) {
+  const auto src_strides = plugin::broadcast_strides("copy_", src, self.sizes());
+  copy_elements(device_of(self), "copy_", self.sizes(), {operand_of(self), self.dtype()},
+                {{buffer_of(src), src_strides.span()}, src.dtype()});
+}
+
+// Each input is copied into its slice of out along `dim`, converted to out's dtype (the meta
+// step computed the promoted dtype and out's shape).
+void cat_out(std::span<const TensorView> tensors, int64_t dim, const TensorView& out) {
+  dim = wrap_dim("cat", dim, out.dim());
+  Device& device = device_of(out);
+  const Buffer out_buffer = buffer_of(out);
+  int64_t offset = 0;  // where the next input starts along dim
+  for (const TensorView& tensor : tensors) {
+    // An empty input contributes nothing; this also skips PyTorch's legacy 1-d empty tensors,
+    // whose shape need not match the others.
+    if (tensor.numel() == 0) continue;
+    const Buffer slice{out_buffer.mem, out_buffer.base + offset * out.stride(dim)};
+    copy_elements(device, "cat", tensor.sizes(), {{slice, out.strides()}, out.dtype()},
+                  {operand_of(tensor), tensor.dtype()});
+    offset += tensor.size(dim);
+  }
+}
+
+}  // namespace bp::opencl

@@ -1,0 +1,212 @@
+// The OpenCL kernels' own paths, each against the CPU backend on the same input: group kernels
+// with many lanes per group (large reductions, softmax, layer norm), matrix products spanning
+// several tiles, copies within one buffer, and the limit on dimensions. The op conformance
+// suite (tests/ops) covers every op and dtype on small shapes. Skipped without OpenCL devices.
+#include <backplane/backplane.h>
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+using bp::Device;
+using bp::Tensor;
+
+std::vector<Device> opencl_devices() {
+  std::vector<Device> found;
+  for (const Device& device : bp::devices()) {
+    if (device.type_name() == "opencl") found.push_back(device);
+  }
+  return found;
+}
+
+// Whether bp-info's description of `device` says it has double precision.
+bool has_fp64(const Device& device) {
+  for (const bp::PluginInfo& plugin : bp::runtime_info().plugins) {
+    for (const bp::DeviceInfo& info : plugin.devices) {
+      if (info.device == device) return info.description.find("fp64: yes") != std::string::npos;
+    }
+  }
+  return false;
+}
+
+#define FOR_EACH_OPENCL_DEVICE(device)                                         \
+  const std::vector<Device> devices_ = opencl_devices();                       \
+  if (devices_.empty()) MESSAGE("skipped: the opencl backend has no devices"); \
+  for (const Device& device : devices_)
+
+// Same shape and dtype, and every element within `tolerance` (relative, plus as much absolute
+// near 0); NaN matches NaN.
+void check_close(const Tensor& actual, const Tensor& expected, double tolerance, const std::string& what) {
+  INFO(what);
+  REQUIRE(actual.sizes().vec() == expected.sizes().vec());
+  REQUIRE(actual.dtype() == expected.dtype());
+  const std::vector<double> a = actual.cpu().to(bp::kFloat64).contiguous().to_vector<double>();
+  const std::vector<double> e = expected.to(bp::kFloat64).contiguous().to_vector<double>();
+  size_t mismatches = 0;
+  std::string first;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const bool same = std::isnan(e[i]) ? std::isnan(a[i])
+                                       : std::abs(a[i] - e[i]) <= tolerance * (1 + std::abs(e[i]));
+    if (!same && mismatches++ == 0) {
+      first = "[" + std::to_string(i) + "] " + std::to_string(a[i]) + " != " + std::to_string(e[i]);
+    }
+  }
+  CHECK_MESSAGE(mismatches == 0, mismatches << " of " << a.size() << " differ, first " << first);
+}
+
+// Random values rounded to halves, so that maxima tie, with NaN sprinkled in when asked.
+Tensor sample(bp::IntArrayRef sizes, bp::DType dtype, bool with_nan = false) {
+  Tensor x = bp::randn(sizes).contiguous();
+  std::vector<float> values = x.to_vector<float>();
+  for (size_t i = 0; i < values.size(); ++i) {
+    values[i] = std::round(values[i] * 2) / 2;
+    if (with_nan && i % 997 == 500) values[i] = NAN;
+  }
+  return bp::from_vector(values, sizes).to(dtype);
+}
+
+// A view of a tensor, taken of the CPU original and of its copy on the device alike (to()
+// makes a tensor contiguous, so layouts are made after it).
+struct View {
+  std::string name;
+  std::function<Tensor(const Tensor&)> of;
+};
+
+const std::vector<View> kViews = {
+    {"contiguous", [](const Tensor& t) { return t; }},
+    {"dims 0 and 2 swapped", [](const Tensor& t) { return t.transpose(0, 2); }},
+    {"every 7th along dim 1", [](const Tensor& t) { return t.slice(1, 3, t.size(1), 7); }},
+};
+
+}  // namespace
+
+TEST_CASE("vs cpu: reductions over large and small groups in any layout") {
+  bp::manual_seed(11);
+  FOR_EACH_OPENCL_DEVICE(device) {
+    for (const bp::DType dtype : {bp::kFloat32, bp::kInt32}) {
+      const Tensor base = sample({6, 1000, 20}, dtype, /*with_nan=*/dtype == bp::kFloat32);
+      const Tensor base_on = base.to(device);
+      for (const View& view : kViews) {
+        const Tensor x = view.of(base), on = view.of(base_on);
+        const std::string where = device.str() + " " + x.str() + " " + view.name;
+        for (const std::vector<int64_t>& dims :
+             std::vector<std::vector<int64_t>>{{0}, {1}, {2}, {0, 2}, {1, 2}, {}}) {
+          check_close(bp::sum(on, dims), bp::sum(x, dims), 1e-5, "sum " + where);
+          check_close(bp::amax(on, dims, true), bp::amax(x, dims, true), 0, "amax " + where);
+          if (dtype == bp::kFloat32) check_close(bp::mean(on, dims), bp::mean(x, dims), 1e-5, "mean " + where);
+        }
+        for (const int64_t dim : {0, 1, 2}) {
+          const auto [values, indices] = bp::max(on, dim);
+          const auto [cpu_values, cpu_indices] = bp::max(x, dim);
+          check_close(values, cpu_values, 0, "max.dim values " + where);
+          check_close(indices, cpu_indices, 0, "max.dim indices " + where);
+          check_close(bp::argmax(on, dim, true), bp::argmax(x, dim, true), 0, "argmax " + where);
+        }
+        check_close(bp::argmax(on), bp::argmax(x), 0, "argmax of all " + where);
+      }
+    }
+  }
+}
+
+TEST_CASE("vs cpu: softmax and layer norm over large and small groups") {
+  bp::manual_seed(12);
+  FOR_EACH_OPENCL_DEVICE(device) {
+    const Tensor base = bp::randn({5, 300, 24});
+    const Tensor base_on = base.to(device);
+    for (const View& view : kViews) {
+      const Tensor x = view.of(base), on = view.of(base_on);
+      const std::string where = device.str() + " " + x.str() + " " + view.name;
+      for (const int64_t dim : {0, 1, 2}) {
+        check_close(bp::softmax(on, dim), bp::softmax(x, dim), 1e-5, "softmax " + where);
+        check_close(bp::log_softmax(on, dim), bp::log_softmax(x, dim), 1e-5, "log_softmax " + where);
+      }
+      const int64_t last = x.size(2);
+      for (const std::vector<int64_t>& normalized :
+           std::vector<std::vector<int64_t>>{{last}, {x.size(1), last}}) {
+        const Tensor weight = bp::randn(normalized), bias = bp::randn(normalized);
+        const auto [y, mean, rstd] =
+            bp::native_layer_norm(on, normalized, weight.to(device), bias.to(device), 1e-5);
+        const auto [cpu_y, cpu_mean, cpu_rstd] = bp::native_layer_norm(x, normalized, weight, bias, 1e-5);
+        check_close(y, cpu_y, 1e-4, "layer_norm " + where);
+        check_close(mean, cpu_mean, 1e-5, "layer_norm mean " + where);
+        check_close(rstd, cpu_rstd, 1e-4, "layer_norm rstd " + where);
+      }
+    }
+  }
+}
+
+TEST_CASE("vs cpu: matrix products spanning several tiles in any layout") {
+  bp::manual_seed(13);
+  FOR_EACH_OPENCL_DEVICE(device) {
+    // 8-byte types take another block depth (see kernels/matmul.cl).
+    std::vector<bp::DType> dtypes = {bp::kFloat32, bp::kInt32, bp::kFloat16, bp::kInt64};
+    if (has_fp64(device)) dtypes.push_back(bp::kFloat64);
+    for (const bp::DType dtype : dtypes) {
+      const double tolerance = dtype == bp::kFloat16 ? 1e-2 : 1e-5;
+      for (const auto& [n, k, m] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {17, 33, 5}, {70, 50, 90}}) {
+        // b and batch_a transposed, in both places.
+        const Tensor a = sample({n, k}, dtype), b_rows = sample({m, k}, dtype);
+        const Tensor b = b_rows.transpose(0, 1), b_on = b_rows.to(device).transpose(0, 1);
+        const std::string where = device.str() + " " + a.str() + " @ " + b.str();
+        check_close(bp::mm(a.to(device), b_on), bp::mm(a, b), tolerance, "mm " + where);
+        const Tensor bias = sample({m}, dtype);
+        check_close(bp::addmm(bias.to(device), a.to(device), b_on, 2, 3), bp::addmm(bias, a, b, 2, 3),
+                    tolerance, "addmm " + where);
+        const Tensor batch_a_rows = sample({3, k, n}, dtype), batch_b = sample({3, k, m}, dtype);
+        check_close(bp::bmm(batch_a_rows.to(device).transpose(1, 2), batch_b.to(device)),
+                    bp::bmm(batch_a_rows.transpose(1, 2), batch_b), tolerance, "bmm " + where);
+      }
+    }
+    // beta == 0 ignores self, even NaN.
+    const Tensor nan_self = bp::full({4, 4}, NAN);
+    const Tensor a = bp::randn({4, 6}), b = bp::randn({6, 4});
+    check_close(bp::addmm(nan_self.to(device), a.to(device), b.to(device), 0, 1),
+                bp::addmm(nan_self, a, b, 0, 1), 1e-5, "addmm with beta 0 on " + device.str());
+  }
+}
+
+TEST_CASE("copies: a copy within one buffer reads every element before writing over it") {
+  FOR_EACH_OPENCL_DEVICE(device) {
+    std::vector<float> values(25);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
+    const Tensor square = bp::from_vector(values, {5, 5});
+    for (const bp::DType dtype : {bp::kFloat32, bp::kInt64}) {
+      INFO(device.str() << " " << bp::dtype_name(dtype));
+      Tensor row = square.slice(0, 0, 1).flatten().to(dtype).to(device);
+      row.slice(0, 1, 5).copy_(row.slice(0, 0, 4));  // shifts right, as memmove would
+      CHECK(row.cpu().to(bp::kFloat32).to_vector<float>() == std::vector<float>{0, 0, 1, 2, 3});
+      Tensor matrix = square.to(dtype).to(device);
+      matrix.copy_(matrix.transpose(0, 1));  // transposes in place
+      check_close(matrix, square.transpose(0, 1).contiguous().to(dtype), 0, "in-place transpose");
+    }
+  }
+}
+
+TEST_CASE("dimensions: tensors with more than 8 dimensions that cannot be merged") {
+  bp::manual_seed(14);
+  FOR_EACH_OPENCL_DEVICE(device) {
+    const Tensor base = bp::randn({2, 3, 2, 3, 2, 3, 2, 3, 2, 3});
+    const std::vector<int64_t> reversed = {9, 8, 7, 6, 5, 4, 3, 2, 1, 0};
+    const Tensor cpu = base.permute(reversed);
+    const Tensor x = base.to(device).permute(reversed);  // to() would make it contiguous
+    // Elementwise kernels take 8; the host walks the rest.
+    check_close(bp::neg(x), bp::neg(cpu), 0, "neg");
+    check_close(x.contiguous(), cpu.contiguous(), 0, "contiguous");
+    check_close(bp::add(x, x.contiguous()), bp::add(cpu, cpu.contiguous()), 0, "add");
+    // Group kernels refuse, with a message that says what to do.
+    try {
+      bp::amax(x);
+      FAIL("amax over 10 scattered dimensions did not fail");
+    } catch (const bp::Error& e) {
+      CHECK(e.code() == bp::ErrorCode::NotImplemented);
+      CHECK_MESSAGE(std::string(e.what()).find("make it contiguous first") != std::string::npos, e.what());
+    }
+    check_close(bp::amax(x.contiguous()), bp::amax(cpu), 0, "amax after contiguous()");
+  }
+}

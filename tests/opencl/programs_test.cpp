@@ -1,0 +1,98 @@
+// The plugin's own programs: every kernel the ops launch builds, for every dtype, on every
+// OpenCL device (through the runtime, its disk cache included). Catches a kernel that fails to
+// compile on some dtype or device without going through the core.
+#include "kernel_source.h"
+#include "runtime.h"
+
+#include <backplane/sdk/dtype.hpp>
+
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using bp::DType;
+using bp::opencl::Device;
+using bp::opencl::KernelSource;
+using bp::opencl::Runtime;
+
+const char* const kDtypeNames[] = {"float32", "float64", "float16", "bfloat16", "int8",
+                                   "uint8",   "int32",   "int64",   "bool"};
+
+// Creates each kernel of `names` in `program` on `device`.
+void check_kernels(Device& device, cl_program program, const std::vector<std::string>& names) {
+  std::lock_guard lock(device.launch_mutex());
+  for (const std::string& name : names) {
+    CHECK_NOTHROW_MESSAGE(device.kernel(program, name.c_str()), name);
+  }
+}
+
+std::vector<std::string> elementwise_kernels(DType dtype) {
+  std::vector<std::string> names = {"add",  "sub", "mul", "maximum", "minimum", "neg",  "abs_",
+                                    "relu", "eq",  "lt",  "gt",      "where_",  "fill", "arange"};
+  if (bp::is_floating_point(dtype)) {
+    for (const char* name : {"div", "exp_", "log_", "sqrt_", "tanh_", "sigmoid", "gelu_erf", "gelu_tanh"}) {
+      names.push_back(name);
+    }
+  }
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("programs: every kernel builds for every dtype on every device") {
+  Runtime& runtime = Runtime::get();
+  if (runtime.device_count() == 0) {
+    MESSAGE("skipped: " << runtime.no_devices_reason());
+    return;
+  }
+  for (int index = 0; index < runtime.device_count(); ++index) {
+    Device& device = runtime.device(index);
+    INFO(device.label() << ": " << device.description());
+    for (DType dtype : bp::kAllDTypes) {
+      if (dtype == DType::Float64 && !device.has_fp64()) continue;
+      INFO("dtype " << bp::dtype_name(dtype));
+      check_kernels(device, device.program(KernelSource::Elementwise, dtype), elementwise_kernels(dtype));
+      check_kernels(device, device.program(KernelSource::Reduction, dtype), {"sum", "max_"});
+      if (dtype != DType::Bool) {
+        check_kernels(device, device.program(KernelSource::Matmul, dtype), {"matmul"});
+      }
+      if (bp::is_floating_point(dtype)) {
+        check_kernels(device, device.program(KernelSource::Normalization, dtype), {"softmax", "layer_norm"});
+      }
+    }
+    std::vector<std::string> copies = {"copy_bits8", "copy_bits16", "copy_bits32", "copy_bits64"};
+    for (const char* from : kDtypeNames) {
+      for (const char* to : kDtypeNames) {
+        const bool needs_fp64 = std::string(from) == "float64" || std::string(to) == "float64";
+        if (!needs_fp64 || device.has_fp64()) copies.push_back(std::string("copy_") + from + "_to_" + to);
+      }
+    }
+    check_kernels(device, device.program(KernelSource::Copy, std::nullopt), copies);
+  }
+}
+
+TEST_CASE("programs: Double on a device without fp64 is refused rather than miscomputed") {
+  Runtime& runtime = Runtime::get();
+  for (int index = 0; index < runtime.device_count(); ++index) {
+    Device& device = runtime.device(index);
+    if (device.has_fp64()) continue;
+    CHECK_THROWS_WITH_AS(device.program(KernelSource::Elementwise, DType::Float64),
+                         doctest::Contains("cl_khr_fp64"), bp::plugin::Error);
+  }
+}
+
+// Meaningful where no platform exists: ctest runs it again with OCL_ICD_VENDORS pointing at an
+// empty folder.
+TEST_CASE("runtime: without an OpenCL platform there are no devices and the reason says why") {
+  Runtime& runtime = Runtime::get();
+  if (runtime.device_count() > 0) {
+    MESSAGE("skipped: this environment has OpenCL devices");
+    return;
+  }
+  CHECK(runtime.no_devices_reason().find("OpenCL") != std::string::npos);
+  CHECK_THROWS_AS(runtime.device(0), bp::plugin::Error);
+}
