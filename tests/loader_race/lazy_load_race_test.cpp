@@ -1,18 +1,22 @@
-// Eight threads racing the first use of the runtime load the plugins exactly once. This suite
-// runs with BACKPLANE_PLUGIN_PATH naming the fixture plugin, whose device description counts
-// its init calls, and a folder that does not exist, which adds a warning each time the
-// environment is read. Nothing in this process touches the runtime before the race.
+// Eight threads racing the first use of the runtime load the plugins exactly once.
+// BACKPLANE_PLUGIN_PATH names the fixture plugin, whose device description counts its init
+// calls, and a folder that does not exist, which adds a warning each time the environment is
+// read. Nothing in this process touches the runtime before the race.
 #include <backplane/backplane.h>
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <latch>
 #include <string>
 #include <thread>
 #include <vector>
 
 TEST_CASE("eight threads racing the first use load each plugin once") {
+  const std::string fixture_dir = BACKPLANE_FIXTURE_DIR;
+  const std::string plugin_path = fixture_dir + "/libbackplane_fixture.so:" + fixture_dir + "/missing";
+  REQUIRE(setenv("BACKPLANE_PLUGIN_PATH", plugin_path.c_str(), 1) == 0);
   constexpr int kThreads = 8;
   std::latch start(kThreads);
   std::vector<bp::RuntimeInfo> seen(kThreads);
@@ -31,7 +35,7 @@ TEST_CASE("eight threads racing the first use load each plugin once") {
   const auto fixture = std::find_if(first.plugins.begin(), first.plugins.end(),
                                     [](const bp::PluginInfo& p) { return p.name == "fixture"; });
   REQUIRE_MESSAGE(fixture != first.plugins.end(),
-                  "the fixture plugin did not load; is BACKPLANE_PLUGIN_PATH set for this suite?");
+                  (std::string("the fixture plugin did not load from ") + plugin_path));
   REQUIRE(fixture->devices.size() == 1);
   CHECK(fixture->devices[0].description == "initialized 1 time(s)");
 
