@@ -18,11 +18,12 @@ bool updating_golden_files() {
   return update && std::string(update) == "1";
 }
 
-// Compares each generated file with golden/<subdir>/<file name>, or rewrites the golden file
+// Compares each generated file with golden/<subdir>/<file name>.golden (the suffix keeps the
+// expected texts from passing for generated build files), or rewrites the golden file
 // when BP_UPDATE_GOLDEN=1.
 void check_against_golden(const std::vector<GeneratedFile>& files, const std::string& subdir) {
   for (const GeneratedFile& file : files) {
-    const fs::path golden = golden_dir() / subdir / file.path.filename();
+    const fs::path golden = golden_dir() / subdir / (file.path.filename().string() + ".golden");
     CAPTURE(golden);
     if (updating_golden_files()) {
       write_file(golden, file.content);

@@ -63,7 +63,7 @@ bool all_dense(const WalkShape& shape) {
   return true;
 }
 
-GroupShape split_groups(std::span<const int64_t> sizes, const std::vector<bool>& reduced,
+GroupShape split_groups(std::span<const int64_t> sizes, const plugin::DimValues<bool>& reduced,
                         const OperandStrides& strides, std::string_view op) {
   std::vector<int64_t> kept_sizes, member_sizes;
   std::vector<std::vector<int64_t>> kept_strides(strides.size()), member_strides(strides.size());
@@ -79,44 +79,6 @@ GroupShape split_groups(std::span<const int64_t> sizes, const std::vector<bool>&
     return collapse(part_sizes, views, op, /*outer_allowed=*/false);
   };
   return {walk(kept_sizes, kept_strides), walk(member_sizes, member_strides)};
-}
-
-int64_t wrap_dim(std::string_view op, int64_t dim, int64_t ndim) {
-  const int64_t range = ndim == 0 ? 1 : ndim;
-  if (dim < -range || dim >= range) {
-    throw plugin::Error(BP_STATUS_INVALID_ARGUMENT,
-                        std::string(op) + ": dimension " + std::to_string(dim) +
-                            " is out of range for a tensor of " + std::to_string(ndim) +
-                            " dimensions");
-  }
-  return dim < 0 ? dim + range : dim;
-}
-
-std::vector<bool> reduced_dims(std::string_view op, int64_t ndim, std::span<const int64_t> dims) {
-  std::vector<bool> reduced(static_cast<size_t>(ndim), dims.empty());
-  for (int64_t dim : dims) {
-    const int64_t d = wrap_dim(op, dim, ndim);
-    if (d < ndim) reduced[static_cast<size_t>(d)] = true;  // a 0-dim tensor has nothing to mark
-  }
-  return reduced;
-}
-
-std::vector<bool> single_reduced_dim(std::string_view op, int64_t ndim, int64_t dim) {
-  return reduced_dims(op, ndim, std::span<const int64_t>(&dim, 1));
-}
-
-std::vector<int64_t> reduced_output_strides(const TensorView& out, const std::vector<bool>& reduced,
-                                            bool keepdim) {
-  std::vector<int64_t> strides(reduced.size(), 0);
-  int64_t out_dim = 0;
-  for (size_t d = 0; d < reduced.size(); ++d) {
-    if (!reduced[d]) {
-      strides[d] = out.stride(out_dim++);
-    } else if (keepdim) {
-      ++out_dim;
-    }
-  }
-  return strides;
 }
 
 }  // namespace bp::opencl

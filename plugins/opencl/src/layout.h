@@ -6,6 +6,8 @@
 // passed to kernels as long8 vectors, innermost dimension first.
 #pragma once
 
+#include <backplane/sdk/reduction_dims.hpp>
+#include <backplane/sdk/strided_loop.hpp>
 #include <backplane/sdk/tensor_view.hpp>
 
 #include <array>
@@ -61,20 +63,13 @@ struct GroupShape {
 // `sizes` split into kept and reduced dimensions (`reduced[d]`), for operands whose strides
 // span all of `sizes` (0 where an operand does not vary: a reduction's output along reduced
 // dimensions, layer norm's weight along kept ones).
-GroupShape split_groups(std::span<const int64_t> sizes, const std::vector<bool>& reduced,
+GroupShape split_groups(std::span<const int64_t> sizes, const plugin::DimValues<bool>& reduced,
                         const OperandStrides& strides, std::string_view op);
 
-// --- dimension arguments, with the CPU backend's rules and messages (broadcast_strides is the
-// SDK's) -----------------------------------------------------------------------------------
-
-// `dim` wrapped into [0, ndim); a 0-dim tensor accepts 0 and -1.
-int64_t wrap_dim(std::string_view op, int64_t dim, int64_t ndim);
-// Which of `ndim` dimensions `dims` names; an empty list names all (sum, mean, amax).
-std::vector<bool> reduced_dims(std::string_view op, int64_t ndim, std::span<const int64_t> dims);
-std::vector<bool> single_reduced_dim(std::string_view op, int64_t ndim, int64_t dim);
-// Strides that address a reduction's output over the input's dimensions: 0 along reduced
-// ones, which the output keeps as size 1 (keepdim) or leaves out.
-std::vector<int64_t> reduced_output_strides(const TensorView& out, const std::vector<bool>& reduced,
-                                            bool keepdim);
+// Dimension arguments follow the SDK's rules and messages, shared with the CPU backend.
+using plugin::reduced_dims;
+using plugin::reduced_output_strides;
+using plugin::single_reduced_dim;
+using plugin::wrap_dim;
 
 }  // namespace bp::opencl

@@ -62,10 +62,10 @@ void native_layer_norm_out(const TensorView& input, std::span<const int64_t> nor
   if (bias) require_dtype(op, "bias", *bias, input.dtype());
   require_supported(device, op, input.dtype(), DTypes::Floating);
 
-  std::vector<bool> normalized(static_cast<size_t>(ndim), false);
+  plugin::DimValues<bool> normalized(static_cast<size_t>(ndim), false);
   for (int64_t d = ndim - normalized_dims; d < ndim; ++d) normalized[static_cast<size_t>(d)] = true;
-  const std::vector<int64_t> mean_strides = reduced_output_strides(out1, normalized, /*keepdim=*/true);
-  const std::vector<int64_t> rstd_strides = reduced_output_strides(out2, normalized, /*keepdim=*/true);
+  const plugin::DimValues<int64_t> mean_strides = reduced_output_strides(out1, normalized, /*keepdim=*/true);
+  const plugin::DimValues<int64_t> rstd_strides = reduced_output_strides(out2, normalized, /*keepdim=*/true);
   // An absent weight or bias is not read; zero strides stand in for it.
   const plugin::DimValues<int64_t> unused(static_cast<size_t>(ndim), 0);
   const auto weight_strides = weight ? plugin::broadcast_strides(op, *weight, input.sizes()) : unused;
@@ -73,7 +73,7 @@ void native_layer_norm_out(const TensorView& input, std::span<const int64_t> nor
   enum LayerNormOperand : size_t { kInput, kOut, kMean, kRstd, kWeight, kBias };
   const GroupShape shape = split_groups(
       input.sizes(), normalized,
-      {input.strides(), out0.strides(), mean_strides, rstd_strides, weight_strides.span(),
+      {input.strides(), out0.strides(), mean_strides.span(), rstd_strides.span(), weight_strides.span(),
        bias_strides.span()}, op);
   if (shape.groups() == 0) return;
 

@@ -16,13 +16,13 @@ namespace bp::opencl {
 namespace {
 
 // sum and mean into out, whose dtype the meta step has given self too.
-void sum_into(std::string_view op, const TensorView& self, const std::vector<bool>& reduced,
+void sum_into(std::string_view op, const TensorView& self, const plugin::DimValues<bool>& reduced,
               bool keepdim, const TensorView& out, bool average) {
   Device& device = device_of(out);
   require_dtype(op, "self", self, out.dtype());
   require_supported(device, op, out.dtype(), average ? DTypes::Floating : DTypes::Any);
-  const std::vector<int64_t> out_strides = reduced_output_strides(out, reduced, keepdim);
-  const GroupShape shape = split_groups(self.sizes(), reduced, {self.strides(), out_strides}, op);
+  const plugin::DimValues<int64_t> out_strides = reduced_output_strides(out, reduced, keepdim);
+  const GroupShape shape = split_groups(self.sizes(), reduced, {self.strides(), out_strides.span()}, op);
   if (shape.groups() == 0) return;
   KernelArgs args;
   args.add_group_params(shape)
@@ -35,19 +35,19 @@ void sum_into(std::string_view op, const TensorView& self, const std::vector<boo
 
 // The largest member of each group and its position (the first one; NaN above everything, as
 // in PyTorch). Either output may be absent.
-void max_into(std::string_view op, const TensorView& self, const std::vector<bool>& reduced,
+void max_into(std::string_view op, const TensorView& self, const plugin::DimValues<bool>& reduced,
               bool keepdim, const TensorView* values, const TensorView* indices) {
   Device& device = device_of(self);
   if (values) require_dtype(op, "values", *values, self.dtype());
   if (indices) require_dtype(op, "indices", *indices, DType::Int64);
   require_supported(device, op, self.dtype(), DTypes::Any);
-  const std::vector<int64_t> no_strides(reduced.size(), 0);  // an absent output is not written
-  const std::vector<int64_t> value_strides =
+  const plugin::DimValues<int64_t> no_strides(reduced.size(), 0);  // an absent output is not written
+  const plugin::DimValues<int64_t> value_strides =
       values ? reduced_output_strides(*values, reduced, keepdim) : no_strides;
-  const std::vector<int64_t> index_strides =
+  const plugin::DimValues<int64_t> index_strides =
       indices ? reduced_output_strides(*indices, reduced, keepdim) : no_strides;
   const GroupShape shape =
-      split_groups(self.sizes(), reduced, {self.strides(), value_strides, index_strides}, op);
+      split_groups(self.sizes(), reduced, {self.strides(), value_strides.span(), index_strides.span()}, op);
   // PyTorch refuses max-like reductions over nothing, even when the output is empty too.
   if (shape.group_size() == 0) {
     throw plugin::Error(BP_STATUS_INVALID_ARGUMENT,
@@ -93,8 +93,8 @@ void max_dim_max(const TensorView& self, int64_t dim, bool keepdim, const Tensor
 
 // Without a dim, the index is into the flattened input.
 void argmax_out(const TensorView& self, std::optional<int64_t> dim, bool keepdim, const TensorView& out) {
-  const std::vector<bool> reduced = dim ? single_reduced_dim("argmax", self.dim(), *dim)
-                                        : std::vector<bool>(static_cast<size_t>(self.dim()), true);
+  const plugin::DimValues<bool> reduced = dim ? single_reduced_dim("argmax", self.dim(), *dim)
+                                        : plugin::DimValues<bool>(static_cast<size_t>(self.dim()), true);
   max_into("argmax", self, reduced, keepdim, nullptr, &out);
 }
 
