@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <optional>
 
 namespace bp::meta::support {
@@ -79,7 +81,8 @@ void prepare_input(Tensor& t, DType dtype, IntArrayRef shape, Device device) {
   } else if (t.dtype() != dtype) {
     t = t.to(dtype);
   }
-  if (DimVector(t.sizes()) != DimVector(shape)) t = t.expand(shape);
+  const IntArrayRef sizes = t.sizes();
+  if (!std::equal(sizes.begin(), sizes.end(), shape.begin(), shape.end())) t = t.expand(shape);
 }
 
 void check_no_internal_overlap(const Tensor& t, const char* op) {
