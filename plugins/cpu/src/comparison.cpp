@@ -3,7 +3,7 @@
 #include "CPUNativeFunctions.h"
 
 #include "dtypes.h"
-#include "strided_loop.h"
+#include "parallel_elements.h"
 
 #include <string_view>
 
@@ -18,8 +18,8 @@ void compare(std::string_view op, const TensorView& self, const TensorView& othe
   require_dtype(op, "out", out, kBool);
   plugin::visit(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    map_elements(out.sizes(), fn, output_operand<bool>(out), input_operand<T>(self),
-                 input_operand<T>(other));
+    parallel_map_elements(out.sizes(), fn, output_operand<bool>(out), input_operand<T>(self),
+                          input_operand<T>(other));
   });
 }
 
@@ -44,7 +44,7 @@ void where_self_out(const TensorView& condition, const TensorView& self, const T
   require_dtype("where", "other", other, out.dtype());
   plugin::visit(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    map_elements(
+    parallel_map_elements(
         out.sizes(), [](bool pick_self, auto x, auto y) { return pick_self ? x : y; },
         output_operand<T>(out), input_operand<bool>(condition), input_operand<T>(self),
         input_operand<T>(other));

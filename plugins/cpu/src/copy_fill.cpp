@@ -2,7 +2,7 @@
 #include "CPUNativeFunctions.h"
 
 #include "copy.h"
-#include "strided_loop.h"
+#include "parallel_elements.h"
 
 #include <cstdint>
 #include <span>
@@ -15,7 +15,7 @@ namespace {
 template <typename Bits>
 void copy_bits(std::span<const int64_t> sizes, const StridedElements& dst,
                const StridedElements& src) {
-  map_elements(
+  parallel_map_elements(
       sizes, [](Bits bits) { return bits; },
       Operand<Bits>{static_cast<Bits*>(dst.data), dst.strides},
       Operand<const Bits>{static_cast<const Bits*>(src.data), src.strides});
@@ -41,7 +41,7 @@ void copy_elements(std::span<const int64_t> sizes, const StridedElements& dst,
     using To = typename decltype(dst_tag)::type;
     plugin::visit(src.dtype, [&](auto src_tag) {
       using From = typename decltype(src_tag)::type;
-      map_elements(
+      parallel_map_elements(
           sizes, [](auto value) { return value; },
           Operand<To>{static_cast<To*>(dst.data), dst.strides},
           Operand<const From>{static_cast<const From*>(src.data), src.strides});
@@ -60,7 +60,7 @@ void fill__Scalar(const TensorView& self, const bp::Scalar& value) {
   plugin::visit(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T filler = value.to<T>();
-    map_elements(
+    parallel_map_elements(
         self.sizes(), [filler]() { return filler; }, output_operand<T>(self));
   });
 }

@@ -2,6 +2,8 @@
 // allocates itself, so the descriptor's memory functions stay NULL.
 #include "CPUNativeFunctions.h"
 
+#include "thread_pool.h"
+
 #include <backplane/sdk/plugin.hpp>
 
 #include <unistd.h>
@@ -44,7 +46,8 @@ const HostDescription& host() {
     const std::string model = cpu_model();
     d.name = (model.empty() ? std::string("host CPU") : model) + " (" +
              (threads ? std::to_string(threads) : std::string("unknown number of")) + " threads)";
-    d.description = "host memory, allocated by the core; single-threaded reference kernels";
+    d.description =
+        "host memory, allocated by the core; large kernels run on BACKPLANE_NUM_THREADS threads";
     const long pages = sysconf(_SC_PHYS_PAGES);
     const long page_size = sysconf(_SC_PAGESIZE);
     if (pages > 0 && page_size > 0) {
@@ -84,6 +87,8 @@ bp_status device_properties(int32_t device, bp_device_properties* props) {
 }  // namespace
 
 void configure_plugin(bp_plugin& plugin) {
+  // The thread pool starts on first use; shutdown joins it before the process exits.
+  plugin.shutdown = shut_down_thread_pool;
   plugin.device_count = device_count;
   plugin.device_properties = device_properties;
   // Host memory belongs to the core: no allocate, deallocate or copies; and kernels run

@@ -4,7 +4,7 @@
 #include "CPUNativeFunctions.h"
 
 #include "dtypes.h"
-#include "strided_loop.h"
+#include "parallel_elements.h"
 
 #include <string_view>
 
@@ -20,8 +20,8 @@ void binary_op(std::string_view op, const TensorView& self, const TensorView& ot
   require_dtype(op, "other", other, out.dtype());
   visit_supported<Supported>(op, out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    map_elements(out.sizes(), element_fn_for(tag), output_operand<T>(out), input_operand<T>(self),
-                 input_operand<T>(other));
+    parallel_map_elements(out.sizes(), element_fn_for(tag), output_operand<T>(out),
+                          input_operand<T>(self), input_operand<T>(other));
   });
 }
 

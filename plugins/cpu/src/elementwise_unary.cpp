@@ -3,7 +3,7 @@
 #include "CPUNativeFunctions.h"
 
 #include "dtypes.h"
-#include "strided_loop.h"
+#include "parallel_elements.h"
 
 #include <cmath>
 #include <numbers>
@@ -21,7 +21,7 @@ void unary_op(std::string_view op, const TensorView& self, const TensorView& out
   require_dtype(op, "self", self, out.dtype());
   visit_supported<Supported>(op, out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    map_elements(out.sizes(), fn, output_operand<T>(out), input_operand<T>(self));
+    parallel_map_elements(out.sizes(), fn, output_operand<T>(out), input_operand<T>(self));
   });
 }
 

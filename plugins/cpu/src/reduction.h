@@ -3,10 +3,13 @@
 // elements of a group. Dimensions may be reduced in any combination and strides are arbitrary.
 #pragma once
 
+#include "parallel_elements.h"
 #include "strided_loop.h"
 
 #include <backplane/sdk/reduction_dims.hpp>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -22,6 +25,7 @@ class ReductionLoops {
   ReductionLoops(std::span<const int64_t> sizes,
                  const std::array<std::span<const int64_t>, N>& strides,
                  const DimValues<bool>& reduced) {
+    check_dim_count(sizes.size());
     for (size_t d = 0; d < sizes.size(); ++d) {
       Offsets<N> stride;
       for (size_t k = 0; k < N; ++k) stride[k] = strides[k][d];
@@ -29,7 +33,8 @@ class ReductionLoops {
         in_group_.push_dim(sizes[d], stride);
         group_size_ *= sizes[d];
       } else {
-        groups_.push_dim(sizes[d], stride);
+        kept_[kept_count_++] = {sizes[d], stride};
+        group_count_ *= sizes[d];
       }
     }
   }
@@ -38,13 +43,33 @@ class ReductionLoops {
   // dimension is empty).
   int64_t group_size() const { return group_size_; }
 
-  // Calls fn(group) with the offsets of each group's first element, in row-major order.
+  // Calls fn(group) with the offsets of each group's first element. Large reductions split the
+  // groups along the outermost kept dimension across the thread pool, so fn must only write
+  // what belongs to its group; each group is still reduced by one thread, in order, so results
+  // do not depend on the thread count.
   template <typename Fn>
   void for_each_group(Fn&& fn) const {
-    groups_.for_each_row([&](const Offsets<N>& start, const Offsets<N>& step, int64_t length) {
-      Offsets<N> group = start;
-      for (int64_t i = 0; i < length; ++i, advance(group, step))
-        fn(static_cast<const Offsets<N>&>(group));
+    if (group_count_ == 0) return;
+    const KeptDim* const split = std::find_if(kept_.begin(), kept_.begin() + kept_count_,
+                                              [](const KeptDim& dim) { return dim.size > 1; });
+    if (split == kept_.begin() + kept_count_) {  // one group
+      fn(Offsets<N>{});
+      return;
+    }
+    const int64_t elements_per_index = group_count_ / split->size * group_size_;
+    parallel_for(split->size, grain_for(elements_per_index), [&](int64_t begin, int64_t end) {
+      StridedLoop<N> groups;
+      for (const KeptDim* dim = kept_.begin(); dim != kept_.begin() + kept_count_; ++dim)
+        groups.push_dim(dim == split ? end - begin : dim->size, dim->stride);
+      Offsets<N> first{};
+      advance(first, split->stride, begin);
+      groups.for_each_row(
+          [&](const Offsets<N>& start, const Offsets<N>& step, int64_t length) {
+            Offsets<N> group = start;
+            for (int64_t i = 0; i < length; ++i, advance(group, step))
+              fn(static_cast<const Offsets<N>&>(group));
+          },
+          first);
     });
   }
 
@@ -64,7 +89,15 @@ class ReductionLoops {
   }
 
  private:
-  StridedLoop<N> groups_;
+  // A dimension whose indices name groups.
+  struct KeptDim {
+    int64_t size;
+    Offsets<N> stride;
+  };
+
+  std::array<KeptDim, kMaxDims> kept_;
+  size_t kept_count_ = 0;
+  int64_t group_count_ = 1;
   StridedLoop<N> in_group_;
   int64_t group_size_ = 1;
 };

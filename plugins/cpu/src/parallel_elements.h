@@ -1,0 +1,80 @@
+// map_elements split across the plugin's thread pool. Every element is computed exactly as the
+// single-threaded loop computes it, so results are bit-identical for any thread count.
+#pragma once
+
+#include "strided_loop.h"
+#include "thread_pool.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+
+namespace bp::cpu {
+
+// Below about this many elements per thread, starting threads costs more than it saves.
+inline constexpr int64_t kElementsPerChunk = 16 * 1024;
+
+// The grain for parallel_for over an index that stands for `elements_per_index` elements each.
+inline int64_t grain_for(int64_t elements_per_index) {
+  const int64_t per_index = std::max<int64_t>(elements_per_index, 1);
+  return (kElementsPerChunk + per_index - 1) / per_index;
+}
+
+namespace parallel_detail {
+
+// Whether `strides` lay out `sizes` densely in row-major order (size-1 dimensions aside).
+inline bool is_row_major(std::span<const int64_t> sizes, std::span<const int64_t> strides) {
+  int64_t expected = 1;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+// Splits the outermost dimension longer than 1 into chunks, each a map_elements call over its
+// slice of every operand.
+template <typename Fn, typename Out, typename... In>
+void map_split_outermost(std::span<const int64_t> sizes, int64_t count, Fn& fn,
+                         Operand<Out> out, Operand<const In>... in) {
+  const auto split = static_cast<size_t>(
+      std::find_if(sizes.begin(), sizes.end(), [](int64_t size) { return size > 1; }) -
+      sizes.begin());
+  parallel_for(sizes[split], grain_for(count / sizes[split]), [&](int64_t begin, int64_t end) {
+    DimValues<int64_t> chunk_sizes(sizes.size());
+    std::copy(sizes.begin(), sizes.end(), &chunk_sizes[0]);
+    chunk_sizes[split] = end - begin;
+    map_elements(chunk_sizes.span(), fn,
+                 Operand<Out>{out.data + begin * out.strides[split], out.strides},
+                 Operand<const In>{in.data + begin * in.strides[split], in.strides}...);
+  });
+}
+
+}  // namespace parallel_detail
+
+// map_elements (see backplane/sdk/strided_loop.hpp), on several threads for large tensors:
+// split along the flattened index when every operand is dense and row-major, else along the
+// outermost dimension.
+template <typename Fn, typename Out, typename... In>
+void parallel_map_elements(std::span<const int64_t> sizes, Fn&& fn, Operand<Out> out,
+                           Operand<const In>... in) {
+  int64_t count = 1;
+  for (const int64_t size : sizes) count *= size;
+  if (count < 2 * kElementsPerChunk) {  // the plain loop, without planning a split
+    map_elements(sizes, fn, out, in...);
+    return;
+  }
+  using parallel_detail::is_row_major;
+  if (is_row_major(sizes, out.strides) && (is_row_major(sizes, in.strides) && ...)) {
+    const int64_t flat_sizes[] = {count};
+    const int64_t unit_strides[] = {1};
+    parallel_detail::map_split_outermost(flat_sizes, count, fn,
+                                         Operand<Out>{out.data, unit_strides},
+                                         Operand<const In>{in.data, unit_strides}...);
+  } else {
+    parallel_detail::map_split_outermost(sizes, count, fn, out, in...);
+  }
+}
+
+}  // namespace bp::cpu
