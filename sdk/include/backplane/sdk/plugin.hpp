@@ -2,6 +2,7 @@
 #pragma once
 
 #include <backplane/abi.h>
+#include <backplane/sdk/counters.hpp>
 #include <backplane/sdk/dispatch.hpp>
 #include <backplane/sdk/dtype.hpp>
 #include <backplane/sdk/half.hpp>
