@@ -26,9 +26,11 @@ using dnnl::memory;
 // How the addend of out = alpha * (a @ b) + beta * addend reaches the primitive.
 enum class AddendFusion : int64_t {
   None,    // no addend, or beta == 0
-  Bias,    // a repeated row: bias (1, m), scaled by beta / alpha first unless they are equal,
+  Bias,    // a repeated unit-stride row and beta == alpha (linear: both 1): the bias (1, m)
            // since oneDNN scales the sum of product and bias by alpha
-  Binary,  // beta == 1 and a row-major matrix (or one value): added by a binary post-op
+  Binary,  // a repeated row or one value (copied as float32 times beta unless beta == 1 and
+           // it is a unit-stride row), or with beta == 1 a row-major matrix: added after the
+           // product is scaled, by a binary post-op
   Sum,     // anything else: out holds the addend first, and the sum post-op scales it by beta
 };
 
@@ -150,18 +152,19 @@ AddendFusion choose_fusion(const MatmulProblem& problem, const MatrixOperand& ou
   const double alpha = problem.alpha.to<double>();
   const double beta = problem.beta.to<double>();
   if (beta == 0) return AddendFusion::None;
-  if (out.batch == 1 && addend.row_stride == 0 && alpha != 0) return AddendFusion::Bias;
+  const MatrixOperand source = binary_source(normalized(addend));
+  const bool repeated_row = source.batch == 1 && source.rows == 1;
+  if (out.batch == 1 && repeated_row && source.cols == out.cols && alpha == beta &&
+      row_major(source)) {
+    return AddendFusion::Bias;
+  }
+  if (repeated_row) return AddendFusion::Binary;
   // In place (addmm_): out holds the addend already, and a binary post-op would read elements
   // the product has overwritten.
   if (same_elements(normalized(addend), out)) return AddendFusion::Sum;
-  if (beta == 1) {
-    const MatrixOperand source = binary_source(normalized(addend));
-    const bool whole_or_one_value =
-        (source.rows == out.rows && source.cols == out.cols) || (source.rows == 1 && source.cols == 1);
-    if (whole_or_one_value && row_major(source) && non_overlapping(source) &&
-        source.batch == out.batch) {
-      return AddendFusion::Binary;
-    }
+  if (beta == 1 && source.batch == out.batch && source.rows == out.rows &&
+      source.cols == out.cols && row_major(source) && non_overlapping(source)) {
+    return AddendFusion::Binary;
   }
   return AddendFusion::Sum;
 }
@@ -176,48 +179,48 @@ struct PreparedOperands {
   MatrixOperand a, b, out;
   std::optional<StagedMatrix> staged_a, staged_b, staged_out;
   AddendFusion fusion = AddendFusion::None;
-  memory::desc bias_desc, binary_desc;
-  const void* bias_data = nullptr;
-  const void* binary_data = nullptr;
-  std::optional<ScratchBuffer> scaled_bias;
+  // The bias, or the binary post-op's source.
+  memory::desc addend_desc;
+  const void* addend_data = nullptr;
+  std::optional<ScratchBuffer> staged_addend;
 };
+
+// A repeated row (or one value) of the addend as a float32 row times beta, for the binary
+// post-op.
+void stage_scaled_row(const MatmulProblem& problem, const MatrixOperand& row, PreparedOperands& ops) {
+  const double beta = problem.beta.to<double>();
+  ops.staged_addend.emplace(static_cast<size_t>(row.cols) * sizeof(float));
+  auto* scaled = ops.staged_addend->as<float>();
+  visit_onednn_type(problem.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const auto* values = static_cast<const T*>(row.data);
+    for (int64_t j = 0; j < row.cols; ++j) {
+      scaled[j] = static_cast<float>(beta * static_cast<float>(values[j * row.col_stride]));
+    }
+  });
+  const int64_t sizes[] = {1, row.cols};
+  const int64_t strides[] = {row.cols, 1};
+  ops.addend_desc = onednn::strided_desc(sizes, strides, memory::data_type::f32);
+  ops.addend_data = scaled;
+}
 
 void prepare_addend(const MatmulProblem& problem, PreparedOperands& ops,
                     memory::data_type type) {
   const MatrixOperand& addend = *problem.addend;
+  const MatrixOperand source = binary_source(normalized(addend));
   switch (ops.fusion) {
     case AddendFusion::None: return;
-    case AddendFusion::Bias: {
-      const double alpha = problem.alpha.to<double>();
-      const double beta = problem.beta.to<double>();
-      const int64_t sizes[] = {1, ops.out.cols};
-      const int64_t strides[] = {ops.out.cols, 1};
-      if (alpha == beta && (addend.col_stride == 1 || addend.cols == 1)) {
-        ops.bias_desc = onednn::strided_desc(sizes, strides, type);
-        ops.bias_data = addend.data;
-        return;
+    case AddendFusion::Bias:
+      ops.addend_desc = matrix_desc(source, type, /*batched=*/false);
+      ops.addend_data = source.data;
+      return;
+    case AddendFusion::Binary:
+      if (source.rows == 1 && !(problem.beta.to<double>() == 1 && row_major(source))) {
+        return stage_scaled_row(problem, source, ops);
       }
-      // A float32 row of beta / alpha times the addend's row.
-      ops.scaled_bias.emplace(static_cast<size_t>(addend.cols) * sizeof(float));
-      auto* bias = ops.scaled_bias->as<float>();
-      const double scale = beta / alpha;
-      visit_onednn_type(problem.dtype, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        const auto* row = static_cast<const T*>(addend.data);
-        for (int64_t j = 0; j < addend.cols; ++j) {
-          bias[j] = static_cast<float>(scale * static_cast<float>(row[j * addend.col_stride]));
-        }
-      });
-      ops.bias_desc = onednn::strided_desc(sizes, strides, memory::data_type::f32);
-      ops.bias_data = bias;
+      ops.addend_desc = matrix_desc(source, type, ops.out.batch > 1);
+      ops.addend_data = source.data;
       return;
-    }
-    case AddendFusion::Binary: {
-      const MatrixOperand source = binary_source(normalized(addend));
-      ops.binary_desc = matrix_desc(source, type, ops.out.batch > 1);
-      ops.binary_data = source.data;
-      return;
-    }
     case AddendFusion::Sum:
       if (!same_elements(normalized(addend), ops.out)) {
         visit_onednn_type(problem.dtype, [&](auto tag) {
@@ -265,9 +268,11 @@ std::shared_ptr<const MatmulPrimitives> primitives_for(const MatmulProblem& prob
   add_to_key(key, ops.out);
   key.add(static_cast<int64_t>(ops.fusion)).add(static_cast<double>(alpha));
   if (ops.fusion == AddendFusion::Sum) key.add(static_cast<double>(beta));
-  if (ops.fusion == AddendFusion::Bias) key.add(static_cast<int64_t>(ops.bias_desc.data_type()));
-  if (ops.fusion == AddendFusion::Binary) {
-    add_to_key(key, binary_source(normalized(*problem.addend)));
+  if (ops.fusion == AddendFusion::Bias || ops.fusion == AddendFusion::Binary) {
+    key.add(static_cast<int64_t>(ops.addend_desc.data_type()));
+    key.add(std::span<const int64_t>(ops.addend_desc.dims()));
+    key.add(std::span<const int64_t>(ops.addend_desc.data.format_desc.blocking.strides,
+                                     static_cast<size_t>(ops.addend_desc.data.ndims)));
   }
 
   return onednn::primitive_cache().get<MatmulPrimitives>(key, [&] {
@@ -276,14 +281,14 @@ std::shared_ptr<const MatmulPrimitives> primitives_for(const MatmulProblem& prob
     dnnl::post_ops post_ops;
     if (ops.fusion == AddendFusion::Sum) post_ops.append_sum(beta);
     if (ops.fusion == AddendFusion::Binary) {
-      post_ops.append_binary(dnnl::algorithm::binary_add, ops.binary_desc);
+      post_ops.append_binary(dnnl::algorithm::binary_add, ops.addend_desc);
     }
     attributes.set_post_ops(post_ops);
     const memory::desc src = matrix_desc(ops.a, type, batched);
     const memory::desc weights = matrix_desc(ops.b, type, batched);
     const memory::desc dst = matrix_desc(ops.out, type, batched);
     const dnnl::matmul::desc description =
-        ops.fusion == AddendFusion::Bias ? dnnl::matmul::desc(src, weights, ops.bias_desc, dst)
+        ops.fusion == AddendFusion::Bias ? dnnl::matmul::desc(src, weights, ops.addend_desc, dst)
                                          : dnnl::matmul::desc(src, weights, dst);
     const dnnl::matmul::primitive_desc descriptor(description, attributes, onednn::engine());
     auto made = std::make_shared<MatmulPrimitives>();
@@ -305,11 +310,11 @@ void run(const MatmulProblem& problem, memory::data_type type) {
       {DNNL_ARG_DST, onednn::wrap(matrix_desc(ops.out, type, batched), ops.out.data)},
   };
   if (ops.fusion == AddendFusion::Bias) {
-    args.emplace(DNNL_ARG_BIAS, onednn::wrap(ops.bias_desc, ops.bias_data));
+    args.emplace(DNNL_ARG_BIAS, onednn::wrap(ops.addend_desc, ops.addend_data));
   }
   if (ops.fusion == AddendFusion::Binary) {
     args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
-                 onednn::wrap(ops.binary_desc, ops.binary_data));
+                 onednn::wrap(ops.addend_desc, ops.addend_data));
   }
   onednn::execute(primitives->primitive, primitives->scratchpad, std::move(args));
   if (ops.staged_out) ops.staged_out->copy_to(normalized(problem.out));
