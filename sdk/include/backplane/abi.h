@@ -110,6 +110,12 @@ typedef struct bp_optional_int {
   uint8_t has_value;
 } bp_optional_int;
 
+/* A schema `float?`. */
+typedef struct bp_optional_float {
+  double value;
+  uint8_t has_value;
+} bp_optional_float;
+
 /* A schema `Tensor[]`. */
 typedef struct bp_tensor_list {
   const DLTensor* const* data;
@@ -125,7 +131,8 @@ typedef struct bp_tensor_list {
  *   Tensor[]        bp_tensor_list           Scalar       bp_scalar
  *   int             int64_t                  int?         bp_optional_int
  *   int[] / int[]?  bp_int_list              bool         uint8_t
- *   float           double                   str          const char* (UTF-8, NUL-terminated)
+ *   float           double                   float?       bp_optional_float
+ *   str             const char* (UTF-8, NUL-terminated)
  *   ScalarType?     int32_t (a bp_dtype)
  *
  * and it returns bp_status. Outputs are allocated by the core with the shape, dtype and device

@@ -10,3 +10,4 @@
 #include <backplane/sdk/status.hpp>
 #include <backplane/sdk/strided_loop.hpp>
 #include <backplane/sdk/tensor_view.hpp>
+#include <backplane/sdk/window2d.hpp>
