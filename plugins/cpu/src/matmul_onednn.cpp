@@ -323,25 +323,12 @@ void run(const MatmulProblem& problem, memory::data_type type) {
 }  // namespace
 
 bool onednn_matmul_supports(DType dtype) {
-  const std::optional<memory::data_type> type = onednn::data_type_of(dtype);
-  if (!type) return false;
-  if (*type == memory::data_type::f32) return true;
-  // Whether oneDNN has an implementation for this CPU, asked once per dtype with a small
-  // product.
-  auto probe = [](memory::data_type probed) {
-    try {
-      const memory::desc matrix({2, 2}, probed, memory::format_tag::ab);
-      const onednn::ThreadCountScope threads;
-      dnnl::matmul::primitive_desc(dnnl::matmul::desc(matrix, matrix, matrix),
-                                   onednn::base_attributes(), onednn::engine());
-      return true;
-    } catch (const dnnl::error&) {
-      return false;
-    }
-  };
-  static const bool float16 = probe(memory::data_type::f16);
-  static const bool bfloat16 = probe(memory::data_type::bf16);
-  return *type == memory::data_type::f16 ? float16 : bfloat16;
+  static const onednn::TypeSupport support([](memory::data_type type) {
+    const memory::desc matrix({2, 2}, type, memory::format_tag::ab);
+    dnnl::matmul::primitive_desc(dnnl::matmul::desc(matrix, matrix, matrix),
+                                 onednn::base_attributes(), onednn::engine());
+  });
+  return support.implements(dtype);
 }
 
 void onednn_matmul(const MatmulProblem& problem) {

@@ -56,6 +56,29 @@ ThreadCountScope::~ThreadCountScope() {
   if (previous_ != thread_count()) omp_set_num_threads(previous_);
 }
 
+TypeSupport::TypeSupport(const std::function<void(dnnl::memory::data_type)>& describe) {
+  auto implemented = [&](dnnl::memory::data_type type) {
+    try {
+      const ThreadCountScope threads;
+      describe(type);
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  };
+  float16_ = implemented(dnnl::memory::data_type::f16);
+  bfloat16_ = implemented(dnnl::memory::data_type::bf16);
+}
+
+bool TypeSupport::implements(DType dtype) const {
+  switch (dtype) {
+    case DType::Float32: return true;
+    case DType::Float16: return float16_;
+    case DType::BFloat16: return bfloat16_;
+    default: return false;
+  }
+}
+
 void execute(const dnnl::primitive& primitive, const dnnl::memory::desc& scratchpad,
              std::unordered_map<int, dnnl::memory> args) {
   const size_t scratchpad_bytes = scratchpad.get_size();

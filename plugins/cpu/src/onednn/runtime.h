@@ -3,8 +3,11 @@
 // thread count set to BACKPLANE_NUM_THREADS around every creation and execution.
 #pragma once
 
+#include <backplane/sdk/dtype.hpp>
+
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <functional>
 #include <unordered_map>
 
 namespace bp::cpu::onednn {
@@ -31,6 +34,22 @@ class ThreadCountScope {
 
  private:
   int previous_;
+};
+
+// Which floating dtypes this CPU's oneDNN implements one kind of primitive for: float32
+// always, float16 and bfloat16 where the CPU has the instructions they need. `describe(type)`
+// creates a small primitive descriptor of that kind for `type`; it is tried once for each
+// 16-bit type, when the TypeSupport is made.
+class TypeSupport {
+ public:
+  explicit TypeSupport(const std::function<void(dnnl::memory::data_type)>& describe);
+  bool implements(DType dtype) const;
+  // `dtype` where implemented, else float32, which every kind implements.
+  DType compute_dtype(DType dtype) const { return implements(dtype) ? dtype : DType::Float32; }
+
+ private:
+  bool float16_ = false;
+  bool bfloat16_ = false;
 };
 
 // Runs `primitive` (made with base_attributes(); `scratchpad` is its descriptor's
