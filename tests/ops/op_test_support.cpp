@@ -243,8 +243,9 @@ void check_error(const std::function<void()>& body, const std::string& fragment)
     body();
     FAIL_CHECK("expected a bp::Error containing \"" << fragment << "\"");
   } catch (const bp::Error& e) {
-    CHECK_MESSAGE(std::string(e.what()).find(fragment) != std::string::npos,
-                  "the message \"" << e.what() << "\" lacks \"" << fragment << "\"");
+    const std::string message = e.what();
+    CHECK_MESSAGE(message.find(fragment) != std::string::npos,
+                  "the message \"" << message << "\" lacks \"" << fragment << "\"");
   }
 }
 

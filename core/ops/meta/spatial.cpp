@@ -155,8 +155,9 @@ std::array<OutputSpec, 1> avg_pool2d_out(Tensor& self, IntArrayRef kernel_size,
                                          bool /*count_include_pad: both values are valid*/,
                                          std::optional<int64_t> divisor_override) {
   const Device device = support::common_device({&self});
+  static constexpr int64_t kNoDilation = 1;
   const Window2d window =
-      checked_pooling_window("avg_pool2d", self, kernel_size, stride, padding, {});
+      checked_pooling_window("avg_pool2d", self, kernel_size, stride, padding, kNoDilation);
   if (divisor_override && *divisor_override == 0) {
     throw Error("avg_pool2d: divisor_override must not be zero");
   }
