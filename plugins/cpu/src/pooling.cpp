@@ -1,9 +1,10 @@
 // max_pool2d, avg_pool2d and adaptive_avg_pool2d. oneDNN's pooling runs what it can express
-// exactly, on plain NCHW arrays: max pooling (then repaired where oneDNN's max differs from
-// PyTorch's: NaN and windows of -inf), averages that exclude the padding, averages that include it
-// when no window runs past the padding (oneDNN then always divides by the kernel's area, as
-// PyTorch does), and adaptive pooling whose windows tile the input evenly. The rest, float64,
-// and 16-bit dtypes this CPU's oneDNN lacks run on the plugin's own loops (pooling_loops.cpp).
+// exactly, on plain NCHW arrays: undilated max pooling (then repaired where oneDNN's max
+// differs from PyTorch's: NaN, and windows of -inf), averages that exclude the padding,
+// averages that include it when no window runs past the padding (oneDNN then always divides by
+// the kernel's area, as PyTorch does), and adaptive pooling whose windows tile the input evenly.
+// The rest, float64, and 16-bit dtypes this CPU's oneDNN lacks run on the plugin's own loops
+// (pooling_loops.cpp).
 #include "CPUNativeFunctions.h"
 
 #include "dense.h"
@@ -191,7 +192,12 @@ void max_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size
   require_dtype("max_pool2d", "out", out, self.dtype());
   if (out.numel() == 0) return;
   const Window2d w = plugin::pooling_window(kernel_size, stride, padding, dilation);
-  if (onednn_pools(out.dtype())) return onednn_pool(dnnl::algorithm::pooling_max, w, self, out);
+  // oneDNN 2.6 runs dilated pooling on its reference implementation only, which is slower
+  // than the plugin's loops.
+  const bool dilated = w.dilation[0] != 1 || w.dilation[1] != 1;
+  if (onednn_pools(out.dtype()) && !dilated) {
+    return onednn_pool(dnnl::algorithm::pooling_max, w, self, out);
+  }
   pool2d_loops(self, out, pooling_axis(w, 0, self.size(2), out.size(2), false),
                pooling_axis(w, 1, self.size(3), out.size(3), false), PoolReduction::Max,
                std::nullopt);
