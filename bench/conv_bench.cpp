@@ -32,8 +32,9 @@ const ConvLayer kLayers[] = {
 };
 
 void report_flops(benchmark::State& state, const ConvLayer& l, int64_t batch) {
-  const double flops = 2.0 * static_cast<double>(batch * l.out_channels * l.out_size() *
-                                                 l.out_size() * l.in_channels * l.kernel * l.kernel);
+  const double flops =
+      2.0 * static_cast<double>(batch * l.out_channels * l.out_size() * l.out_size() *
+                                l.in_channels * l.kernel * l.kernel);
   state.counters["GFLOP/s"] = benchmark::Counter(
       static_cast<double>(state.iterations()) * flops * 1e-9, benchmark::Counter::kIsRate);
 }
@@ -64,10 +65,9 @@ void onednn_conv(benchmark::State& state, ConvLayer l, int64_t batch) {
       bias_data(bias.get_size() / sizeof(float), 1.0f), dst_data(dst.get_size() / sizeof(float));
   bench::RawPrimitive raw;
   const dnnl::convolution_forward::primitive_desc descriptor(
-      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                      dnnl::algorithm::convolution_direct, src, weights, bias, dst,
-                                      {l.stride, l.stride}, {0, 0}, {l.padding, l.padding},
-                                      {l.padding, l.padding}),
+      dnnl::convolution_forward::desc(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, weights,
+          bias, dst, {l.stride, l.stride}, {0, 0}, {l.padding, l.padding}, {l.padding, l.padding}),
       bench::RawPrimitive::attributes(), raw.engine());
   raw.set(dnnl::convolution_forward(descriptor), descriptor.scratchpad_desc());
   const memory src_memory = raw.wrap(src, src_data.data()),

@@ -38,8 +38,8 @@ void backplane_mm(benchmark::State& state, MatmulShape s) {
 
 void onednn_mm(benchmark::State& state, MatmulShape s) {
   using dnnl::memory;
-  std::vector<float> a(static_cast<size_t>(s.m * s.k), 0.5f), b(static_cast<size_t>(s.k * s.n), 0.25f),
-      out(static_cast<size_t>(s.m * s.n));
+  std::vector<float> a(static_cast<size_t>(s.m * s.k), 0.5f),
+      b(static_cast<size_t>(s.k * s.n), 0.25f), out(static_cast<size_t>(s.m * s.n));
   bench::RawPrimitive raw;
   const memory::desc a_desc({s.m, s.k}, memory::data_type::f32, memory::format_tag::ab);
   const memory::desc b_desc({s.k, s.n}, memory::data_type::f32, memory::format_tag::ab);

@@ -101,9 +101,7 @@ TEST_CASE("float16 and bfloat16 products agree with float32 rounded once, over s
       const Tensor bias = sample_tensor({m}, dtype, Layout::Contiguous, 10);
       const Tensor addend = sample_tensor({n, m}, dtype, layout, 11);
       const auto mm = [](const std::vector<Tensor>& t) { return bp::mm(t[0], t[1]); };
-      const auto linear = [](const std::vector<Tensor>& t) {
-        return bp::addmm(t[0], t[1], t[2]);
-      };
+      const auto linear = [](const std::vector<Tensor>& t) { return bp::addmm(t[0], t[1], t[2]); };
       const auto scaled = [](const std::vector<Tensor>& t) {
         return bp::addmm(t[0], t[1], t[2], 2, 0.5);
       };

@@ -29,10 +29,8 @@ struct ConvCase {
 
 TEST_CASE("conv2d through oneDNN agrees with the float64 loops for ResNet-like layers") {
   const ConvCase cases[] = {
-      {{2, 16, 15, 13}, {32, 16, 3, 3}, 1, 1, 1, 1},
-      {{1, 3, 33, 33}, {24, 3, 7, 7}, 2, 3, 1, 1},
-      {{2, 32, 9, 9}, {64, 32, 1, 1}, 2, 0, 1, 1},
-      {{1, 24, 12, 12}, {24, 3, 3, 3}, 1, 2, 2, 8},
+      {{2, 16, 15, 13}, {32, 16, 3, 3}, 1, 1, 1, 1}, {{1, 3, 33, 33}, {24, 3, 7, 7}, 2, 3, 1, 1},
+      {{2, 32, 9, 9}, {64, 32, 1, 1}, 2, 0, 1, 1},   {{1, 24, 12, 12}, {24, 3, 3, 3}, 1, 2, 2, 8},
       {{1, 32, 10, 10}, {32, 1, 3, 3}, 2, 1, 1, 32},
   };
   for (const ConvCase& c : cases) {
@@ -58,32 +56,32 @@ TEST_CASE("pooling through oneDNN agrees with the float64 loops, and oneDNN's ga
   for (const Layout layout : {Layout::Contiguous, Layout::Transposed}) {
     INFO(name_of(layout));
     const Tensor input = sample_tensor(shape, bp::kFloat32, layout, 411);
-    const auto check = [&](const std::string& what, const std::function<Tensor(const Tensor&)>& op) {
+    const auto check = [&](const std::string& what,
+                           const std::function<Tensor(const Tensor&)>& op) {
       INFO(what);
       const Tensor result = op(input);
       check_tensor(result, shape_of(result), bp::kFloat32,
                    float64_result([&](const std::vector<Tensor>& t) { return op(t[0]); }, {input}));
     };
     check("max 3x3/2 pad 1", [](const Tensor& x) { return bp::max_pool2d(x, {3}, {2}, {1}); });
-    check("max 3x3/2 pad 1 ceil", [](const Tensor& x) {
-      return bp::max_pool2d(x, {3}, {2}, {1}, {1}, true);
-    });
+    check("max 3x3/2 pad 1 ceil",
+          [](const Tensor& x) { return bp::max_pool2d(x, {3}, {2}, {1}, {1}, true); });
     check("max dilated", [](const Tensor& x) { return bp::max_pool2d(x, {3}, {1}, {1}, {2}); });
-    check("avg including padding", [](const Tensor& x) { return bp::avg_pool2d(x, {3}, {2}, {1}); });
+    check("avg including padding",
+          [](const Tensor& x) { return bp::avg_pool2d(x, {3}, {2}, {1}); });
     // ceil_mode adds windows that run past the padding: PyTorch divides by less than 3x3 there.
-    check("avg including padding, ceil", [](const Tensor& x) {
-      return bp::avg_pool2d(x, {3}, {2}, {1}, true, true);
-    });
-    check("avg excluding padding, ceil", [](const Tensor& x) {
-      return bp::avg_pool2d(x, {3}, {2}, {1}, true, false);
-    });
-    check("avg with divisor_override", [](const Tensor& x) {
-      return bp::avg_pool2d(x, {2}, {2}, {1}, false, true, 5);
-    });
+    check("avg including padding, ceil",
+          [](const Tensor& x) { return bp::avg_pool2d(x, {3}, {2}, {1}, true, true); });
+    check("avg excluding padding, ceil",
+          [](const Tensor& x) { return bp::avg_pool2d(x, {3}, {2}, {1}, true, false); });
+    check("avg with divisor_override",
+          [](const Tensor& x) { return bp::avg_pool2d(x, {2}, {2}, {1}, false, true, 5); });
     check("adaptive, evenly tiled", [](const Tensor& x) {
       return bp::adaptive_avg_pool2d(x.slice(2, 0, 15), {5, 3});
     });
-    check("adaptive, overlapping", [](const Tensor& x) { return bp::adaptive_avg_pool2d(x, {4, 6}); });
+    check("adaptive, overlapping", [](const Tensor& x) {
+      return bp::adaptive_avg_pool2d(x, {4, 6});
+    });
     check("global average", [](const Tensor& x) { return bp::adaptive_avg_pool2d(x, {1}); });
   }
 }
@@ -93,14 +91,16 @@ TEST_CASE("max_pool2d gives NaN for every window holding one and -inf for window
   const double inf = std::numeric_limits<double>::infinity();
   const Shape shape = {1, 8, 9, 9};
   Values values = sample_values(numel_of(shape), bp::kFloat32, 421);
-  values[40] = nan;                          // channel 0, row 4, column 4
+  values[40] = nan;                                    // channel 0, row 4, column 4
   for (size_t i = 81; i < 162; ++i) values[i] = -inf;  // all of channel 1
-  values[162 + 80] = nan;                    // channel 2's last element
+  values[162 + 80] = nan;                              // channel 2's last element
   for (const DType dtype : {bp::kFloat32, bp::kFloat16, bp::kBFloat16}) {
     INFO(name_of(dtype));
     const Tensor input = make_tensor(values, shape, dtype);
     for (const int64_t dilation : {1, 2}) {
-      const auto pool = [&](const Tensor& x) { return bp::max_pool2d(x, {3}, {2}, {1}, {dilation}, true); };
+      const auto pool = [&](const Tensor& x) {
+        return bp::max_pool2d(x, {3}, {2}, {1}, {dilation}, true);
+      };
       const Tensor result = pool(input);
       check_tensor(result, shape_of(result), dtype, values_of(pool(input.to(bp::kFloat64))));
     }
@@ -116,7 +116,8 @@ TEST_CASE("batch_norm through oneDNN agrees with the float64 loops for 2-D to 5-
                             << " weight and bias");
         const Tensor x = sample_tensor(shape, dtype, Layout::Transposed, 431);
         const Tensor mean = sample_tensor({24}, dtype, Layout::Sliced, 432);
-        const Tensor var = bp::add(bp::abs(sample_tensor({24}, dtype, Layout::Contiguous, 433)), 0.25);
+        const Tensor var =
+            bp::add(bp::abs(sample_tensor({24}, dtype, Layout::Contiguous, 433)), 0.25);
         const Tensor weight = sample_tensor({24}, dtype, Layout::Contiguous, 434);
         const Tensor bias = sample_tensor({24}, dtype, Layout::Sliced, 435);
         const auto norm = [&](const std::vector<Tensor>& t) {

@@ -76,7 +76,9 @@ TEST_CASE("write_counters writes only the fields within the core's struct_size, 
   constexpr size_t kShortSize = offsetof(bp_counter, value);
   static_assert(kShortSize % alignof(bp_counter) == 0);
   std::vector<std::byte> memory(2 * kShortSize + sizeof(uint64_t), std::byte{0x5a});
-  auto entry = [&](size_t i) { return reinterpret_cast<bp_counter*>(memory.data() + i * kShortSize); };
+  auto entry = [&](size_t i) {
+    return reinterpret_cast<bp_counter*>(memory.data() + i * kShortSize);
+  };
   entry(0)->struct_size = kShortSize;
   entry(1)->struct_size = kShortSize;
   const bp::plugin::CounterValue values[] = {{"a", 1}, {"b", 2}};

@@ -80,8 +80,8 @@ void onednn_batch_norm(const TensorView& input, const TensorView* weight, const 
   const onednn::ThreadCountScope threads;
   const auto p = onednn::primitive_cache().get<BatchNormPrimitives>(key, [&] {
     auto made = std::make_shared<BatchNormPrimitives>();
-    made->data = memory::desc(dims, type, dims.size() == 2 ? memory::format_tag::nc
-                                                           : memory::format_tag::nchw);
+    made->data = memory::desc(dims, type,
+                              dims.size() == 2 ? memory::format_tag::nc : memory::format_tag::nchw);
     made->parameter = memory::desc({dims[1]}, memory::data_type::f32, memory::format_tag::x);
     const dnnl::batch_normalization_forward::primitive_desc descriptor(
         dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_inference, made->data,

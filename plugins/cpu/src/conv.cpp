@@ -47,8 +47,8 @@ memory::dims far_padding(const ConvGeometry& g) {
   const int64_t in_sizes[] = {g.height, g.width};
   memory::dims padding(2);
   for (int d = 0; d < 2; ++d) {
-    const int64_t needed =
-        (out_sizes[d] - 1) * g.window.stride[d] + g.window.span(d) - in_sizes[d] - g.window.padding[d];
+    const int64_t needed = (out_sizes[d] - 1) * g.window.stride[d] + g.window.span(d) -
+                           in_sizes[d] - g.window.padding[d];
     padding[static_cast<size_t>(d)] = std::max(g.window.padding[d], needed);
   }
   return padding;
@@ -68,8 +68,8 @@ std::shared_ptr<const ConvPrimitives> conv_primitives(const ConvGeometry& g, mem
     auto made = std::make_shared<ConvPrimitives>();
     made->src = memory::desc({g.batch, g.in_channels, g.height, g.width}, type, tag::nchw);
     made->weights = memory::desc(weight_dims(g), type, g.groups == 1 ? tag::oihw : tag::goihw);
-    made->bias = with_bias ? memory::desc({g.out_channels}, memory::data_type::f32, tag::x)
-                           : memory::desc();
+    made->bias =
+        with_bias ? memory::desc({g.out_channels}, memory::data_type::f32, tag::x) : memory::desc();
     made->dst = memory::desc({g.batch, g.out_channels, g.out_height, g.out_width}, type, tag::nchw);
     const dnnl::convolution_forward::desc description(
         dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, made->src,

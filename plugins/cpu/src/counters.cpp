@@ -11,10 +11,8 @@ bp_status read_counters(bp_counter* counters, int64_t capacity, int64_t* count) 
   const bp_status guarded = plugin::guard([&] {
     const onednn::CacheStatistics cache = onednn::primitive_cache().statistics();
     const plugin::CounterValue values[] = {
-        {"primitive_cache.hits", cache.hits},
-        {"primitive_cache.misses", cache.misses},
-        {"primitive_cache.evictions", cache.evictions},
-        {"primitive_cache.size", cache.size},
+        {"primitive_cache.hits", cache.hits},           {"primitive_cache.misses", cache.misses},
+        {"primitive_cache.evictions", cache.evictions}, {"primitive_cache.size", cache.size},
         {"primitive_cache.capacity", cache.capacity},
     };
     status = plugin::write_counters(values, counters, capacity, count);

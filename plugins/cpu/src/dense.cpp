@@ -44,8 +44,7 @@ DenseInput::DenseInput(std::span<const int64_t> sizes, const StridedElements& so
 DenseInput::DenseInput(const TensorView& view, DType dtype)
     : DenseInput(view.sizes(), elements_of(view), dtype) {}
 
-DenseOutput::DenseOutput(std::span<const int64_t> sizes, const StridedElements& target,
-                         DType dtype)
+DenseOutput::DenseOutput(std::span<const int64_t> sizes, const StridedElements& target, DType dtype)
     : sizes_(sizes.size()), target_(target), dtype_(dtype) {
   for (size_t d = 0; d < sizes.size(); ++d) sizes_[d] = sizes[d];
   if (target.dtype == dtype && is_contiguous(sizes, target.strides)) {

@@ -39,7 +39,8 @@ void blocks_of(const MatmulProblem& problem) {
   const ScratchBuffer out_buffer(static_cast<size_t>(block_rows * m) * sizeof(float));
   std::optional<ScratchBuffer> addend_buffer;
   if (reads_addend) {
-    addend_buffer.emplace(static_cast<size_t>((addend_is_row ? 1 : block_rows) * m) * sizeof(float));
+    addend_buffer.emplace(static_cast<size_t>((addend_is_row ? 1 : block_rows) * m) *
+                          sizeof(float));
   }
 
   for (int64_t b = 0; b < problem.batch(); ++b) {

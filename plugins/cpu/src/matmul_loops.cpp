@@ -91,9 +91,8 @@ void loops_of(const MatmulProblem& problem) {
 }  // namespace
 
 void loop_matmul(const MatmulProblem& problem) {
-  visit_supported<NonBoolDType>("matmul", problem.dtype, [&](auto tag) {
-    loops_of<typename decltype(tag)::type>(problem);
-  });
+  visit_supported<NonBoolDType>("matmul", problem.dtype,
+                                [&](auto tag) { loops_of<typename decltype(tag)::type>(problem); });
 }
 
 }  // namespace bp::cpu

@@ -187,7 +187,8 @@ struct PreparedOperands {
 
 // A repeated row (or one value) of the addend as a float32 row times beta, for the binary
 // post-op.
-void stage_scaled_row(const MatmulProblem& problem, const MatrixOperand& row, PreparedOperands& ops) {
+void stage_scaled_row(const MatmulProblem& problem, const MatrixOperand& row,
+                      PreparedOperands& ops) {
   const double beta = problem.beta.to<double>();
   ops.staged_addend.emplace(static_cast<size_t>(row.cols) * sizeof(float));
   auto* scaled = ops.staged_addend->as<float>();
@@ -204,8 +205,7 @@ void stage_scaled_row(const MatmulProblem& problem, const MatrixOperand& row, Pr
   ops.addend_data = scaled;
 }
 
-void prepare_addend(const MatmulProblem& problem, PreparedOperands& ops,
-                    memory::data_type type) {
+void prepare_addend(const MatmulProblem& problem, PreparedOperands& ops, memory::data_type type) {
   const MatrixOperand& addend = *problem.addend;
   const MatrixOperand source = binary_source(normalized(addend));
   switch (ops.fusion) {

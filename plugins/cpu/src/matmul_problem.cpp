@@ -5,8 +5,8 @@ namespace bp::cpu {
 MatrixOperand MatrixOperand::slice(int64_t b, int64_t row_begin, int64_t row_end,
                                    size_t element_size) const {
   MatrixOperand part = *this;
-  part.data = static_cast<char*>(data) +
-              static_cast<ptrdiff_t>(offset(b, row_begin, 0)) * static_cast<ptrdiff_t>(element_size);
+  part.data = static_cast<char*>(data) + static_cast<ptrdiff_t>(offset(b, row_begin, 0)) *
+                                             static_cast<ptrdiff_t>(element_size);
   part.batch = 1;
   part.rows = row_end - row_begin;
   return part;

@@ -54,8 +54,8 @@ const onednn::TypeSupport& pooling_support() {
     const memory::desc pooled({1, 8, 2, 2}, type, memory::format_tag::nchw);
     dnnl::pooling_v2_forward::primitive_desc(
         dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference,
-                                       dnnl::algorithm::pooling_max, image, pooled, {2, 2},
-                                       {2, 2}, {0, 0}, {0, 0}, {0, 0}),
+                                       dnnl::algorithm::pooling_max, image, pooled, {2, 2}, {2, 2},
+                                       {0, 0}, {0, 0}, {0, 0}),
         onednn::base_attributes(), onednn::engine());
   });
   return support;
@@ -130,13 +130,15 @@ void repair_max_pool(const T* input, T* out, const Window2d& w, const TensorView
       if (iy < 0 || iy >= height) continue;
       for (int64_t kx = 0; kx < w.kernel[1]; ++kx) {
         const int64_t ix = x * w.stride[1] - w.padding[1] + kx * w.dilation[1];
-        if (ix >= 0 && ix < width) best = std::max(best, static_cast<Compute>(plane[iy * width + ix]));
+        if (ix >= 0 && ix < width)
+          best = std::max(best, static_cast<Compute>(plane[iy * width + ix]));
       }
     }
     return best;
   };
   const int64_t planes = in_view.size(0) * in_view.size(1);
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, height * width));
+  const int64_t grain =
+      std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, height * width));
   parallel_for(planes, grain, [&](int64_t begin, int64_t end) {
     for (int64_t plane = begin; plane < end; ++plane) {
       const T* in_plane = input + plane * height * width;
@@ -174,8 +176,8 @@ void onednn_pool(dnnl::algorithm algorithm, const Window2d& w, const TensorView&
   if (algorithm == dnnl::algorithm::pooling_max) {
     visit_supported<FloatingDType>("max_pool2d", dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      repair_max_pool(static_cast<const T*>(dense_input.data()),
-                      static_cast<T*>(dense_out.data()), w, input, out);
+      repair_max_pool(static_cast<const T*>(dense_input.data()), static_cast<T*>(dense_out.data()),
+                      w, input, out);
     });
   }
   dense_out.finish();

@@ -44,7 +44,8 @@ ScratchBuffer::ScratchBuffer(size_t bytes) {
     const std::lock_guard lock(list.mutex);
     auto best = list.buffers.end();
     for (auto it = list.buffers.begin(); it != list.buffers.end(); ++it) {
-      if (it->second >= bytes && (best == list.buffers.end() || it->second < best->second)) best = it;
+      if (it->second >= bytes && (best == list.buffers.end() || it->second < best->second))
+        best = it;
     }
     if (best != list.buffers.end()) {
       block_ = std::move(best->first);
@@ -63,9 +64,9 @@ ScratchBuffer::~ScratchBuffer() {
   const std::lock_guard lock(list.mutex);
   list.buffers.emplace_back(std::move(block_), capacity_);
   if (list.buffers.size() > kKeptBuffers) {
-    const auto smallest = std::min_element(
-        list.buffers.begin(), list.buffers.end(),
-        [](const auto& a, const auto& b) { return a.second < b.second; });
+    const auto smallest =
+        std::min_element(list.buffers.begin(), list.buffers.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
     list.buffers.erase(smallest);
   }
 }

@@ -2,6 +2,8 @@
 
 #include "onednn/runtime.h"
 
+#include <backplane/sdk/status.hpp>
+
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +24,16 @@ int64_t cache_capacity_from(const char* value) {
                value, static_cast<long long>(kMaxCacheCapacity),
                static_cast<long long>(kDefaultCacheCapacity));
   return kDefaultCacheCapacity;
+}
+
+const char* name_of(PrimitiveKind kind) {
+  switch (kind) {
+    case PrimitiveKind::Matmul: return "matmul";
+    case PrimitiveKind::Convolution: return "convolution";
+    case PrimitiveKind::Pooling: return "pooling";
+    case PrimitiveKind::BatchNormalization: return "batch normalization";
+  }
+  return "unknown";
 }
 
 CacheKey::CacheKey(PrimitiveKind kind) {
@@ -69,6 +81,12 @@ std::shared_ptr<const CachedPrimitives> PrimitiveCache::insert(
     ++evictions_;
   }
   return entries_.front().second;
+}
+
+void PrimitiveCache::unavailable(PrimitiveKind kind, const dnnl::error& e) {
+  throw plugin::Error(BP_STATUS_UNIMPLEMENTED,
+                      std::string("oneDNN could not make a ") + name_of(kind) +
+                          " primitive for these arguments on this CPU: " + e.what());
 }
 
 CacheStatistics PrimitiveCache::statistics() const {

@@ -5,6 +5,8 @@
 // capacity; 0 turns it off. Hits, misses and evictions are the plugin's counters.
 #pragma once
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -42,6 +44,9 @@ enum class PrimitiveKind : int64_t {
   BatchNormalization,
 };
 
+// "matmul", for messages.
+const char* name_of(PrimitiveKind kind);
+
 // Everything that decides what an op's primitives are, as a sequence of words.
 class CacheKey {
  public:
@@ -64,6 +69,7 @@ class CacheKey {
     return add(bits);
   }
 
+  PrimitiveKind kind() const { return static_cast<PrimitiveKind>(words_.front()); }
   bool operator==(const CacheKey& other) const = default;
   size_t hash() const;
 
@@ -85,12 +91,17 @@ class PrimitiveCache {
 
   // The entry for `key`, made by make() (returning std::shared_ptr<const Entry>) on a miss.
   // make() runs without the lock held, so a miss never blocks other ops; two threads missing
-  // on one key at once both make it, and the first one stored stays. Whatever make() throws
-  // reaches the caller and nothing is stored.
+  // on one key at once both make it, and the first one stored stays. When make() throws,
+  // nothing is stored; oneDNN's own error becomes one that names the primitive.
   template <typename Entry, typename Make>
   std::shared_ptr<const Entry> get(const CacheKey& key, Make&& make) {
     if (auto found = find(key)) return std::static_pointer_cast<const Entry>(std::move(found));
-    std::shared_ptr<const Entry> made = make();
+    std::shared_ptr<const Entry> made;
+    try {
+      made = make();
+    } catch (const dnnl::error& e) {
+      unavailable(key.kind(), e);
+    }
     return std::static_pointer_cast<const Entry>(insert(key, std::move(made)));
   }
 
@@ -108,6 +119,7 @@ class PrimitiveCache {
   // least recently used entry when full.
   std::shared_ptr<const CachedPrimitives> insert(const CacheKey& key,
                                                  std::shared_ptr<const CachedPrimitives> entry);
+  [[noreturn]] static void unavailable(PrimitiveKind kind, const dnnl::error& e);
 
   const size_t capacity_;
   mutable std::mutex mutex_;  // guards everything below

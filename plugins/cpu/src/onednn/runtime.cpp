@@ -3,10 +3,13 @@
 #include "scratch_buffer.h"
 #include "thread_pool.h"
 
+#include <backplane/sdk/status.hpp>
+
 #include <omp.h>
 
 #include <cstdio>
 #include <optional>
+#include <string>
 #include <utility>
 
 namespace bp::cpu::onednn {
@@ -89,9 +92,14 @@ void execute(const dnnl::primitive& primitive, const dnnl::memory::desc& scratch
   }
   // A CPU stream is cheap to make; one per call keeps streams off every thread but the
   // caller's, which oneDNN does not promise to allow.
-  dnnl::stream stream(engine());
-  primitive.execute(stream, args);
-  stream.wait();
+  try {
+    dnnl::stream stream(engine());
+    primitive.execute(stream, args);
+    stream.wait();
+  } catch (const dnnl::error& e) {
+    throw plugin::Error(BP_STATUS_DEVICE_ERROR,
+                        std::string("oneDNN failed running a primitive: ") + e.what());
+  }
 }
 
 }  // namespace bp::cpu::onednn

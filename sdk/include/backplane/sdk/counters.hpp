@@ -27,7 +27,9 @@ inline bp_status write_counters(std::span<const CounterValue> values, bp_counter
   *count = static_cast<int64_t>(values.size());
   if (capacity == 0) return BP_STATUS_OK;
   const size_t entry_size = counters[0].struct_size;
-  const auto fits = [entry_size](size_t offset, size_t size) { return offset + size <= entry_size; };
+  const auto fits = [entry_size](size_t offset, size_t size) {
+    return offset + size <= entry_size;
+  };
   const size_t written = std::min(values.size(), static_cast<size_t>(capacity));
   for (size_t i = 0; i < written; ++i) {
     auto* entry = reinterpret_cast<bp_counter*>(reinterpret_cast<char*>(counters) + i * entry_size);
