@@ -1,6 +1,6 @@
 // conv2d. float32 runs through oneDNN's convolution with the bias fused, on plain NCHW
 // arrays: oneDNN's blocked layouts would need the input, weight and output reordered on every
-// call, which costs more than they save at batch 1 on the CPUs measured (bench/README.md).
+// call, which costs more than they save at batch 1 (docs/cpu-backend.md).
 // float16 and bfloat16 run through oneDNN natively where this CPU's oneDNN has them, else one
 // image at a time converted to float32; float64 runs on the plugin's own loops
 // (conv_loops.cpp).
