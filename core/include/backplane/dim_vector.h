@@ -95,7 +95,7 @@ class DimVector {
     capacity_ = n;
   }
 
-  int64_t inline_[kInlineDims] = {};
+  int64_t inline_[kInlineDims];  // only the first size_ are ever read
   std::unique_ptr<int64_t[]> heap_;
   size_t size_ = 0;
   size_t capacity_ = kInlineDims;

@@ -31,6 +31,13 @@ class TensorImpl : public RefCounted {
         dtype_(dtype) {
     refresh_numel();
   }
+  // A contiguous (row-major) tensor of `sizes` at the start of `storage`.
+  TensorImpl(IntrusivePtr<StorageImpl> storage, DType dtype, IntArrayRef sizes);
+
+  // Every op makes one or more of these; their memory is recycled by each thread instead of
+  // going back to malloc.
+  static void* operator new(size_t size);
+  static void operator delete(void* ptr, size_t size) noexcept;
 
   const IntrusivePtr<StorageImpl>& storage() const { return storage_; }
   DType dtype() const { return dtype_; }

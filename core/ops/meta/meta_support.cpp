@@ -70,7 +70,17 @@ Device common_device(std::span<const Tensor> tensors) {
 
 DimVector broadcast_shape(std::initializer_list<const Tensor*> tensors) {
   DimVector shape;
-  for (const Tensor* t : tensors) shape = detail::broadcast_shapes(shape, t->sizes());
+  bool first = true;
+  for (const Tensor* t : tensors) {
+    const IntArrayRef sizes = t->sizes();
+    // Tensors of one shape, the common case, need no broadcasting.
+    if (first) {
+      shape.assign(sizes);
+      first = false;
+    } else if (!std::ranges::equal(shape.ref(), sizes)) {
+      shape = detail::broadcast_shapes(shape, sizes);
+    }
+  }
   return shape;
 }
 

@@ -13,8 +13,25 @@
 
 namespace bp::detail {
 
-// A DLTensor that points at the tensor's own sizes and strides.
-DLTensor to_dlpack_view(const Tensor& t);
+// DLPack's device type for a device of a plugin: what its backend's memory is.
+DLDeviceType plugin_dlpack_device_type(Device device);
+
+// A DLTensor that points at the tensor's own sizes and strides. Inline: it runs for every
+// tensor argument of every kernel call.
+inline DLTensor to_dlpack_view(const Tensor& t) {
+  const TensorImpl& impl = *t.impl();
+  const Device device = impl.device();
+  DLTensor view;
+  view.data = impl.storage()->data();
+  view.device = {device.is_cpu() ? kDLCPU : plugin_dlpack_device_type(device), device.index()};
+  view.ndim = static_cast<int>(impl.sizes().size());
+  view.dtype = to_dlpack(impl.dtype());
+  // DLPack's fields are not const, but kernels only read an input's sizes and strides.
+  view.shape = const_cast<int64_t*>(impl.sizes().data());
+  view.strides = const_cast<int64_t*>(impl.strides().data());
+  view.byte_offset = static_cast<uint64_t>(impl.storage_offset()) * element_size(impl.dtype());
+  return view;
+}
 
 class OptionalDLTensor {
  public:

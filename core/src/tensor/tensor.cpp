@@ -1,10 +1,28 @@
 #include <backplane/tensor.h>
 
+#include "memory/object_recycler.h"
 #include "tensor/shape.h"
 
 #include <fmt/format.h>
 
 namespace bp {
+
+TensorImpl::TensorImpl(IntrusivePtr<StorageImpl> storage, DType dtype, IntArrayRef sizes)
+    : storage_(std::move(storage)),
+      sizes_(sizes),
+      strides_(detail::contiguous_strides(sizes)),
+      storage_offset_(0),
+      dtype_(dtype) {
+  refresh_numel();
+}
+
+void* TensorImpl::operator new(size_t size) {
+  return detail::ObjectRecycler<sizeof(TensorImpl)>::allocate(size);
+}
+
+void TensorImpl::operator delete(void* ptr, size_t size) noexcept {
+  detail::ObjectRecycler<sizeof(TensorImpl)>::deallocate(ptr, size);
+}
 
 int64_t Tensor::size(int64_t dim) const {
   return sizes()[detail::wrap_dim(dim, this->dim(), /*wrap_scalar=*/false)];
