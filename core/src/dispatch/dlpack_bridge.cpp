@@ -43,11 +43,7 @@ DLDeviceType plugin_dlpack_device_type(Device device) {
 
 DLTensorList::DLTensorList(const std::vector<Tensor>& tensors) {
   views_.reserve(tensors.size());
-  pointers_.reserve(tensors.size());
-  for (const Tensor& t : tensors) {
-    views_.push_back(to_dlpack_view(t));
-    pointers_.push_back(&views_.back());
-  }
+  for (const Tensor& t : tensors) views_.push_back(to_dlpack_input(t));
 }
 
 }  // namespace bp::detail

@@ -195,8 +195,9 @@ class CachingAllocator {
     std::lock_guard lock(mutex_);
     (owner.previous ? owner.previous->next : thread_caches_) = owner.next;
     if (owner.next) owner.next->previous = owner.previous;
-    auto it = pools_.find(pool_key(Device::cpu()));
-    if (it == pools_.end()) return;  // the thread never allocated, so it holds no blocks
+    // The cache's blocks came from the host pool, so it exists unless the cache is empty.
+    const auto it = pools_.find(pool_key(Device::cpu()));
+    if (it == pools_.end()) return;
     Pool& host = it->second;
     host.stats.allocated_bytes += owner.cache.allocated_bytes();
     host.stats.cache_hits += owner.cache.cache_hits();

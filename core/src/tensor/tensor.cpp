@@ -1,5 +1,6 @@
 #include <backplane/tensor.h>
 
+#include "dispatch/dlpack_bridge.h"
 #include "memory/object_recycler.h"
 #include "tensor/shape.h"
 
@@ -7,13 +8,29 @@
 
 namespace bp {
 
+TensorImpl::TensorImpl(IntrusivePtr<StorageImpl> storage, DType dtype, DimVector sizes,
+                       DimVector strides, int64_t storage_offset)
+    : storage_(std::move(storage)),
+      sizes_(std::move(sizes)),
+      strides_(std::move(strides)),
+      storage_offset_(storage_offset),
+      dtype_(dtype) {
+  complete();
+}
+
 TensorImpl::TensorImpl(IntrusivePtr<StorageImpl> storage, DType dtype, IntArrayRef sizes)
     : storage_(std::move(storage)),
       sizes_(sizes),
       strides_(detail::contiguous_strides(sizes)),
       storage_offset_(0),
       dtype_(dtype) {
-  refresh_numel();
+  complete();
+}
+
+void TensorImpl::complete() {
+  numel_ = 1;
+  for (int64_t s : sizes_) numel_ *= s;
+  dlpack_view_ = detail::make_dlpack_view(*this);
 }
 
 void* TensorImpl::operator new(size_t size) {
