@@ -5,15 +5,27 @@
 //   BM_kernel_direct_with_allocation: the same CPU kernel called through its function pointer
 //     with prebuilt views, plus allocating an output tensor: the floor that dispatch adds to.
 //
-// Their ratio is what the dispatch path costs; see bench/README.md.
+// Their ratio is what the dispatch path costs; the console report ends with it (the ratio of
+// the two medians when run with --benchmark_repetitions). See bench/README.md.
 #include <backplane/backplane.h>
 
 #include "dispatch/dispatch.h"
 #include "dispatch/dlpack_bridge.h"
 
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <string_view>
 
 namespace {
+
+constexpr const char* kEndToEnd = "BM_add_end_to_end";
+constexpr const char* kDirect = "BM_kernel_direct_with_allocation";
 
 void BM_add_end_to_end(benchmark::State& state) {
   const bp::Tensor a = bp::ones({1});
@@ -42,6 +54,77 @@ void BM_kernel_direct_with_allocation(benchmark::State& state) {
 }
 BENCHMARK(BM_kernel_direct_with_allocation);
 
+// The console report, followed by the ratio of the end-to-end time to the direct one.
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  using ConsoleReporter::ConsoleReporter;
+
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& run : runs) {
+      if (run.error_occurred) continue;
+      const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
+      const bool single = run.run_type == Run::RT_Iteration && run.repetitions <= 1;
+      if (median || single) {
+        times_[run.run_name.function_name] = {run.GetAdjustedRealTime(),
+                                              run.GetAdjustedCPUTime(),
+                                              benchmark::GetTimeUnitString(run.time_unit),
+                                              median ? run.repetitions : 1};
+      }
+    }
+  }
+
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    const auto end_to_end = times_.find(kEndToEnd);
+    const auto direct = times_.find(kDirect);
+    if (end_to_end == times_.end() || direct == times_.end()) return;
+    const Times& e = end_to_end->second;
+    const Times& d = direct->second;
+    GetOutputStream() << fmt::format(
+        "\n{} / {} ({}):\n"
+        "  wall time {:.1f} {} / {:.1f} {} = {:.2f}x    CPU time {:.1f} {} / {:.1f} {} = {:.2f}x\n",
+        kEndToEnd, kDirect,
+        e.repetitions > 1 ? fmt::format("medians of {} repetitions", e.repetitions)
+                          : std::string("one run each; pass --benchmark_repetitions=5 for medians"),
+        e.real, e.unit, d.real, d.unit, e.real / d.real, e.cpu, e.unit, d.cpu, d.unit,
+        e.cpu / d.cpu);
+  }
+
+ private:
+  struct Times {
+    double real;
+    double cpu;
+    const char* unit;
+    int64_t repetitions;
+  };
+  std::map<std::string, Times> times_;
+};
+
+// Another --benchmark_format gets Google Benchmark's own reporter, without the ratio.
+bool console_format(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.starts_with("--benchmark_format=") && arg != "--benchmark_format=console") {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  const bool console = console_format(argc, argv);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  if (console) {
+    RatioReporter reporter(isatty(fileno(stdout)) ? RatioReporter::OO_ColorTabular
+                                                  : RatioReporter::OO_Tabular);
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+  } else {
+    benchmark::RunSpecifiedBenchmarks();
+  }
+  benchmark::Shutdown();
+  return 0;
+}

@@ -23,7 +23,6 @@ std::vector<GeneratedFile> generate_core(const NativeFunctions& functions,
       {internal / "OpTable.h", generate_op_table_h(functions)},
       {internal / "MetaFunctions.h", generate_meta_functions_h(functions)},
       {internal / "Kernels.h", generate_kernels_h(functions)},
-      {internal / "Kernels.cpp", generate_kernels_cpp(functions)},
       {internal / "Functions.cpp", generate_functions_cpp(functions)},
   };
 }

@@ -12,7 +12,7 @@
 
 namespace bp::codegen {
 
-// All eight files, with their full paths.
+// All seven files, with their full paths.
 std::vector<GeneratedFile> generate_core(const NativeFunctions& functions,
                                          const std::filesystem::path& public_out,
                                          const std::filesystem::path& internal_out);
@@ -26,7 +26,6 @@ std::string generate_functions_cpp(const NativeFunctions& functions);
 std::string generate_op_table_h(const NativeFunctions& functions);
 std::string generate_meta_functions_h(const NativeFunctions& functions);
 std::string generate_kernels_h(const NativeFunctions& functions);
-std::string generate_kernels_cpp(const NativeFunctions& functions);
 
 // The first line of every generated file.
 std::string generated_file_banner(const std::string& source_path, const std::string& what);

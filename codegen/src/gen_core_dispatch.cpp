@@ -145,38 +145,21 @@ std::string generate_kernels_h(const NativeFunctions& functions) {
 #include <backplane/sdk/dtype.hpp>
 #include <backplane/sdk/scalar.hpp>
 #include <backplane/tensor.h>
+#include <core_generated/OpTable.h>
+#include <dispatch/dispatch.h>
+#include <dispatch/dlpack_bridge.h>
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
 // One function per kernel op, taking the schema's arguments in schema order (outputs as
 // const Tensor&, already allocated). It finds the kernel for the device of the first written
-// tensor, calls it with DLPack views and throws a bp::Error when it fails.
+// tensor, calls it with DLPack views and throws a bp::Error when it fails. Inline: they are
+// the last step of every op, and a call more would be most of what they cost.
 namespace bp::detail::kernels {
-
-)";
-  for (const NativeFunction* op : functions.kernel_ops()) {
-    s += fmt::format("void {}({});\n", op->func.name.cpp_name(),
-                     kernel_wrapper_parameters(op->func));
-  }
-  s += "\n}  // namespace bp::detail::kernels\n";
-  return s;
-}
-
-std::string generate_kernels_cpp(const NativeFunctions& functions) {
-  std::string s = generated_file_banner(functions.path, "calling kernels through the C ABI");
-  s += R"(#include <core_generated/Kernels.h>
-#include <core_generated/OpTable.h>
-#include <dispatch/dispatch.h>
-#include <dispatch/dlpack_bridge.h>
-
-#include <string>
-
-namespace bp::detail::kernels {
-
-namespace {
 
 // The table stores kernels type-erased; the schema hash vouched for the real signature when
 // the kernel was registered. Casting through void (*)() tells the compiler the cast is meant.
@@ -184,8 +167,6 @@ template <typename Kernel>
 Kernel kernel_as(bp_kernel_fn fn) {
   return reinterpret_cast<Kernel>(reinterpret_cast<void (*)()>(fn));
 }
-
-}  // namespace
 )";
   for (const NativeFunction* op : functions.kernel_ops()) {
     const std::string cpp_name = op->func.name.cpp_name();
@@ -198,8 +179,14 @@ Kernel kernel_as(bp_kernel_fn fn) {
     for (const Argument& a : op->func.arguments) {
       switch (classify(a.type)) {
         case TypeCategory::Tensor:
-          conversions.push_back(fmt::format("DLTensor {0}_dl = to_dlpack_view({0});", a.name));
-          call_arguments.push_back(fmt::format("&{}_dl", a.name));
+          // A kernel reads a tensor through the view its TensorImpl keeps; a written tensor
+          // gets a copy of it, as its DLTensor* may be written through.
+          if (a.is_write()) {
+            conversions.push_back(fmt::format("DLTensor {0}_dl = to_dlpack_view({0});", a.name));
+            call_arguments.push_back(fmt::format("&{}_dl", a.name));
+          } else {
+            call_arguments.push_back(fmt::format("to_dlpack_input({})", a.name));
+          }
           break;
         case TypeCategory::OptionalTensor:
           conversions.push_back(fmt::format("const OptionalDLTensor {0}_dl({0});", a.name));
@@ -219,7 +206,7 @@ Kernel kernel_as(bp_kernel_fn fn) {
           break;
       }
     }
-    s += fmt::format("\nvoid {}({}) {{\n", cpp_name, kernel_wrapper_parameters(op->func));
+    s += fmt::format("\ninline void {}({}) {{\n", cpp_name, kernel_wrapper_parameters(op->func));
     s += fmt::format("  const Device device = {}.device();\n", device_source->name);
     s += fmt::format("  auto fn = kernel_as<{0}_kernel>(kernel_for(OpId::{0}, device));\n",
                      cpp_name);

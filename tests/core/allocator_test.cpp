@@ -1,8 +1,10 @@
-// The caching allocator: reuse of freed blocks, out-of-memory errors that leave the process
-// working, and tensors of no elements.
+// The caching allocator: reuse of freed blocks (by the freeing thread first, then by any),
+// out-of-memory errors that leave the process working, and tensors of no elements.
 #include "core_test_support.h"
 
 #include "memory/caching_allocator.h"
+
+#include <thread>
 
 using namespace bp;
 using coretest::check_error;
@@ -40,6 +42,18 @@ TEST_CASE("emptying the cache returns cached blocks") {
   CHECK(allocator_stats(Device::cpu()).cached_bytes > 0);
   detail::empty_allocator_cache();
   CHECK(allocator_stats(Device::cpu()).cached_bytes == 0);
+}
+
+TEST_CASE("blocks a thread kept go to the shared pool when it exits, for other threads to use") {
+  detail::empty_allocator_cache();  // this thread's cache starts empty
+  void* freed_by_thread = nullptr;
+  std::thread([&] {
+    const Tensor t = empty({100}, kFloat32);
+    freed_by_thread = t.data_ptr();
+  }).join();
+  CHECK(allocator_stats(Device::cpu()).cached_bytes > 0);
+  const Tensor again = empty({100}, kFloat32);
+  CHECK(again.data_ptr() == freed_by_thread);
 }
 
 TEST_CASE("a host allocation too large is OutOfMemory, and the process keeps working") {

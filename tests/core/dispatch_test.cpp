@@ -94,7 +94,8 @@ TEST_CASE("a DLPack view describes the tensor's own sizes, strides and offset") 
   CHECK(scalar_view.strides != nullptr);
   CHECK(scalar_view.dtype.code == BP_DL_BOOL_CODE);
 
-  const detail::DLTensorList list({t, scalar_tensor(1, kBool)});
+  const std::vector<Tensor> tensors{t, scalar_tensor(1, kBool)};
+  const detail::DLTensorList list(tensors);
   CHECK(list.get().size == 2);
   CHECK(list.get().data[0]->shape[0] == 2);
   CHECK(list.get().data[1]->ndim == 0);

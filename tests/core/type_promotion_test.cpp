@@ -7,9 +7,14 @@
 using namespace bp;
 using detail::can_cast;
 using detail::promote_types;
-using detail::result_type;
 
 namespace {
+
+// result_type over tensors made for the check (the core's overload for an op's arguments takes
+// references to named tensors).
+DType result_type(std::initializer_list<Tensor> tensors) {
+  return detail::result_type(std::span<const Tensor>(tensors.begin(), tensors.size()));
+}
 
 Tensor dimensioned(DType dtype) { return empty({2}, dtype); }
 Tensor zero_dim(DType dtype) { return empty({}, dtype); }

@@ -42,17 +42,17 @@ class DimVector {
 
   void assign(IntArrayRef values) {
     reserve(values.size());
-    std::copy(values.begin(), values.end(), data());
+    copy_values(values.data(), values.size(), data());
     size_ = values.size();
   }
   void assign(size_t size, int64_t value) {
     reserve(size);
-    std::fill(data(), data() + size, value);
+    fill_values(value, size, data());
     size_ = size;
   }
   void resize(size_t size, int64_t value = 0) {
     reserve(size);
-    if (size > size_) std::fill(data() + size_, data() + size, value);
+    if (size > size_) fill_values(value, size - size_, data() + size_);
     size_ = size;
   }
   void push_back(int64_t value) {
@@ -87,6 +87,30 @@ class DimVector {
   }
 
  private:
+  // Shapes are short, and every op copies and fills a few: unrolled inline, that costs a
+  // fraction of a call to memmove or memset (which a plain loop would be turned into).
+  // set(i) writes element i, for each i < n.
+  template <typename Set>
+  static void for_each_index(size_t n, Set&& set) {
+    switch (n) {
+      case 6: set(5); [[fallthrough]];
+      case 5: set(4); [[fallthrough]];
+      case 4: set(3); [[fallthrough]];
+      case 3: set(2); [[fallthrough]];
+      case 2: set(1); [[fallthrough]];
+      case 1: set(0); [[fallthrough]];
+      case 0: return;
+      default:
+        for (size_t i = 0; i < n; ++i) set(i);
+    }
+  }
+  static void copy_values(const int64_t* from, size_t n, int64_t* to) {
+    for_each_index(n, [&](size_t i) { to[i] = from[i]; });
+  }
+  static void fill_values(int64_t value, size_t n, int64_t* to) {
+    for_each_index(n, [&](size_t i) { to[i] = value; });
+  }
+
   void reserve(size_t n) {
     if (n <= capacity_) return;
     auto grown = std::make_unique<int64_t[]>(n);
@@ -95,7 +119,7 @@ class DimVector {
     capacity_ = n;
   }
 
-  int64_t inline_[kInlineDims] = {};
+  int64_t inline_[kInlineDims];  // only the first size_ are ever read
   std::unique_ptr<int64_t[]> heap_;
   size_t size_ = 0;
   size_t capacity_ = kInlineDims;

@@ -18,6 +18,11 @@ class StorageImpl : public RefCounted {
 
   ~StorageImpl() override;
 
+  // Every op's output makes one; their memory is recycled by each thread instead of going
+  // back to malloc.
+  static void* operator new(size_t size);
+  static void operator delete(void* ptr, size_t size) noexcept;
+
   // A device pointer: a host address for the host and host-memory backends, an opaque handle
   // (cl_mem) for others.
   void* data() const { return data_; }
@@ -25,6 +30,8 @@ class StorageImpl : public RefCounted {
   Device device() const { return device_; }
 
  private:
+  template <typename T, typename... Args>
+  friend IntrusivePtr<T> make_intrusive(Args&&... args);
   StorageImpl(Device device, void* data, size_t nbytes, bool owned)
       : device_(device), data_(data), nbytes_(nbytes), owned_(owned) {}
 

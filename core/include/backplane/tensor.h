@@ -23,14 +23,14 @@ namespace bp {
 class TensorImpl : public RefCounted {
  public:
   TensorImpl(IntrusivePtr<StorageImpl> storage, DType dtype, DimVector sizes, DimVector strides,
-             int64_t storage_offset)
-      : storage_(std::move(storage)),
-        sizes_(std::move(sizes)),
-        strides_(std::move(strides)),
-        storage_offset_(storage_offset),
-        dtype_(dtype) {
-    refresh_numel();
-  }
+             int64_t storage_offset);
+  // A contiguous (row-major) tensor of `sizes` at the start of `storage`.
+  TensorImpl(IntrusivePtr<StorageImpl> storage, DType dtype, IntArrayRef sizes);
+
+  // Every op makes one or more of these; their memory is recycled by each thread instead of
+  // going back to malloc.
+  static void* operator new(size_t size);
+  static void operator delete(void* ptr, size_t size) noexcept;
 
   const IntrusivePtr<StorageImpl>& storage() const { return storage_; }
   DType dtype() const { return dtype_; }
@@ -43,12 +43,14 @@ class TensorImpl : public RefCounted {
   // promotion as PyTorch's wrapped numbers do: it never raises the result's category width.
   bool is_wrapped_number() const { return wrapped_number_; }
   void set_wrapped_number(bool value) { wrapped_number_ = value; }
+  // How a kernel sees this tensor: DLPack's view of the same memory, sizes and strides. They
+  // never change after construction, so the view is built once, and kernel calls pass a
+  // pointer to it instead of building one per call.
+  const DLTensor& dlpack_view() const { return dlpack_view_; }
 
  private:
-  void refresh_numel() {
-    numel_ = 1;
-    for (int64_t s : sizes_) numel_ *= s;
-  }
+  // Sets what follows from the other members: numel_ and dlpack_view_.
+  void complete();
 
   IntrusivePtr<StorageImpl> storage_;
   DimVector sizes_;
@@ -57,6 +59,7 @@ class TensorImpl : public RefCounted {
   int64_t numel_ = 1;
   DType dtype_;
   bool wrapped_number_ = false;
+  DLTensor dlpack_view_;
 };
 
 class Tensor {

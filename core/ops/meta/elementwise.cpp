@@ -14,14 +14,35 @@ using support::broadcast_shape;
 using support::common_device;
 using support::prepare_input;
 
-// The inputs get `compute_dtype` and the broadcast shape, which the output shares.
-std::array<OutputSpec, 1> promote_and_broadcast(Tensor& self, Tensor& other, DType compute_dtype,
-                                                DType out_dtype) {
+// The dtype a binary op computes in (both inputs get it) and the dtype of its output, given
+// the promoted dtype of its inputs.
+struct BinaryDtypes {
+  DType compute;
+  DType out;
+};
+
+// Converts both inputs to the compute dtype and broadcasts them to the output's shape.
+std::array<OutputSpec, 1> promote_and_broadcast(Tensor& self, Tensor& other, BinaryDtypes dtypes) {
   const Device device = common_device({&self, &other});
   DimVector shape = broadcast_shape({&self, &other});
-  prepare_input(self, compute_dtype, shape, device);
-  prepare_input(other, compute_dtype, shape, device);
-  return {OutputSpec{std::move(shape), out_dtype, device}};
+  prepare_input(self, dtypes.compute, shape, device);
+  prepare_input(other, dtypes.compute, shape, device);
+  return {OutputSpec{std::move(shape), dtypes.out, device}};
+}
+
+// A binary op's output; `dtypes_for(promoted)` gives the op's BinaryDtypes and checks the op's
+// own rules. Inputs that are alike (support::alike) and already of the compute dtype, the
+// common case, are what the kernel wants as they are.
+template <typename DtypesFor>
+std::array<OutputSpec, 1> binary_output(Tensor& self, Tensor& other, DtypesFor&& dtypes_for) {
+  if (support::alike(self, other)) {
+    const BinaryDtypes dtypes = dtypes_for(self.dtype());
+    if (self.dtype() == dtypes.compute) {
+      return {OutputSpec{self.sizes(), dtypes.out, self.device()}};
+    }
+    return promote_and_broadcast(self, other, dtypes);
+  }
+  return promote_and_broadcast(self, other, dtypes_for(detail::result_type({self, other})));
 }
 
 // PyTorch's alpha_check: alpha may not widen the result's category.
@@ -43,9 +64,10 @@ void check_alpha(DType result, const Scalar& alpha) {
 // add: self, other and out share PyTorch's promoted dtype; out = self + alpha * other, with
 // alpha of the result's category (alpha_check).
 std::array<OutputSpec, 1> binary_with_alpha(Tensor& self, Tensor& other, const Scalar& alpha) {
-  const DType dtype = detail::result_type({self, other});
-  check_alpha(dtype, alpha);
-  return promote_and_broadcast(self, other, dtype, dtype);
+  return binary_output(self, other, [&](DType promoted) {
+    check_alpha(promoted, alpha);
+    return BinaryDtypes{promoted, promoted};
+  });
 }
 
 // sub: as binary_with_alpha, and no input is Bool, so the kernel never subtracts bools.
@@ -60,21 +82,22 @@ std::array<OutputSpec, 1> binary_subtraction(Tensor& self, Tensor& other, const 
 
 // mul, maximum, minimum: self, other and out share PyTorch's promoted dtype (Bool included).
 std::array<OutputSpec, 1> binary(Tensor& self, Tensor& other) {
-  const DType dtype = detail::result_type({self, other});
-  return promote_and_broadcast(self, other, dtype, dtype);
+  return binary_output(self, other,
+                       [](DType promoted) { return BinaryDtypes{promoted, promoted}; });
 }
 
 // div: true division. The promoted dtype, or Float32 when that is an integer or Bool type;
 // self, other and out all have it, so the kernel always divides floating-point numbers.
 std::array<OutputSpec, 1> binary_true_division(Tensor& self, Tensor& other) {
-  DType dtype = detail::result_type({self, other});
-  if (!is_floating_point(dtype)) dtype = kFloat32;
-  return promote_and_broadcast(self, other, dtype, dtype);
+  return binary_output(self, other, [](DType promoted) {
+    const DType dtype = is_floating_point(promoted) ? promoted : kFloat32;
+    return BinaryDtypes{dtype, dtype};
+  });
 }
 
 // eq, lt, gt: self and other have their promoted dtype; out is Bool.
 std::array<OutputSpec, 1> comparison(Tensor& self, Tensor& other) {
-  return promote_and_broadcast(self, other, detail::result_type({self, other}), kBool);
+  return binary_output(self, other, [](DType promoted) { return BinaryDtypes{promoted, kBool}; });
 }
 
 // where: condition is Bool; self, other and out have the promoted dtype of self and other; all

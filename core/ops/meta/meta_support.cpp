@@ -82,7 +82,17 @@ void check_same_float_dtype(const Tensor& t, DType dtype, std::string_view what)
 
 DimVector broadcast_shape(std::initializer_list<const Tensor*> tensors) {
   DimVector shape;
-  for (const Tensor* t : tensors) shape = detail::broadcast_shapes(shape, t->sizes());
+  bool first = true;
+  for (const Tensor* t : tensors) {
+    const IntArrayRef sizes = t->sizes();
+    // Tensors of one shape, the common case, need no broadcasting.
+    if (first) {
+      shape.assign(sizes);
+      first = false;
+    } else if (!std::ranges::equal(shape.ref(), sizes)) {
+      shape = detail::broadcast_shapes(shape, sizes);
+    }
+  }
   return shape;
 }
 

@@ -35,6 +35,28 @@ inline Tensor* present(std::optional<Tensor>& t) { return t && t->defined() ? &*
 // dtypes and the conversion to make.
 void check_same_float_dtype(const Tensor& t, DType dtype, std::string_view what);
 
+// True when both tensors are defined, neither is a wrapped number, and they share one device,
+// one dtype and one shape. Device agreement, type promotion and broadcasting then change
+// nothing, and a meta function that computes in that dtype may skip them: the common case,
+// kept cheap.
+inline bool alike(const Tensor& a, const Tensor& b) {
+  if (!a.defined() || !b.defined()) return false;
+  const TensorImpl& x = *a.impl();
+  const TensorImpl& y = *b.impl();
+  if (x.is_wrapped_number() || y.is_wrapped_number() || x.dtype() != y.dtype() ||
+      x.device() != y.device()) {
+    return false;
+  }
+  const IntArrayRef x_sizes = x.sizes();
+  const IntArrayRef y_sizes = y.sizes();
+  if (x_sizes.size() != y_sizes.size()) return false;
+  // Ranks are small: a loop beats a call to memcmp.
+  for (size_t d = 0; d < x_sizes.size(); ++d) {
+    if (x_sizes[d] != y_sizes[d]) return false;
+  }
+  return true;
+}
+
 // The shape all of `tensors` broadcast to.
 DimVector broadcast_shape(std::initializer_list<const Tensor*> tensors);
 

@@ -14,10 +14,6 @@
 namespace bp::detail {
 namespace {
 
-// Constant-initialised (every entry null) before any code runs, so lookups never race with
-// the table's construction.
-constinit DispatchRow g_dispatch_table[kOpCount]{};
-
 std::string_view op_name(OpId op) { return kOpNames[static_cast<size_t>(op)]; }
 
 void check_device_type(int16_t device_type) {
@@ -63,7 +59,7 @@ std::string missing_kernel_message(OpId op, Device device, const Backend& backen
 
 }  // namespace
 
-DispatchRow* dispatch_table() { return g_dispatch_table; }
+constinit DispatchRow g_dispatch_table[kOpCount]{};
 
 void install_kernel(OpId op, int16_t device_type, bp_kernel_fn fn) {
   check_device_type(device_type);

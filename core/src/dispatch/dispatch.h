@@ -16,8 +16,10 @@ namespace bp::detail {
 inline constexpr size_t kMaxDeviceTypes = 16;
 
 using DispatchRow = std::atomic<bp_kernel_fn>[kMaxDeviceTypes];
-// One row per kernel op.
-DispatchRow* dispatch_table();
+// One row per kernel op. Constant-initialised (every entry null) before any code runs, so
+// lookups never race with its construction; written only through install_kernel and
+// clear_kernels.
+extern DispatchRow g_dispatch_table[kOpCount];
 
 // The registry fills the table as plugins load: `fn` becomes the kernel of `op` on every
 // device of `device_type`; nullptr removes it. clear_kernels removes a device type's whole
@@ -31,7 +33,7 @@ bp_kernel_fn kernel_lookup_slow(OpId op, Device device);
 
 inline bp_kernel_fn kernel_for(OpId op, Device device) {
   bp_kernel_fn fn =
-      dispatch_table()[static_cast<size_t>(op)][device.type()].load(std::memory_order_acquire);
+      g_dispatch_table[static_cast<size_t>(op)][device.type()].load(std::memory_order_acquire);
   return fn ? fn : kernel_lookup_slow(op, device);
 }
 

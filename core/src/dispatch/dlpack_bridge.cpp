@@ -28,8 +28,9 @@ DLDeviceType dlpack_device_type_of(const Backend& backend) {
 // 0 is no DLDeviceType and marks an entry not yet computed.
 std::array<std::atomic<int32_t>, kMaxDeviceTypes> g_dlpack_device_types{};
 
-DLDeviceType dlpack_device_type(Device device) {
-  if (device.is_cpu()) return kDLCPU;
+}  // namespace
+
+DLDeviceType plugin_dlpack_device_type(Device device) {
   std::atomic<int32_t>& cached = g_dlpack_device_types[static_cast<size_t>(device.type())];
   int32_t type = cached.load(std::memory_order_relaxed);
   if (type == 0) {
@@ -40,28 +41,9 @@ DLDeviceType dlpack_device_type(Device device) {
   return static_cast<DLDeviceType>(type);
 }
 
-}  // namespace
-
-DLTensor to_dlpack_view(const Tensor& t) {
-  DLTensor view{};
-  view.data = t.impl()->storage()->data();
-  view.device = {dlpack_device_type(t.device()), t.device().index()};
-  view.ndim = static_cast<int>(t.dim());
-  view.dtype = to_dlpack(t.dtype());
-  // DLPack's fields are not const, but kernels only read an input's sizes and strides.
-  view.shape = const_cast<int64_t*>(t.sizes().data());
-  view.strides = const_cast<int64_t*>(t.strides().data());
-  view.byte_offset = static_cast<uint64_t>(t.storage_offset()) * t.element_size();
-  return view;
-}
-
 DLTensorList::DLTensorList(const std::vector<Tensor>& tensors) {
   views_.reserve(tensors.size());
-  pointers_.reserve(tensors.size());
-  for (const Tensor& t : tensors) {
-    views_.push_back(to_dlpack_view(t));
-    pointers_.push_back(&views_.back());
-  }
+  for (const Tensor& t : tensors) views_.push_back(to_dlpack_input(t));
 }
 
 }  // namespace bp::detail

@@ -6,6 +6,8 @@
 #include <backplane/array_ref.h>
 #include <backplane/tensor.h>
 
+#include <array>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,29 +15,65 @@
 
 namespace bp::detail {
 
-// A DLTensor that points at the tensor's own sizes and strides.
-DLTensor to_dlpack_view(const Tensor& t);
+// DLPack's device type for a device of a plugin: what its backend's memory is.
+DLDeviceType plugin_dlpack_device_type(Device device);
 
+// to_dlpack and element_size of each dtype, indexed by its value: a load instead of a switch.
+struct DLPackElement {
+  DLDataType type;
+  uint64_t size;
+};
+inline constexpr auto kDLPackElements = [] {
+  std::array<DLPackElement, std::size(kAllDTypes)> elements{};
+  for (DType d : kAllDTypes) {
+    elements.at(static_cast<size_t>(d)) = {to_dlpack(d), element_size(d)};
+  }
+  return elements;
+}();
+
+// A DLTensor that points at the tensor's own sizes and strides (TensorImpl::dlpack_view keeps
+// one from construction on).
+inline DLTensor make_dlpack_view(const TensorImpl& impl) {
+  const Device device = impl.device();
+  DLTensor view;
+  view.data = impl.storage()->data();
+  view.device = {device.is_cpu() ? kDLCPU : plugin_dlpack_device_type(device), device.index()};
+  view.ndim = static_cast<int>(impl.sizes().size());
+  const DLPackElement& element = kDLPackElements[static_cast<size_t>(impl.dtype())];
+  view.dtype = element.type;
+  // DLPack's fields are not const, but kernels only read an input's sizes and strides.
+  view.shape = const_cast<int64_t*>(impl.sizes().data());
+  view.strides = const_cast<int64_t*>(impl.strides().data());
+  view.byte_offset = static_cast<uint64_t>(impl.storage_offset()) * element.size;
+  return view;
+}
+
+// A tensor as a kernel reads it: a pointer to the view its TensorImpl keeps.
+inline const DLTensor* to_dlpack_input(const Tensor& t) { return &t.impl()->dlpack_view(); }
+
+// A copy of the view, for a tensor a kernel writes: the kernel gets a DLTensor*, and whatever
+// it might write through it must not reach the TensorImpl's own view.
+inline DLTensor to_dlpack_view(const Tensor& t) { return t.impl()->dlpack_view(); }
+
+// A `Tensor?` argument: NULL when absent or undefined.
 class OptionalDLTensor {
  public:
-  explicit OptionalDLTensor(const std::optional<Tensor>& t) : present_(t && t->defined()) {
-    if (present_) view_ = to_dlpack_view(*t);
-  }
-  const DLTensor* get() const { return present_ ? &view_ : nullptr; }
+  explicit OptionalDLTensor(const std::optional<Tensor>& t)
+      : view_(t && t->defined() ? to_dlpack_input(*t) : nullptr) {}
+  const DLTensor* get() const { return view_; }
 
  private:
-  bool present_;
-  DLTensor view_{};
+  const DLTensor* view_;
 };
 
+// A `Tensor[]` argument; the tensors must outlive it.
 class DLTensorList {
  public:
   explicit DLTensorList(const std::vector<Tensor>& tensors);
-  bp_tensor_list get() const { return {pointers_.data(), static_cast<int64_t>(pointers_.size())}; }
+  bp_tensor_list get() const { return {views_.data(), static_cast<int64_t>(views_.size())}; }
 
  private:
-  std::vector<DLTensor> views_;
-  std::vector<const DLTensor*> pointers_;
+  std::vector<const DLTensor*> views_;
 };
 
 inline bp_scalar to_abi(const Scalar& s) { return s.to_abi(); }

@@ -9,10 +9,6 @@
 
 namespace bp::detail {
 
-Tensor allocate_output(const OutputSpec& spec) {
-  return empty(spec.sizes, spec.dtype, spec.device.value_or(Device::cpu()));
-}
-
 OutArg::OutArg(Tensor& given, const OutputSpec& spec, Kind kind, const char* op, const char* arg)
     : given_(given) {
   if (!given.defined()) {

@@ -4,6 +4,7 @@
 
 #include <backplane/device.h>
 #include <backplane/dim_vector.h>
+#include <backplane/factories.h>
 #include <backplane/sdk/dtype.hpp>
 #include <backplane/tensor.h>
 
@@ -22,7 +23,9 @@ struct OutputSpec {
 namespace detail {
 
 // A fresh, contiguous output (through the device's caching allocator).
-Tensor allocate_output(const OutputSpec& spec);
+inline Tensor allocate_output(const OutputSpec& spec) {
+  return empty(spec.sizes, spec.dtype, spec.device.value_or(Device::cpu()));
+}
 
 // An `out=` or in-place tensor checked against its spec.
 //  - Out: a tensor of another shape is an error unless it has no elements, in which case it

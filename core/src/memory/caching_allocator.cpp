@@ -1,5 +1,8 @@
 #include "memory/caching_allocator.h"
 
+#include "memory/per_thread.h"
+#include "memory/size_class.h"
+#include "memory/thread_block_cache.h"
 #include "support/byte_size.h"
 
 #include "runtime/registry.h"
@@ -8,7 +11,6 @@
 
 #include <fmt/format.h>
 
-#include <bit>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
@@ -19,19 +21,6 @@
 
 namespace bp::detail {
 namespace {
-
-// Host blocks start on a cache line, which is also what SIMD loads want.
-constexpr size_t kHostAlignment = 64;
-constexpr size_t kMinBlockSize = 512;
-
-// Sizes round up to one of four classes per power of two, so a freed block fits later
-// requests of nearby sizes while wasting under a quarter of it. Every class is a multiple of
-// kHostAlignment, as aligned_alloc requires.
-size_t size_class(size_t nbytes) {
-  if (nbytes <= kMinBlockSize) return kMinBlockSize;
-  const size_t step = std::bit_floor(nbytes) / 4;
-  return (nbytes + step - 1) / step * step;
-}
 
 // The memory of one device and the blocks it has cached.
 struct Pool {
@@ -68,6 +57,17 @@ struct Pool {
     }
   }
 
+  // Caches a block handed back, or returns it to the device when there is no memory left to
+  // remember it.
+  void keep(void* ptr, size_t size) noexcept {
+    try {
+      free_blocks[size].push_back(ptr);
+      stats.cached_bytes += size;
+    } catch (...) {
+      free_block(ptr);
+    }
+  }
+
   uint64_t release_cache() noexcept {
     const uint64_t released = stats.cached_bytes;
     for (auto& [size, blocks] : free_blocks) {
@@ -100,6 +100,26 @@ uint32_t pool_key(Device device) {
          static_cast<uint16_t>(device.index());
 }
 
+// A thread's block cache, from the thread's first host allocation or release to its exit
+// (memory/per_thread.h). At exit its blocks and statistics move to the shared host pool.
+struct ThreadCacheOwner {
+  ThreadCacheOwner();
+  ~ThreadCacheOwner();
+  ThreadCacheOwner(const ThreadCacheOwner&) = delete;
+  ThreadCacheOwner& operator=(const ThreadCacheOwner&) = delete;
+
+  ThreadBlockCache cache;
+  // The allocator's list of live caches, whose statistics it adds up.
+  ThreadCacheOwner* previous = nullptr;
+  ThreadCacheOwner* next = nullptr;
+};
+
+// The calling thread's cache; nullptr once the thread is exiting.
+ThreadBlockCache* thread_block_cache() {
+  ThreadCacheOwner* owner = PerThread<ThreadCacheOwner>::get();
+  return owner ? &owner->cache : nullptr;
+}
+
 class CachingAllocator {
  public:
   void* allocate(Device device, size_t nbytes) {
@@ -108,6 +128,11 @@ class CachingAllocator {
       throw out_of_memory(device, nbytes, 0, 0, "the size exceeds any address space");
     }
     const size_t size = size_class(nbytes);
+    if (device.is_cpu() && ThreadBlockCache::serves(size)) {
+      if (ThreadBlockCache* cache = thread_block_cache()) {
+        if (void* ptr = cache->take(size)) return ptr;
+      }
+    }
     std::lock_guard lock(mutex_);
     Pool& pool = pool_for(device);
     if (void* ptr = take_cached(pool, size)) return ptr;
@@ -126,28 +151,57 @@ class CachingAllocator {
 
   void release(Device device, void* ptr, size_t nbytes) noexcept {
     const size_t size = size_class(nbytes);
+    if (device.is_cpu() && ThreadBlockCache::serves(size)) {
+      ThreadBlockCache* cache = thread_block_cache();
+      if (cache && cache->keep(ptr, size)) return;
+    }
     std::lock_guard lock(mutex_);
     auto it = pools_.find(pool_key(device));
     if (it == pools_.end()) return;  // never handed out by this allocator
     Pool& pool = it->second;
     pool.stats.allocated_bytes -= size;
-    try {
-      pool.free_blocks[size].push_back(ptr);
-      pool.stats.cached_bytes += size;
-    } catch (...) {  // no memory to remember the block: give it back instead
-      pool.free_block(ptr);
-    }
+    pool.keep(ptr, size);
   }
 
   AllocatorStats stats(Device device) {
     std::lock_guard lock(mutex_);
     auto it = pools_.find(pool_key(device));
-    return it == pools_.end() ? AllocatorStats{} : it->second.stats;
+    if (it == pools_.end()) return AllocatorStats{};
+    AllocatorStats stats = it->second.stats;
+    if (device.is_cpu()) {
+      for (const ThreadCacheOwner* owner = thread_caches_; owner; owner = owner->next) {
+        stats.allocated_bytes += owner->cache.allocated_bytes();
+        stats.cached_bytes += owner->cache.cached_bytes();
+        stats.cache_hits += owner->cache.cache_hits();
+      }
+    }
+    return stats;
   }
 
   void empty_cache() noexcept {
     std::lock_guard lock(mutex_);
     for (auto& [key, pool] : pools_) pool.release_cache();
+    release_calling_thread_cache();
+  }
+
+  void adopt(ThreadCacheOwner& owner) {
+    std::lock_guard lock(mutex_);
+    owner.next = thread_caches_;
+    if (thread_caches_) thread_caches_->previous = &owner;
+    thread_caches_ = &owner;
+  }
+
+  void retire(ThreadCacheOwner& owner) noexcept {
+    std::lock_guard lock(mutex_);
+    (owner.previous ? owner.previous->next : thread_caches_) = owner.next;
+    if (owner.next) owner.next->previous = owner.previous;
+    // The cache's blocks came from the host pool, so it exists unless the cache is empty.
+    const auto it = pools_.find(pool_key(Device::cpu()));
+    if (it == pools_.end()) return;
+    Pool& host = it->second;
+    host.stats.allocated_bytes += owner.cache.allocated_bytes();
+    host.stats.cache_hits += owner.cache.cache_hits();
+    owner.cache.drain([&](void* ptr, size_t size) { host.keep(ptr, size); });
   }
 
  private:
@@ -171,10 +225,23 @@ class CachingAllocator {
     return ptr;
   }
 
+  // Other threads' caches are theirs to touch; each holds little (ThreadBlockCache).
+  static uint64_t release_calling_thread_cache() noexcept {
+    uint64_t released = 0;
+    // Runs under the lock, so it must not make a cache (which takes the lock to register).
+    if (ThreadCacheOwner* owner = PerThread<ThreadCacheOwner>::existing()) {
+      owner->cache.drain([&](void* ptr, size_t size) {
+        std::free(ptr);
+        released += size;
+      });
+    }
+    return released;
+  }
+
   // Host-memory pools of every device draw on the same RAM, so all of them give back.
   uint64_t release_caches_sharing_memory_with(Pool& pool) {
     if (!pool.uses_host_memory()) return pool.release_cache();
-    uint64_t released = 0;
+    uint64_t released = release_calling_thread_cache();
     for (auto& [key, other] : pools_) {
       if (other.uses_host_memory()) released += other.release_cache();
     }
@@ -196,6 +263,7 @@ class CachingAllocator {
 
   std::mutex mutex_;
   std::unordered_map<uint32_t, Pool> pools_;
+  ThreadCacheOwner* thread_caches_ = nullptr;
 };
 
 // Never destroyed: storages released during static destruction still find it.
@@ -203,6 +271,10 @@ CachingAllocator& allocator() {
   static auto* instance = new CachingAllocator;
   return *instance;
 }
+
+ThreadCacheOwner::ThreadCacheOwner() { allocator().adopt(*this); }
+
+ThreadCacheOwner::~ThreadCacheOwner() { allocator().retire(*this); }
 
 }  // namespace
 

@@ -1,16 +1,25 @@
 #include <backplane/storage.h>
 
 #include "memory/caching_allocator.h"
+#include "memory/object_recycler.h"
 
 namespace bp {
 
 IntrusivePtr<StorageImpl> StorageImpl::allocate(Device device, size_t nbytes) {
   void* data = detail::allocate_device_memory(device, nbytes);
-  return IntrusivePtr<StorageImpl>(new StorageImpl(device, data, nbytes, /*owned=*/true));
+  return make_intrusive<StorageImpl>(device, data, nbytes, /*owned=*/true);
 }
 
 IntrusivePtr<StorageImpl> StorageImpl::borrow_host(void* data, size_t nbytes) {
-  return IntrusivePtr<StorageImpl>(new StorageImpl(Device::cpu(), data, nbytes, /*owned=*/false));
+  return make_intrusive<StorageImpl>(Device::cpu(), data, nbytes, /*owned=*/false);
+}
+
+void* StorageImpl::operator new(size_t size) {
+  return detail::ObjectRecycler<sizeof(StorageImpl)>::allocate(size);
+}
+
+void StorageImpl::operator delete(void* ptr, size_t size) noexcept {
+  detail::ObjectRecycler<sizeof(StorageImpl)>::deallocate(ptr, size);
 }
 
 StorageImpl::~StorageImpl() {

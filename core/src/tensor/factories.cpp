@@ -50,7 +50,7 @@ size_t checked_nbytes(int64_t elements, DType dtype, IntArrayRef sizes, const ch
 Tensor empty(IntArrayRef sizes, DType dtype, Device device) {
   const int64_t numel = detail::checked_numel(sizes, "empty");
   auto storage = StorageImpl::allocate(device, checked_nbytes(numel, dtype, sizes, "empty"));
-  return make_tensor(std::move(storage), sizes, detail::contiguous_strides(sizes), dtype);
+  return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, sizes));
 }
 
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device) {

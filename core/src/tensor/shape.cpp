@@ -40,15 +40,17 @@ DimVector contiguous_strides(IntArrayRef sizes) {
 int64_t checked_numel(IntArrayRef sizes, std::string_view what) {
   int64_t numel = 1;
   bool overflow = false;
+  bool has_zero = false;
   for (int64_t size : sizes) {
     if (size < 0) {
       throw Error(fmt::format("{}: negative size {} in shape {}; sizes must be >= 0", what, size,
                               format_shape(sizes)));
     }
+    has_zero = has_zero || size == 0;
     overflow = overflow || __builtin_mul_overflow(numel, size, &numel);
   }
   // A zero anywhere makes the count 0 even if an earlier partial product overflowed.
-  if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) return 0;
+  if (has_zero) return 0;
   if (overflow) {
     throw Error(fmt::format("{}: shape {} has more than {} elements", what, format_shape(sizes),
                             std::numeric_limits<int64_t>::max()));

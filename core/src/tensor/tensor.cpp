@@ -1,10 +1,45 @@
 #include <backplane/tensor.h>
 
+#include "dispatch/dlpack_bridge.h"
+#include "memory/object_recycler.h"
 #include "tensor/shape.h"
 
 #include <fmt/format.h>
 
 namespace bp {
+
+TensorImpl::TensorImpl(IntrusivePtr<StorageImpl> storage, DType dtype, DimVector sizes,
+                       DimVector strides, int64_t storage_offset)
+    : storage_(std::move(storage)),
+      sizes_(std::move(sizes)),
+      strides_(std::move(strides)),
+      storage_offset_(storage_offset),
+      dtype_(dtype) {
+  complete();
+}
+
+TensorImpl::TensorImpl(IntrusivePtr<StorageImpl> storage, DType dtype, IntArrayRef sizes)
+    : storage_(std::move(storage)),
+      sizes_(sizes),
+      strides_(detail::contiguous_strides(sizes)),
+      storage_offset_(0),
+      dtype_(dtype) {
+  complete();
+}
+
+void TensorImpl::complete() {
+  numel_ = 1;
+  for (int64_t s : sizes_) numel_ *= s;
+  dlpack_view_ = detail::make_dlpack_view(*this);
+}
+
+void* TensorImpl::operator new(size_t size) {
+  return detail::ObjectRecycler<sizeof(TensorImpl)>::allocate(size);
+}
+
+void TensorImpl::operator delete(void* ptr, size_t size) noexcept {
+  detail::ObjectRecycler<sizeof(TensorImpl)>::deallocate(ptr, size);
+}
 
 int64_t Tensor::size(int64_t dim) const {
   return sizes()[detail::wrap_dim(dim, this->dim(), /*wrap_scalar=*/false)];

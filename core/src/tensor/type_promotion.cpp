@@ -49,7 +49,11 @@ DType promote_types(DType a, DType b) {
   return element_size(a) > element_size(b) ? a : b;
 }
 
-DType result_type(std::span<const Tensor> tensors) {
+namespace {
+
+// Tensors is a range of const Tensor& or of std::reference_wrapper<const Tensor>.
+template <typename Tensors>
+DType result_type_of(const Tensors& tensors) {
   std::optional<DType> dimensioned, zero_dim, wrapped;
   for (const Tensor& t : tensors) {
     if (!t.defined()) continue;
@@ -64,8 +68,12 @@ DType result_type(std::span<const Tensor> tensors) {
   return combine_categories(dimensioned, combine_categories(zero_dim, wrapped)).value_or(kFloat32);
 }
 
-DType result_type(std::initializer_list<Tensor> tensors) {
-  return result_type(std::span<const Tensor>(tensors.begin(), tensors.size()));
+}  // namespace
+
+DType result_type(std::span<const Tensor> tensors) { return result_type_of(tensors); }
+
+DType result_type(std::initializer_list<std::reference_wrapper<const Tensor>> tensors) {
+  return result_type_of(tensors);
 }
 
 bool can_cast(DType from, DType to) {

@@ -4,6 +4,7 @@
 #include <backplane/tensor.h>
 #include <backplane/sdk/dtype.hpp>
 
+#include <functional>
 #include <initializer_list>
 #include <span>
 
@@ -21,7 +22,8 @@ DType promote_types(DType a, DType b);
 // floating-point number counts as Float32, PyTorch's default dtype. Undefined tensors are
 // skipped.
 DType result_type(std::span<const Tensor> tensors);
-DType result_type(std::initializer_list<Tensor> tensors);
+// For an op's own arguments (result_type({self, other})), which it need not copy.
+DType result_type(std::initializer_list<std::reference_wrapper<const Tensor>> tensors);
 
 // Whether an op may write a result of dtype `from` into an output of dtype `to` (PyTorch's
 // can_cast: no floating to integer, nothing but Bool to Bool).
