@@ -2,9 +2,12 @@
 #include "CPUNativeFunctions.h"
 
 #include "dtypes.h"
+#include "multiversion.h"
 #include "reduction.h"
 #include "strided_loop.h"
+#include "vector_math.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -12,13 +15,31 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <vector>
 
 namespace bp::cpu {
 namespace {
 
+// softmax (or log_softmax, when `log`) of x[0..n) into y[0..n); y may be x. Subtracting the
+// maximum first keeps exp from overflowing. The maximum skips NaN, which then makes its exp,
+// the sum and so every result NaN.
+template <typename C>
+BP_CPU_MULTIVERSIONED void softmax_span(const C* x, C* y, int64_t n, bool log,
+                                        const NextRows<C>& next) {
+  const C max = max_ignoring_nan(x, n);
+  const double sum = exp_shifted_and_sum(x, y, n, max, next);
+  if (log) {
+    const C log_sum = static_cast<C>(std::log(sum));
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - max) - log_sum;
+  } else {
+    const C scale = static_cast<C>(1.0 / sum);
+    for (int64_t i = 0; i < n; ++i) y[i] *= scale;
+  }
+}
+
 // softmax or log_softmax along `dim`, computed in the compute type of out's dtype, which the
-// meta step has given self too. Subtracting each group's maximum first keeps exp from
-// overflowing.
+// meta step has given self too.
 void softmax_into(std::string_view op, const TensorView& self, int64_t dim, const TensorView& out,
                   bool log) {
   require_dtype(op, "self", self, out.dtype());
@@ -27,24 +48,75 @@ void softmax_into(std::string_view op, const TensorView& self, int64_t dim, cons
   visit_supported<FloatingDType>(op, out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    const T* input = self.data<const T>();
-    T* output = out.data<T>();
-    loops.for_each_group([&](const Offsets<2>& group) {
-      C max = -std::numeric_limits<C>::infinity();
-      loops.for_each_in_group(group, [&](const Offsets<2>& at, int64_t) {
-        max = max_propagating_nan(max, static_cast<C>(input[at[0]]));
-      });
-      C sum = 0;
-      loops.for_each_in_group(group, [&](const Offsets<2>& at, int64_t) {
-        sum += std::exp(static_cast<C>(input[at[0]]) - max);
-      });
-      const C log_sum = std::log(sum);
-      loops.for_each_in_group(group, [&](const Offsets<2>& at, int64_t) {
-        const C shifted = static_cast<C>(input[at[0]]) - max;
-        output[at[1]] = static_cast<T>(log ? shifted - log_sum : std::exp(shifted) / sum);
-      });
-    });
+    for_each_group_span(loops, self.data<const T>(), out.data<T>(),
+                        [&](const Offsets<2>&, const C* x, C* y, int64_t n,
+                            const NextRows<C>& next) { softmax_span(x, y, n, log, next); });
   });
+}
+
+// A group's mean and 1 / sqrt(variance + eps), from two passes in double (the mean, then the
+// mean squared deviation), which stays accurate where E[x^2] - E[x]^2 would cancel.
+struct Moments {
+  double mean;
+  double rstd;
+};
+
+template <typename C>
+BP_CPU_MULTIVERSIONED Moments moments_of(const C* x, int64_t n, double eps) {
+  const double count = static_cast<double>(n);
+  PartialSums<double> sums;
+  sums.add(x, n);
+  const double mean = sums.total() / count;
+  PartialSums<double> squares;
+  squares.add(x, n, [mean](double value) {
+    const double deviation = value - mean;
+    return deviation * deviation;
+  });
+  return {mean, 1.0 / std::sqrt(squares.total() / count + eps)};
+}
+
+// y = (x - mean) * rstd * weight + bias over one group, in double; weight and bias may be
+// absent (null).
+template <typename C>
+BP_CPU_MULTIVERSIONED void normalize_span(const C* x, C* y, int64_t n, Moments moments,
+                                          const C* weight, const C* bias,
+                                          const NextRows<C>& next) {
+  const auto normalize = [&](auto with_weight, auto with_bias) {
+    for_each_block_prefetching(n, next, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        double value = (static_cast<double>(x[i]) - moments.mean) * moments.rstd;
+        if constexpr (with_weight) value *= static_cast<double>(weight[i]);
+        if constexpr (with_bias) value += static_cast<double>(bias[i]);
+        y[i] = static_cast<C>(value);
+      }
+    });
+  };
+  using Yes = std::true_type;
+  using No = std::false_type;
+  if (weight && bias) {
+    normalize(Yes{}, Yes{});
+  } else if (weight) {
+    normalize(Yes{}, No{});
+  } else if (bias) {
+    normalize(No{}, Yes{});
+  } else {
+    normalize(No{}, No{});
+  }
+}
+
+// An operand that is the same for every group (layer norm's weight and bias), as one
+// contiguous array of the compute type: the tensor's memory where that is one already, else a
+// copy in `copy`.
+template <typename C, typename T, size_t N>
+const C* per_group_operand(const ReductionLoops<N>& loops, size_t k, const T* data,
+                           std::vector<C>& copy) {
+  if (data == nullptr) return nullptr;
+  if constexpr (!kConvertsToCompute<T>) {
+    if (loops.groups_contiguous_in(k)) return data;
+  }
+  copy.resize(static_cast<size_t>(loops.group_size()));
+  gather_group(loops, Offsets<N>{}, k, data, copy.data());
+  return copy.data();
 }
 
 }  // namespace
@@ -61,8 +133,6 @@ void log_softmax_int_out(const TensorView& self, int64_t dim,
 
 // Each group is one index of the leading dimensions; its elements span the trailing
 // `normalized_shape`. The meta step has given weight, bias and the three outputs input's dtype.
-// Statistics use two passes in double (mean, then the mean squared deviation), which stays
-// accurate where E[x^2] - E[x]^2 would cancel.
 void native_layer_norm_out(const TensorView& input, std::span<const int64_t> normalized_shape,
                            const TensorView* weight, const TensorView* bias, double eps,
                            const TensorView& out0, const TensorView& out1, const TensorView& out2) {
@@ -94,37 +164,25 @@ void native_layer_norm_out(const TensorView& input, std::span<const int64_t> nor
       {input.strides(), out0.strides(), mean_strides.span(), rstd_strides.span(),
        weight_strides.span(), bias_strides.span()},
       normalized);
-  const double count = static_cast<double>(loops.group_size());
 
   visit_supported<FloatingDType>(op, input.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T* x = input.data<const T>();
-    const T* w = weight ? weight->data<const T>() : nullptr;
-    const T* b = bias ? bias->data<const T>() : nullptr;
-    auto value_at = [](const T* data, int64_t offset) {
-      return static_cast<double>(static_cast<compute_t<T>>(data[offset]));
-    };
-    using At = Offsets<kOperands>;
-    loops.for_each_group([&](const At& group) {
-      double sum = 0;
-      loops.for_each_in_group(group,
-                              [&](const At& at, int64_t) { sum += value_at(x, at[kInput]); });
-      const double mean = sum / count;
-      double squares = 0;
-      loops.for_each_in_group(group, [&](const At& at, int64_t) {
-        const double deviation = value_at(x, at[kInput]) - mean;
-        squares += deviation * deviation;
-      });
-      const double rstd = 1.0 / std::sqrt(squares / count + eps);
-      loops.for_each_in_group(group, [&](const At& at, int64_t) {
-        double y = (value_at(x, at[kInput]) - mean) * rstd;
-        if (w) y *= value_at(w, at[kWeight]);
-        if (b) y += value_at(b, at[kBias]);
-        out0.data<T>()[at[kOut]] = static_cast<T>(y);
-      });
-      out1.data<T>()[group[kMean]] = static_cast<T>(mean);
-      out2.data<T>()[group[kRstd]] = static_cast<T>(rstd);
-    });
+    using C = compute_t<T>;
+    std::vector<C> weight_copy, bias_copy;
+    const C* w = per_group_operand(loops, kWeight, weight ? weight->data<const T>() : nullptr,
+                                   weight_copy);
+    const C* b =
+        per_group_operand(loops, kBias, bias ? bias->data<const T>() : nullptr, bias_copy);
+    T* mean = out1.data<T>();
+    T* rstd = out2.data<T>();
+    for_each_group_span(loops, input.data<const T>(), out0.data<T>(),
+                        [&](const Offsets<kOperands>& group, const C* x, C* y, int64_t n,
+                            const NextRows<C>& next) {
+                          const Moments moments = moments_of(x, n, eps);
+                          normalize_span(x, y, n, moments, w, b, next);
+                          mean[group[kMean]] = static_cast<T>(moments.mean);
+                          rstd[group[kRstd]] = static_cast<T>(moments.rstd);
+                        });
   });
 }
 
