@@ -4,8 +4,8 @@
 //
 // Bytes processed count what each kernel must read and write once, at least:
 //   add, mul: two 64 MB inputs read, one 64 MB output written (192 MB);
-//   relu, softmax, log_softmax, layer_norm, memcpy: 64 MB read, 64 MB written (128 MB; layer
-//     norm's weight, bias, mean and rstd add 64 KB);
+//   relu, softmax, log_softmax, layer_norm, rms_norm, memcpy: 64 MB read, 64 MB written
+//     (128 MB; layer norm's weight, bias, mean and rstd add 64 KB, rms norm's weight 16 KB);
 //   sum over either dim of 4096 x 4096: 64 MB read, 16 KB written.
 // memcpy runs on one thread, and on two (each copying half), which is the most a second
 // thread can add on this machine's memory.
@@ -113,6 +113,15 @@ void BM_layer_norm_4096x4096(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_layer_norm_4096x4096)->UseRealTime();
+
+void BM_rms_norm_4096x4096(benchmark::State& state) {
+  const bp::Tensor weight = bp::arange(kSide, bp::kFloat32).mul(1.0 / kSide);
+  bp::Tensor out = bp::empty({kSide, kSide});
+  run_square(state, 2 * kBytes + kRowBytes, [&](const bp::Tensor& x) {
+    bp::rms_norm_out(out, x, {kSide}, weight, 1e-6);
+  });
+}
+BENCHMARK(BM_rms_norm_4096x4096)->UseRealTime();
 
 // The reference: copying 64 MB, split evenly across the benchmark's threads.
 void BM_memcpy_16M(benchmark::State& state) {

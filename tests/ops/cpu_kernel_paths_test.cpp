@@ -63,17 +63,19 @@ TEST_CASE("cpu kernel paths: elementwise ops at every boundary length, layout an
         const Tensor b = sample_tensor({n}, dtype, Layout::Contiguous, 2, kCpu);
         const Values x = values_of(a);
         const Values y = values_of(b);
-        Values sum(x.size()), product(x.size()), relu(x.size()), exp(x.size());
+        Values sum(x.size()), product(x.size()), relu(x.size()), exp(x.size()), silu(x.size());
         for (size_t i = 0; i < x.size(); ++i) {
           sum[i] = x[i] + 2 * y[i];
           product[i] = x[i] * y[i];
           relu[i] = x[i] < 0 ? 0 : x[i];
           exp[i] = std::exp(x[i]);
+          silu[i] = x[i] / (1 + std::exp(-x[i]));
         }
         check_tensor(bp::add(a, b, 2), {n}, dtype, sum);
         check_tensor(bp::mul(a, b), {n}, dtype, product);
         check_tensor(bp::relu(a), {n}, dtype, relu);
         check_tensor(bp::exp(a), {n}, dtype, exp);
+        check_tensor(bp::silu(a), {n}, dtype, silu);
         Tensor strided_out = empty_tensor({n}, dtype, Layout::Sliced, kCpu);
         bp::add_out(strided_out, a, b, 2);
         check_tensor(strided_out, {n}, dtype, sum);
@@ -305,7 +307,8 @@ TEST_CASE("cpu kernel paths: a sum's bits depend only on its group, not on how w
   }
 }
 
-TEST_CASE("cpu kernel paths: softmax, log_softmax and layer norm at boundary row lengths") {
+TEST_CASE(
+    "cpu kernel paths: softmax, log_softmax, layer norm and rms norm at boundary row lengths") {
   for (const int64_t n : {1, 2, 7, 8, 9, 15, 16, 17, 63, 64, 65, 257, 1025}) {
     for (const DType dtype : kFloatingDtypes) {
       for (const Layout layout : {Layout::Contiguous, Layout::Transposed, Layout::Sliced}) {
@@ -330,16 +333,24 @@ TEST_CASE("cpu kernel paths: softmax, log_softmax and layer norm at boundary row
 
         const Tensor weight = sample_tensor({n}, dtype, Layout::Sliced, 7, kCpu);
         const Values w = values_of(weight);
-        const auto [out, mean, rstd] =
-            bp::native_layer_norm(x, {n}, weight, std::nullopt, 1e-5);
+        const auto normalized = [&](const Values& g, double center, double squares) {
+          const double scale = 1 / std::sqrt(squares / static_cast<double>(g.size()) + 1e-5);
+          Values result;
+          for (size_t i = 0; i < g.size(); ++i) result.push_back((g[i] - center) * scale * w[i]);
+          return result;
+        };
+        const auto [out, mean, rstd] = bp::native_layer_norm(x, {n}, weight, std::nullopt, 1e-5);
         check_tensor(out, shape, dtype, transform_groups(values, shape, rows, [&](const Values& g) {
                        const double m = sum_of(g) / static_cast<double>(g.size());
                        double squares = 0;
                        for (const double v : g) squares += (v - m) * (v - m);
-                       const double r = 1 / std::sqrt(squares / static_cast<double>(g.size()) + 1e-5);
-                       Values result;
-                       for (size_t i = 0; i < g.size(); ++i) result.push_back((g[i] - m) * r * w[i]);
-                       return result;
+                       return normalized(g, m, squares);
+                     }));
+        check_tensor(bp::rms_norm(x, {n}, weight, 1e-5), shape, dtype,
+                     transform_groups(values, shape, rows, [&](const Values& g) {
+                       double squares = 0;
+                       for (const double v : g) squares += v * v;
+                       return normalized(g, 0, squares);
                      }));
       }
     }

@@ -82,6 +82,12 @@ void sigmoid_out(const TensorView& self, const TensorView& out) {
                           [](auto x) { return decltype(x)(1) / (decltype(x)(1) + exp_of(-x)); });
 }
 
+// x * sigmoid(x), as x / (1 + e^-x).
+void silu_out(const TensorView& self, const TensorView& out) {
+  unary_op<FloatingDType>("silu", self, out,
+                          [](auto x) { return x / (decltype(x)(1) + exp_of(-x)); });
+}
+
 // Written as "x < 0 ? 0 : x" so that NaN passes through, as PyTorch's relu does.
 void relu_out(const TensorView& self, const TensorView& out) {
   unary_op<NonBoolDType>("relu", self, out,

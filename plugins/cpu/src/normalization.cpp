@@ -75,6 +75,14 @@ BP_CPU_MULTIVERSIONED Moments moments_of(const C* x, int64_t n, double eps) {
   return {mean, 1.0 / std::sqrt(squares.total() / count + eps)};
 }
 
+// 1 / sqrt(mean(x^2) + eps), the mean in double.
+template <typename C>
+BP_CPU_MULTIVERSIONED double reciprocal_root_mean_square(const C* x, int64_t n, double eps) {
+  PartialSums<double> squares;
+  squares.add(x, n, [](double value) { return value * value; });
+  return 1.0 / std::sqrt(squares.total() / static_cast<double>(n) + eps);
+}
+
 // y = (x - mean) * rstd * weight + bias over one group, in double; weight and bias may be
 // absent (null).
 template <typename C>
@@ -131,33 +139,46 @@ void log_softmax_int_out(const TensorView& self, int64_t dim,
   softmax_into("log_softmax", self, dim, out, /*log=*/true);
 }
 
-// Each group is one index of the leading dimensions; its elements span the trailing
-// `normalized_shape`. The meta step has given weight, bias and the three outputs input's dtype.
+namespace {
+
+// Layer norm and rms norm: each group is one index of the leading dimensions; its elements
+// span the trailing `normalized_shape`, which the meta step has checked against the input's
+// shape, and given weight and bias the input's dtype.
+DimValues<bool> normalized_dims(std::string_view op, const TensorView& input,
+                                std::span<const int64_t> normalized_shape) {
+  const int64_t ndim = input.dim();
+  const auto count = static_cast<int64_t>(normalized_shape.size());
+  plugin::check(count <= ndim,
+                std::string(op) + ": normalized_shape has more dimensions than the input");
+  DimValues<bool> normalized(static_cast<size_t>(ndim), false);
+  for (int64_t d = ndim - count; d < ndim; ++d) normalized[static_cast<size_t>(d)] = true;
+  return normalized;
+}
+
+// Strides that read an optional weight or bias over the input's shape; an absent one is never
+// read, and zero strides stand in for it.
+DimValues<int64_t> parameter_strides(std::string_view op, std::string_view name,
+                                     const TensorView* parameter, const TensorView& input) {
+  if (parameter == nullptr) return DimValues<int64_t>(static_cast<size_t>(input.dim()), 0);
+  require_dtype(op, name, *parameter, input.dtype());
+  return broadcast_strides(op, *parameter, input.sizes());
+}
+
+}  // namespace
+
 void native_layer_norm_out(const TensorView& input, std::span<const int64_t> normalized_shape,
                            const TensorView* weight, const TensorView* bias, double eps,
                            const TensorView& out0, const TensorView& out1, const TensorView& out2) {
   constexpr std::string_view op = "native_layer_norm";
-  const int64_t ndim = input.dim();
-  const auto normalized_dims = static_cast<int64_t>(normalized_shape.size());
-  plugin::check(normalized_dims <= ndim,
-                std::string(op) + ": normalized_shape has more dimensions than the input");
   for (const TensorView* output : {&out0, &out1, &out2})
     require_dtype(op, "outputs", *output, input.dtype());
-  if (weight) require_dtype(op, "weight", *weight, input.dtype());
-  if (bias) require_dtype(op, "bias", *bias, input.dtype());
-
-  DimValues<bool> normalized(static_cast<size_t>(ndim), false);
-  for (int64_t d = ndim - normalized_dims; d < ndim; ++d) normalized[static_cast<size_t>(d)] = true;
+  const DimValues<bool> normalized = normalized_dims(op, input, normalized_shape);
   const DimValues<int64_t> mean_strides =
       reduced_output_strides(out1, normalized, /*keepdim=*/true);
   const DimValues<int64_t> rstd_strides =
       reduced_output_strides(out2, normalized, /*keepdim=*/true);
-  // An absent weight or bias is never read; zero strides stand in for it.
-  const DimValues<int64_t> unused_strides(static_cast<size_t>(ndim), 0);
-  const DimValues<int64_t> weight_strides =
-      weight ? broadcast_strides(op, *weight, input.sizes()) : unused_strides;
-  const DimValues<int64_t> bias_strides =
-      bias ? broadcast_strides(op, *bias, input.sizes()) : unused_strides;
+  const DimValues<int64_t> weight_strides = parameter_strides(op, "weight", weight, input);
+  const DimValues<int64_t> bias_strides = parameter_strides(op, "bias", bias, input);
   enum LayerNormOperand { kInput, kOut, kMean, kRstd, kWeight, kBias, kOperands };
   const ReductionLoops<kOperands> loops(
       input.sizes(),
@@ -182,6 +203,35 @@ void native_layer_norm_out(const TensorView& input, std::span<const int64_t> nor
                           normalize_span(x, y, n, moments, w, b, next);
                           mean[group[kMean]] = static_cast<T>(moments.mean);
                           rstd[group[kRstd]] = static_cast<T>(moments.rstd);
+                        });
+  });
+}
+
+// y = x / sqrt(mean(x^2) + eps) * weight over each group, the mean of squares in double. eps
+// absent is the machine epsilon of the compute type, as PyTorch's default.
+void rms_norm_out(const TensorView& input, std::span<const int64_t> normalized_shape,
+                  const TensorView* weight, std::optional<double> eps, const TensorView& out) {
+  constexpr std::string_view op = "rms_norm";
+  require_dtype(op, "out", out, input.dtype());
+  const DimValues<bool> normalized = normalized_dims(op, input, normalized_shape);
+  const DimValues<int64_t> weight_strides = parameter_strides(op, "weight", weight, input);
+  enum RmsNormOperand { kInput, kOut, kWeight, kOperands };
+  const ReductionLoops<kOperands> loops(
+      input.sizes(), {input.strides(), out.strides(), weight_strides.span()}, normalized);
+
+  visit_supported<FloatingDType>(op, input.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const double epsilon = eps.value_or(std::numeric_limits<C>::epsilon());
+    std::vector<C> weight_copy;
+    const C* w = per_group_operand(loops, kWeight, weight ? weight->data<const T>() : nullptr,
+                                   weight_copy);
+    for_each_group_span(loops, input.data<const T>(), out.data<T>(),
+                        [&](const Offsets<kOperands>&, const C* x, C* y, int64_t n,
+                            const NextRows<C>& next) {
+                          const Moments moments{0, reciprocal_root_mean_square(x, n, epsilon)};
+                          normalize_span(x, y, n, moments, w, static_cast<const C*>(nullptr),
+                                         next);
                         });
   });
 }
