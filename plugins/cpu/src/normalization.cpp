@@ -22,12 +22,16 @@ namespace bp::cpu {
 namespace {
 
 // softmax (or log_softmax, when `log`) of x[0..n) into y[0..n); y may be x. Subtracting the
-// maximum first keeps exp from overflowing. The maximum skips NaN, which then makes its exp,
-// the sum and so every result NaN.
+// maximum first keeps exp from overflowing. A row with a NaN, or an infinite maximum (+inf, or
+// every element -inf), is all NaN, as exp(x - max) / sum gives it: some x - max is NaN there.
 template <typename C>
 BP_CPU_MULTIVERSIONED void softmax_span(const C* x, C* y, int64_t n, bool log,
                                         const NextRows<C>& next) {
-  const C max = max_ignoring_nan(x, n);
+  const C max = max_of(x, n);
+  if (!std::isfinite(max)) {
+    std::fill_n(y, n, std::numeric_limits<C>::quiet_NaN());
+    return;
+  }
   const double sum = exp_shifted_and_sum(x, y, n, max, next);
   if (log) {
     const C log_sum = static_cast<C>(std::log(sum));
@@ -83,18 +87,18 @@ BP_CPU_MULTIVERSIONED double reciprocal_root_mean_square(const C* x, int64_t n, 
   return 1.0 / std::sqrt(squares.total() / static_cast<double>(n) + eps);
 }
 
-// y = (x - mean) * rstd * weight + bias over one group, in double; weight and bias may be
-// absent (null).
+// y = (x - mean) * rstd * weight + bias over one group, in double, so that y rounds once even
+// where the bias cancels the rest; weight and bias may be absent (null).
 template <typename C>
 BP_CPU_MULTIVERSIONED void normalize_span(const C* x, C* y, int64_t n, Moments moments,
-                                          const C* weight, const C* bias,
+                                          const double* weight, const double* bias,
                                           const NextRows<C>& next) {
   const auto normalize = [&](auto with_weight, auto with_bias) {
     for_each_block_prefetching(n, next, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         double value = (static_cast<double>(x[i]) - moments.mean) * moments.rstd;
-        if constexpr (with_weight) value *= static_cast<double>(weight[i]);
-        if constexpr (with_bias) value += static_cast<double>(bias[i]);
+        if constexpr (with_weight) value *= weight[i];
+        if constexpr (with_bias) value += bias[i];
         y[i] = static_cast<C>(value);
       }
     });
@@ -112,19 +116,22 @@ BP_CPU_MULTIVERSIONED void normalize_span(const C* x, C* y, int64_t n, Moments m
   }
 }
 
-// An operand that is the same for every group (layer norm's weight and bias), as one
-// contiguous array of the compute type: the tensor's memory where that is one already, else a
-// copy in `copy`.
-template <typename C, typename T, size_t N>
-const C* per_group_operand(const ReductionLoops<N>& loops, size_t k, const T* data,
-                           std::vector<C>& copy) {
-  if (data == nullptr) return nullptr;
-  if constexpr (!kConvertsToCompute<T>) {
-    if (loops.groups_contiguous_in(k)) return data;
-  }
-  copy.resize(static_cast<size_t>(loops.group_size()));
-  gather_group(loops, Offsets<N>{}, k, data, copy.data());
-  return copy.data();
+// A parameter that is the same for every group (the weight or bias of layer norm and rms
+// norm), as one contiguous array of doubles, converted once per call rather than once per
+// group; empty when the parameter is absent.
+template <typename T, size_t N>
+std::vector<double> per_group_parameter(const ReductionLoops<N>& loops, size_t k,
+                                        const TensorView* parameter) {
+  std::vector<double> values;
+  if (parameter == nullptr) return values;
+  values.resize(static_cast<size_t>(loops.group_size()));
+  gather_group(loops, Offsets<N>{}, k, parameter->data<const T>(), values.data());
+  return values;
+}
+
+// The parameter's first element, or null for an absent one.
+inline const double* data_or_null(const std::vector<double>& values) {
+  return values.empty() ? nullptr : values.data();
 }
 
 }  // namespace
@@ -189,11 +196,10 @@ void native_layer_norm_out(const TensorView& input, std::span<const int64_t> nor
   visit_supported<FloatingDType>(op, input.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    std::vector<C> weight_copy, bias_copy;
-    const C* w = per_group_operand(loops, kWeight, weight ? weight->data<const T>() : nullptr,
-                                   weight_copy);
-    const C* b =
-        per_group_operand(loops, kBias, bias ? bias->data<const T>() : nullptr, bias_copy);
+    const std::vector<double> weights = per_group_parameter<T>(loops, kWeight, weight);
+    const std::vector<double> biases = per_group_parameter<T>(loops, kBias, bias);
+    const double* w = data_or_null(weights);
+    const double* b = data_or_null(biases);
     T* mean = out1.data<T>();
     T* rstd = out2.data<T>();
     for_each_group_span(loops, input.data<const T>(), out0.data<T>(),
@@ -223,15 +229,13 @@ void rms_norm_out(const TensorView& input, std::span<const int64_t> normalized_s
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     const double epsilon = eps.value_or(std::numeric_limits<C>::epsilon());
-    std::vector<C> weight_copy;
-    const C* w = per_group_operand(loops, kWeight, weight ? weight->data<const T>() : nullptr,
-                                   weight_copy);
+    const std::vector<double> weights = per_group_parameter<T>(loops, kWeight, weight);
+    const double* w = data_or_null(weights);
     for_each_group_span(loops, input.data<const T>(), out.data<T>(),
                         [&](const Offsets<kOperands>&, const C* x, C* y, int64_t n,
                             const NextRows<C>& next) {
                           const Moments moments{0, reciprocal_root_mean_square(x, n, epsilon)};
-                          normalize_span(x, y, n, moments, w, static_cast<const C*>(nullptr),
-                                         next);
+                          normalize_span(x, y, n, moments, w, nullptr, next);
                         });
   });
 }

@@ -67,14 +67,34 @@ struct NextRows {
   }
 };
 
-// Calls body(begin, end) over [0, count) in blocks of 64 bytes of C, prefetching the same
-// block of `next` before each: a loop in body vectorises as if it ran over all of [0, count).
+// Calls body(begin, end) over [0, count) in blocks of kPrefetchBlock bytes of C, prefetching
+// the same block of `next` before each: a loop in body vectorises as if it ran over all of
+// [0, count), and the blocks are long enough to pay for its set-up.
+inline constexpr int64_t kPrefetchBlock = 256;
+
 template <typename C, typename Body>
 void for_each_block_prefetching(int64_t count, const NextRows<C>& next, Body&& body) {
-  constexpr int64_t kBlock = 64 / sizeof(C);
+  constexpr int64_t kBlock = kPrefetchBlock / sizeof(C);
+  constexpr int64_t kLine = 64 / sizeof(C);
   for (int64_t begin = 0; begin < count; begin += kBlock) {
-    next.prefetch(begin);
+    for (int64_t line = 0; line < kBlock; line += kLine) next.prefetch(begin + line);
     body(begin, std::min(count, begin + kBlock));
+  }
+}
+
+// Lane types: F is float (one lane) or Vector<float>; LaneBits<F> holds the lanes' bits.
+template <typename F>
+using LaneBits = std::conditional_t<std::is_same_v<F, float>, uint32_t, Vector<uint32_t>>;
+template <typename F>
+using SignedLaneBits = std::conditional_t<std::is_same_v<F, float>, int32_t, Vector<int32_t>>;
+
+// `value` in every lane of F.
+template <typename F>
+F lanes_of(float value) {
+  if constexpr (std::is_same_v<F, float>) {
+    return value;
+  } else {
+    return broadcast(value);
   }
 }
 
@@ -87,16 +107,9 @@ void for_each_block_prefetching(int64_t count, const NextRows<C>& next, Body&& b
 // near the bottom of the range round once, like any subnormal.
 template <typename F>
 F exp_lanes(F x) {
-  constexpr bool kVector = !std::is_same_v<F, float>;
-  using Bits = std::conditional_t<kVector, Vector<uint32_t>, uint32_t>;
-  using SignedBits = std::conditional_t<kVector, Vector<int32_t>, int32_t>;
-  const auto constant = [](float value) {
-    if constexpr (kVector) {
-      return broadcast(value);
-    } else {
-      return value;
-    }
-  };
+  using Bits = LaneBits<F>;
+  using SignedBits = SignedLaneBits<F>;
+  const auto constant = [](float value) { return lanes_of<F>(value); };
   // Past these, e^x overflows or rounds to 0 anyway; NaN fails both comparisons and stays NaN.
   x = x > 89.0f ? constant(89.0f) : x;
   x = x < -104.0f ? constant(-104.0f) : x;
@@ -123,6 +136,33 @@ F exp_lanes(F x) {
 
 inline float exp_vectorizable(float x) { return exp_lanes(x); }
 
+// e^x for x <= 0, -inf included, in float lanes: the exp of softmax, whose arguments are
+// elements minus their row's maximum. Within 3 ulp down to e^-87 (just above FLT_MIN); 0
+// below. Cheaper than exp_lanes: no overflow, no subnormal results, no NaN (softmax_span
+// settles rows with NaN before), and a degree-5 polynomial (a Chebyshev fit, 8e-8 from e^r).
+template <typename F>
+F exp_of_nonpositive(F x) {
+  using Bits = LaneBits<F>;
+  constexpr float kFlushBelow = -87.0f;
+  const auto flushed = x < kFlushBelow;
+  x = flushed ? lanes_of<F>(kFlushBelow) : x;
+  constexpr float kRoundingShift = 12582912.0f;  // as in exp_lanes
+  const F shifted = x * 1.44269504088896341f + kRoundingShift;
+  const F n = shifted - kRoundingShift;
+  F r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  F p = lanes_of<F>(8.36986975424596e-3f);
+  p = p * r + 4.1922561560038395e-2f;
+  p = p * r + 1.6666498698531396e-1f;
+  p = p * r + 4.999882339727033e-1f;
+  p = p * r + 1.0000000114348138f;
+  p = p * r + 1.0000000801020725f;
+  // p * 2^n, n in [-126, 0], by adding n to p's exponent: the result is a normal float.
+  const Bits n_bits = std::bit_cast<Bits>(shifted) - std::bit_cast<uint32_t>(kRoundingShift);
+  const F result = std::bit_cast<F>(std::bit_cast<Bits>(p) + (n_bits << 23));
+  return flushed ? lanes_of<F>(0.0f) : result;
+}
+
 // e^x in the compute type C: exp_lanes for float, the C library for double.
 template <typename C>
 C exp_of(C x) {
@@ -134,7 +174,7 @@ C exp_of(C x) {
 }
 
 // y[i] = e^(x[i] - shift) for i < count, returning the sum of the y[i] in double; prefetches
-// `next` meanwhile.
+// `next` meanwhile. shift is the maximum of the x[i], and finite.
 template <typename C>
 double exp_shifted_and_sum(const C* x, C* y, int64_t count, C shift, const NextRows<C>& next) {
   double sum = 0;
@@ -146,29 +186,39 @@ double exp_shifted_and_sum(const C* x, C* y, int64_t count, C shift, const NextR
   return sum;
 }
 
-// The largest of x[0..count), ignoring NaN; -inf when there is none. (GCC does not vectorise
-// a loop of IEEE maximums by itself.)
+// The largest of x[0..count), NaN if any element is NaN, -inf when count is 0. (GCC does not
+// vectorise a loop of IEEE maximums by itself.)
 template <typename C>
-C max_ignoring_nan(const C* x, int64_t count) {
+C max_of(const C* x, int64_t count) {
   constexpr int64_t kLanes = kLanesOf<C>;
   constexpr C kLowest = -std::numeric_limits<C>::infinity();
   Vector<C> max0 = broadcast(kLowest);
   Vector<C> max1 = max0;
+  decltype(max0 != max0) nan_lanes{};  // all bits set in lanes that saw a NaN
   int64_t i = 0;
   for (; i + 2 * kLanes <= count; i += 2 * kLanes) {
     const Vector<C> a = load_vector(x + i);
     const Vector<C> b = load_vector(x + i + kLanes);
     max0 = a > max0 ? a : max0;
     max1 = b > max1 ? b : max1;
+    nan_lanes |= (a != a) | (b != b);
   }
   max0 = max1 > max0 ? max1 : max0;
   C max = kLowest;
-  for (int64_t k = 0; k < kLanes; ++k) max = max0[k] > max ? max0[k] : max;
-  for (; i < count; ++i) max = x[i] > max ? x[i] : max;
-  return max;
+  bool nan = false;
+  for (int64_t k = 0; k < kLanes; ++k) {
+    max = max0[k] > max ? max0[k] : max;
+    nan = nan || nan_lanes[k] != 0;
+  }
+  for (; i < count; ++i) {
+    max = x[i] > max ? x[i] : max;
+    nan = nan || x[i] != x[i];
+  }
+  return nan ? std::numeric_limits<C>::quiet_NaN() : max;
 }
 
-// For float, exp, store and sum run in one pass of vector lanes.
+// For float, exp, store and sum run in one pass of vector lanes. Every x[i] - shift must be at
+// most 0 (shift is the maximum, and finite), as exp_of_nonpositive requires.
 template <>
 inline double exp_shifted_and_sum(const float* x, float* y, int64_t count, float shift,
                                   const NextRows<float>& next) {
@@ -182,7 +232,7 @@ inline double exp_shifted_and_sum(const float* x, float* y, int64_t count, float
     const int64_t block_end = std::min(count, i + kBlock);
     for (; i + kLanes <= block_end; i += kLanes) {
       next.prefetch(i);
-      const Vector<float> e = exp_lanes(load_vector(x + i) - shift);
+      const Vector<float> e = exp_of_nonpositive(load_vector(x + i) - shift);
       store_vector(y + i, e);
       block_sums += e;
     }
@@ -190,7 +240,7 @@ inline double exp_shifted_and_sum(const float* x, float* y, int64_t count, float
   }
   double sum = 0;
   for (; i < count; ++i) {
-    y[i] = exp_lanes(x[i] - shift);
+    y[i] = exp_of_nonpositive(x[i] - shift);
     sum += y[i];
   }
   for (int64_t k = 0; k < kLanes; ++k) sum += lane_sums[k];
