@@ -137,7 +137,7 @@ F exp_lanes(F x) {
 inline float exp_vectorizable(float x) { return exp_lanes(x); }
 
 // e^x for x <= 0, -inf included, in float lanes: the exp of softmax, whose arguments are
-// elements minus their row's maximum. Within 3 ulp down to e^-87 (just above FLT_MIN); 0
+// elements minus their row's maximum. Within 4 ulp down to e^-87 (just above FLT_MIN); 0
 // below. Cheaper than exp_lanes: no overflow, no subnormal results, no NaN (softmax_span
 // settles rows with NaN before), and a degree-5 polynomial (a Chebyshev fit, 8e-8 from e^r).
 template <typename F>
