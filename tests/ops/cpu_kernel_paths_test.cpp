@@ -357,6 +357,32 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("cpu kernel paths: layer norm of rows far from zero with a small spread") {
+  // float32 moments are accumulated around each row's first element: an outlier there must not
+  // cost accuracy either.
+  // The spread is a few float32 ulps of the values: E[x^2] - E[x]^2 taken around 0 would cancel
+  // all but a few bits even in double.
+  for (const double first : {10000.0, 10000.5}) {
+    INFO("first element " << first);
+    Values values;
+    for (int64_t i = 0; i < 1000; ++i) values.push_back(10000 + static_cast<double>(i % 7) / 1024);
+    values[0] = first;
+    const Tensor x = make_tensor(values, {1, 1000}, bp::kFloat32, kCpu);
+    const Values stored = values_of(x);
+    const double mean = sum_of(stored) / 1000;
+    double squares = 0;
+    for (const double v : stored) squares += (v - mean) * (v - mean);
+    const double rstd = 1 / std::sqrt(squares / 1000 + 1e-5);
+    Values expected;
+    for (const double v : stored) expected.push_back((v - mean) * rstd);
+    const auto [out, mean_out, rstd_out] =
+        bp::native_layer_norm(x, {1000}, std::nullopt, std::nullopt, 1e-5);
+    check_tensor(out, {1, 1000}, bp::kFloat32, expected);
+    check_tensor(mean_out, {1, 1}, bp::kFloat32, {mean});
+    check_tensor(rstd_out, {1, 1}, bp::kFloat32, {rstd});
+  }
+}
+
 TEST_CASE("cpu kernel paths: softmax rows with NaN or infinities") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
