@@ -20,8 +20,8 @@ namespace {
 const Device kCpu = Device::cpu();
 
 // Lengths just around every width and block size the kernels use: vector lanes (4, 8, 16), the
-// 64-element split unit, 256-element conversion blocks, 512-lane column tiles and the
-// 32K-element parallel threshold.
+// 64-element split unit, 256-element conversion blocks and the 32K-element parallel threshold
+// and sum blocks.
 const std::vector<int64_t> kBoundaryLengths = {1,   2,   3,   7,    8,    9,    15,    16,   17,
                                                31,  33,  63,  64,   65,   255,  256,   257,
                                                511, 513, 1023, 1025, 32767, 32768, 32769, 65600};
@@ -250,8 +250,10 @@ TEST_CASE("cpu kernel paths: float32 exp is within 2 ulp everywhere, subnormal r
 double sum_of(const Values& values) { return std::accumulate(values.begin(), values.end(), 0.0); }
 
 TEST_CASE("cpu kernel paths: sums over rows, columns and everything at boundary lengths") {
+  // Columns are summed in tiles of 4096; rows in blocks of 32K elements, in parallel when there
+  // are few rows.
   const Shape shapes[] = {{3, 1}, {5, 7}, {2, 17}, {17, 2}, {9, 513}, {513, 9}, {4, 1025},
-                          {3, 65600}, {65600, 3}, {40, 1030}};
+                          {3, 4097}, {3, 65600}, {65600, 3}, {40, 1030}};
   const DType dtypes[] = {bp::kFloat32, bp::kFloat64, bp::kFloat16, bp::kBFloat16, bp::kInt32};
   for (const Shape& shape : shapes) {
     for (const DType dtype : dtypes) {

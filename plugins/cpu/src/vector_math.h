@@ -82,6 +82,29 @@ void for_each_block_prefetching(int64_t count, const NextRows<C>& next, Body&& b
   }
 }
 
+// How far ahead of a loop streaming through memory its reads are prefetched: one core's
+// hardware prefetcher alone keeps too few lines in flight to reach the memory's bandwidth.
+inline constexpr int64_t kReadAheadBytes = 4096;
+// The stretch of each array that one round of such prefetches covers.
+inline constexpr int64_t kReadAheadBlock = 1024;
+
+// Calls body(begin, end) over [0, count) in blocks of kReadAheadBlock bytes of the widest
+// array, first prefetching each array's lines kReadAheadBytes beyond the block: for loops that
+// stream through arrays in memory. (Prefetching past an array's end is harmless: prefetches
+// never fault.) Block boundaries depend only on count.
+template <typename Body, typename... T>
+void for_each_block_reading_ahead(int64_t count, Body&& body, const T*... arrays) {
+  constexpr auto kBlock = static_cast<int64_t>(kReadAheadBlock / std::max({sizeof(T)...}));
+  for (int64_t begin = 0; begin < count; begin += kBlock) {
+    const auto read_ahead = [begin](const auto* array) {
+      const char* const block = reinterpret_cast<const char*>(array + begin) + kReadAheadBytes;
+      for (int64_t line = 0; line < kReadAheadBlock; line += 64) __builtin_prefetch(block + line);
+    };
+    (read_ahead(arrays), ...);
+    body(begin, std::min(count, begin + kBlock));
+  }
+}
+
 // Lane types: F is float (one lane) or Vector<float>; LaneBits<F> holds the lanes' bits.
 template <typename F>
 using LaneBits = std::conditional_t<std::is_same_v<F, float>, uint32_t, Vector<uint32_t>>;
