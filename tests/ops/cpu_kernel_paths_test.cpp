@@ -122,7 +122,9 @@ double round_to_format(double value, int mantissa_bits, int min_exponent, double
   const double quantum = std::ldexp(1, exponent - mantissa_bits);
   const double rounded = std::nearbyint(value / quantum) * quantum;  // ties to even
   const double overflow = max_finite + quantum / 2;
-  if (std::abs(value) >= overflow) return std::copysign(std::numeric_limits<double>::infinity(), value);
+  if (std::abs(value) >= overflow) {
+    return std::copysign(std::numeric_limits<double>::infinity(), value);
+  }
   return rounded;
 }
 
@@ -165,7 +167,9 @@ TEST_CASE("cpu kernel paths: float16 converts to and from float32 exactly, round
   CHECK_MESSAGE(wrong == 0, wrong << " of 65536 float16 values widen wrongly");
 
   std::vector<double> positive;
-  for (uint32_t bits = 0; bits < 0x7c00; ++bits) positive.push_back(half_value(static_cast<uint16_t>(bits)));
+  for (uint32_t bits = 0; bits < 0x7c00; ++bits) {
+    positive.push_back(half_value(static_cast<uint16_t>(bits)));
+  }
   std::vector<float> probes = rounding_probes(positive);
   for (size_t i = 0, count = probes.size(); i < count; ++i) probes.push_back(-probes[i]);
   const auto n = static_cast<int64_t>(probes.size());
@@ -298,7 +302,9 @@ TEST_CASE("cpu kernel paths: a sum's bits depend only on its group, not on how w
   INFO("a long row summed alone (its blocks in parallel) or among many rows (a row per thread)");
   const Tensor rows = inexact_values({16, 70001});
   const Tensor row_sums = bp::sum(rows, {1});
-  for (int64_t r = 0; r < 16; r += 5) check_same_bits(bp::sum(rows.slice(0, r, r + 1), {1}), row_sums.slice(0, r, r + 1));
+  for (int64_t r = 0; r < 16; r += 5) {
+    check_same_bits(bp::sum(rows.slice(0, r, r + 1), {1}), row_sums.slice(0, r, r + 1));
+  }
   check_same_bits(bp::sum(rows.slice(0, 3, 4), std::nullopt), row_sums.slice(0, 3, 4).view({}));
 
   INFO("columns summed side by side all at once (split across threads) or a few at a time");

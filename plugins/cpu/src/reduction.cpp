@@ -2,8 +2,8 @@
 #include "CPUNativeFunctions.h"
 
 #include "dtypes.h"
-#include "reduction.h"
 #include "multiversion.h"
+#include "reduction.h"
 #include "strided_loop.h"
 #include "thread_pool.h"
 #include "vector_math.h"

@@ -111,7 +111,8 @@ class ReductionLoops {
       fn(Offsets<N>{}, Offsets<N>{}, int64_t{1}, scratch);
       return;
     }
-    const int64_t elements_per_index = group_count_ / split->size * std::max<int64_t>(group_size_, 1);
+    const int64_t elements_per_index =
+        group_count_ / split->size * std::max<int64_t>(group_size_, 1);
     parallel_for(split->size, grain_for(elements_per_index), [&](int64_t begin, int64_t end_index) {
       StridedLoop<N> groups;
       for (const KeptDim* dim = kept_.begin(); dim != end; ++dim)

@@ -87,12 +87,10 @@ class StridedLoop {
     dims_[ndim_++] = {size, stride};
   }
 
-  // The dimensions left after dropping and merging, outermost first; a single element has
-  // none.
+  // The dimensions left after dropping and merging, outermost first (a single element has
+  // none), and their strides.
   size_t dim_count() const { return ndim_; }
-  int64_t size(size_t d) const { return dims_[d].size; }
   const Offsets<N>& stride(size_t d) const { return dims_[d].stride; }
-  bool empty() const { return empty_; }
 
   // Calls row(offsets, step, length) for each row: the row's first element is at `offsets`
   // (element offsets per operand, starting from `start`), the next ones `step` apart.
