@@ -391,6 +391,21 @@ TEST_CASE("cpu kernel paths: layer norm of rows far from zero with a small sprea
   }
 }
 
+TEST_CASE("cpu kernel paths: softmax and log_softmax written over their input") {
+  for (const int64_t n : {5, 40}) {
+    INFO(n << " elements per row");
+    const Tensor x = sample_tensor({3, n}, bp::kFloat32, Layout::Contiguous, 8, kCpu);
+    const Tensor expected_softmax = bp::softmax(x, 1);
+    const Tensor expected_log_softmax = bp::log_softmax(x, 1);
+    Tensor in_place = x.clone();
+    bp::softmax_out(in_place, in_place, 1);
+    check_tensor(in_place, {3, n}, bp::kFloat32, values_of(expected_softmax));
+    in_place = x.clone();
+    bp::log_softmax_out(in_place, in_place, 1);
+    check_tensor(in_place, {3, n}, bp::kFloat32, values_of(expected_log_softmax));
+  }
+}
+
 TEST_CASE("cpu kernel paths: softmax rows with NaN or infinities") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();

@@ -33,12 +33,12 @@ BP_CPU_MULTIVERSIONED void softmax_span(const C* x, C* y, int64_t n, bool log,
     std::fill_n(y, n, std::numeric_limits<C>::quiet_NaN());
     return;
   }
-  const double sum = exp_shifted_and_sum(x, y, n, max, next);
-  if (log) {
-    const C log_sum = static_cast<C>(std::log(sum));
+  if (log) {  // the exps are only summed: y may be x, which the last pass still reads
+    const C log_sum =
+        static_cast<C>(std::log(exp_shifted_and_sum(x, static_cast<C*>(nullptr), n, max, next)));
     for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - max) - log_sum;
   } else {
-    const C scale = static_cast<C>(1.0 / sum);
+    const C scale = static_cast<C>(1.0 / exp_shifted_and_sum(x, y, n, max, next));
     for (int64_t i = 0; i < n; ++i) y[i] *= scale;
   }
 }

@@ -196,15 +196,16 @@ C exp_of(C x) {
   }
 }
 
-// y[i] = e^(x[i] - shift) for i < count, returning the sum of the y[i] in double; prefetches
-// `next` meanwhile. shift is the maximum of the x[i], and finite.
+// The sum in double of e^(x[i] - shift) for i < count, each term also stored to y[i] unless y
+// is null; prefetches `next` meanwhile. shift is the maximum of the x[i], and finite.
 template <typename C>
 double exp_shifted_and_sum(const C* x, C* y, int64_t count, C shift, const NextRows<C>& next) {
   double sum = 0;
   for (int64_t i = 0; i < count; ++i) {
     next.prefetch(i);
-    y[i] = exp_of(x[i] - shift);
-    sum += static_cast<double>(y[i]);
+    const C e = exp_of(x[i] - shift);
+    if (y != nullptr) y[i] = e;
+    sum += static_cast<double>(e);
   }
   return sum;
 }
@@ -256,15 +257,16 @@ inline double exp_shifted_and_sum(const float* x, float* y, int64_t count, float
     for (; i + kLanes <= block_end; i += kLanes) {
       next.prefetch(i);
       const Vector<float> e = exp_of_nonpositive(load_vector(x + i) - shift);
-      store_vector(y + i, e);
+      if (y != nullptr) store_vector(y + i, e);
       block_sums += e;
     }
     for (int64_t k = 0; k < kLanes; ++k) lane_sums[k] += block_sums[k];
   }
   double sum = 0;
   for (; i < count; ++i) {
-    y[i] = exp_of_nonpositive(x[i] - shift);
-    sum += y[i];
+    const float e = exp_of_nonpositive(x[i] - shift);
+    if (y != nullptr) y[i] = e;
+    sum += e;
   }
   for (int64_t k = 0; k < kLanes; ++k) sum += lane_sums[k];
   return sum;
