@@ -1,9 +1,14 @@
-// Large elementwise kernels of the CPU backend against memcpy of the same output bytes, in one
-// run, so that "how close to memory bandwidth" reads as a ratio. Run it with
-// BACKPLANE_NUM_THREADS=1 and =2 to compare thread counts; see bench/README.md.
+// The CPU backend's large memory-bound kernels against memcpy, in one run, so that "how close to
+// memory bandwidth" reads as a ratio of bytes_per_second. Run it with BACKPLANE_NUM_THREADS=1
+// and =2 to compare thread counts; see bench/README.md.
 //
-// Bytes processed count what each one reads and writes: add and mul read two 64 MB inputs and
-// write one, relu and memcpy read one and write one.
+// Bytes processed count what each kernel must read and write once, at least:
+//   add, mul: two 64 MB inputs read, one 64 MB output written (192 MB);
+//   relu, softmax, log_softmax, layer_norm, rms_norm, memcpy: 64 MB read, 64 MB written
+//     (128 MB; layer norm's weight, bias, mean and rstd add 64 KB, rms norm's weight 16 KB);
+//   sum over either dim of 4096 x 4096: 64 MB read, 16 KB written.
+// memcpy runs on one thread, and on two (each copying half): what a second thread can add on
+// this machine's memory.
 #include <backplane/backplane.h>
 
 #include <benchmark/benchmark.h>
@@ -11,11 +16,17 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <thread>
+#include <vector>
 
 namespace {
 
 constexpr int64_t kElements = int64_t{16} << 20;
 constexpr int64_t kBytes = kElements * sizeof(float);
+// The same elements as a square matrix, for the per-row and per-column kernels.
+constexpr int64_t kSide = 4096;
+static_assert(kSide * kSide == kElements);
+constexpr int64_t kRowBytes = kSide * sizeof(float);
 
 using KernelCall = std::function<void(bp::Tensor& out, const bp::Tensor& a, const bp::Tensor& b)>;
 
@@ -52,17 +63,87 @@ void BM_relu_16M(benchmark::State& state) {
 }
 BENCHMARK(BM_relu_16M)->UseRealTime();
 
-// The floor: one thread copying the output's bytes.
-void BM_memcpy_16M(benchmark::State& state) {
-  const bp::Tensor src = bp::ones({kElements});
-  bp::Tensor dst = bp::empty({kElements});
+// A 4096 x 4096 float32 matrix of values in [-4, 4), different in every row and column.
+bp::Tensor square_input() {
+  return bp::arange(kElements, bp::kFloat32).mul(8.0 / kElements).sub(4).view({kSide, kSide});
+}
+
+// Times `op` on square_input(), counting `bytes` per call.
+void run_square(benchmark::State& state, int64_t bytes,
+                const std::function<void(const bp::Tensor&)>& op) {
+  const bp::Tensor x = square_input();
   for (auto _ : state) {
-    std::memcpy(dst.data_ptr(), src.data_ptr(), kBytes);
+    op(x);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+
+void BM_sum_rows_4096x4096(benchmark::State& state) {
+  bp::Tensor out = bp::empty({kSide});
+  run_square(state, kBytes + kRowBytes, [&](const bp::Tensor& x) { bp::sum_out(out, x, {1}); });
+}
+BENCHMARK(BM_sum_rows_4096x4096)->UseRealTime();
+
+void BM_sum_columns_4096x4096(benchmark::State& state) {
+  bp::Tensor out = bp::empty({kSide});
+  run_square(state, kBytes + kRowBytes, [&](const bp::Tensor& x) { bp::sum_out(out, x, {0}); });
+}
+BENCHMARK(BM_sum_columns_4096x4096)->UseRealTime();
+
+void BM_softmax_4096x4096(benchmark::State& state) {
+  bp::Tensor out = bp::empty({kSide, kSide});
+  run_square(state, 2 * kBytes, [&](const bp::Tensor& x) { bp::softmax_out(out, x, -1); });
+}
+BENCHMARK(BM_softmax_4096x4096)->UseRealTime();
+
+void BM_log_softmax_4096x4096(benchmark::State& state) {
+  bp::Tensor out = bp::empty({kSide, kSide});
+  run_square(state, 2 * kBytes, [&](const bp::Tensor& x) { bp::log_softmax_out(out, x, -1); });
+}
+BENCHMARK(BM_log_softmax_4096x4096)->UseRealTime();
+
+void BM_layer_norm_4096x4096(benchmark::State& state) {
+  const bp::Tensor weight = bp::arange(kSide, bp::kFloat32).mul(1.0 / kSide);
+  const bp::Tensor bias = bp::ones({kSide});
+  bp::Tensor out = bp::empty({kSide, kSide});
+  bp::Tensor mean = bp::empty({kSide, 1});
+  bp::Tensor rstd = bp::empty({kSide, 1});
+  run_square(state, 2 * kBytes + 4 * kRowBytes, [&](const bp::Tensor& x) {
+    bp::native_layer_norm_out(out, mean, rstd, x, {kSide}, weight, bias, 1e-5);
+  });
+}
+BENCHMARK(BM_layer_norm_4096x4096)->UseRealTime();
+
+void BM_rms_norm_4096x4096(benchmark::State& state) {
+  const bp::Tensor weight = bp::arange(kSide, bp::kFloat32).mul(1.0 / kSide);
+  bp::Tensor out = bp::empty({kSide, kSide});
+  run_square(state, 2 * kBytes + kRowBytes, [&](const bp::Tensor& x) {
+    bp::rms_norm_out(out, x, {kSide}, weight, 1e-6);
+  });
+}
+BENCHMARK(BM_rms_norm_4096x4096)->UseRealTime();
+
+// The reference: copying 64 MB, split evenly across state.range(0) threads (the calling one
+// and helpers started for each copy, which costs some tens of microseconds per copy).
+void BM_memcpy_16M(benchmark::State& state) {
+  static const std::vector<char> source(kBytes, 1);
+  static std::vector<char> target(kBytes);
+  const int64_t threads = state.range(0);
+  const int64_t share = kBytes / threads;
+  const auto copy_share = [&](int64_t i) {
+    std::memcpy(target.data() + i * share, source.data() + i * share, static_cast<size_t>(share));
+  };
+  for (auto _ : state) {
+    std::vector<std::thread> helpers;
+    for (int64_t i = 1; i < threads; ++i) helpers.emplace_back(copy_share, i);
+    copy_share(0);
+    for (std::thread& helper : helpers) helper.join();
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(state.iterations() * kBytes * 2);
 }
-BENCHMARK(BM_memcpy_16M)->UseRealTime();
+BENCHMARK(BM_memcpy_16M)->UseRealTime()->ArgName("threads")->Arg(1)->Arg(2);
 
 }  // namespace
 

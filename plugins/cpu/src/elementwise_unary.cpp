@@ -4,6 +4,7 @@
 
 #include "dtypes.h"
 #include "parallel_elements.h"
+#include "vector_math.h"
 
 #include <cmath>
 #include <numbers>
@@ -61,7 +62,7 @@ void abs_out(const TensorView& self, const TensorView& out) {
 }
 
 void exp_out(const TensorView& self, const TensorView& out) {
-  unary_op<FloatingDType>("exp", self, out, [](auto x) { return std::exp(x); });
+  unary_op<FloatingDType>("exp", self, out, [](auto x) { return exp_of(x); });
 }
 
 void log_out(const TensorView& self, const TensorView& out) {
@@ -78,7 +79,13 @@ void tanh_out(const TensorView& self, const TensorView& out) {
 
 void sigmoid_out(const TensorView& self, const TensorView& out) {
   unary_op<FloatingDType>("sigmoid", self, out,
-                          [](auto x) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); });
+                          [](auto x) { return decltype(x)(1) / (decltype(x)(1) + exp_of(-x)); });
+}
+
+// x * sigmoid(x), as x / (1 + e^-x).
+void silu_out(const TensorView& self, const TensorView& out) {
+  unary_op<FloatingDType>("silu", self, out,
+                          [](auto x) { return x / (decltype(x)(1) + exp_of(-x)); });
 }
 
 // Written as "x < 0 ? 0 : x" so that NaN passes through, as PyTorch's relu does.

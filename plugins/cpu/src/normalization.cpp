@@ -2,23 +2,49 @@
 #include "CPUNativeFunctions.h"
 
 #include "dtypes.h"
+#include "multiversion.h"
 #include "reduction.h"
 #include "strided_loop.h"
+#include "vector_math.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <vector>
 
 namespace bp::cpu {
 namespace {
 
+// softmax (or log_softmax, when `log`) of x[0..n) into y[0..n); y may be x. Subtracting the
+// maximum first keeps exp from overflowing. A row with a NaN, or an infinite maximum (+inf, or
+// every element -inf), is all NaN, as exp(x - max) / sum gives it: some x - max is NaN there.
+template <typename C>
+BP_CPU_MULTIVERSIONED void softmax_span(const C* x, C* y, int64_t n, bool log,
+                                        const NextRows<C>& next) {
+  const C max = max_of(x, n);
+  if (!std::isfinite(max)) {
+    std::fill_n(y, n, std::numeric_limits<C>::quiet_NaN());
+    return;
+  }
+  if (log) {  // the exps are only summed: y may be x, which the last pass still reads
+    const C log_sum =
+        static_cast<C>(std::log(exp_shifted_and_sum(x, static_cast<C*>(nullptr), n, max, next)));
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - max) - log_sum;
+  } else {
+    const C scale = static_cast<C>(1.0 / exp_shifted_and_sum(x, y, n, max, next));
+    for (int64_t i = 0; i < n; ++i) y[i] *= scale;
+  }
+}
+
 // softmax or log_softmax along `dim`, computed in the compute type of out's dtype, which the
-// meta step has given self too. Subtracting each group's maximum first keeps exp from
-// overflowing.
+// meta step has given self too.
 void softmax_into(std::string_view op, const TensorView& self, int64_t dim, const TensorView& out,
                   bool log) {
   require_dtype(op, "self", self, out.dtype());
@@ -27,24 +53,125 @@ void softmax_into(std::string_view op, const TensorView& self, int64_t dim, cons
   visit_supported<FloatingDType>(op, out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    const T* input = self.data<const T>();
-    T* output = out.data<T>();
-    loops.for_each_group([&](const Offsets<2>& group) {
-      C max = -std::numeric_limits<C>::infinity();
-      loops.for_each_in_group(group, [&](const Offsets<2>& at, int64_t) {
-        max = max_propagating_nan(max, static_cast<C>(input[at[0]]));
-      });
-      C sum = 0;
-      loops.for_each_in_group(group, [&](const Offsets<2>& at, int64_t) {
-        sum += std::exp(static_cast<C>(input[at[0]]) - max);
-      });
-      const C log_sum = std::log(sum);
-      loops.for_each_in_group(group, [&](const Offsets<2>& at, int64_t) {
-        const C shifted = static_cast<C>(input[at[0]]) - max;
-        output[at[1]] = static_cast<T>(log ? shifted - log_sum : std::exp(shifted) / sum);
-      });
-    });
+    for_each_group_span(loops, self.data<const T>(), out.data<T>(),
+                        [&](const Offsets<2>&, const C* x, C* y, int64_t n,
+                            const NextRows<C>& next) { softmax_span(x, y, n, log, next); });
   });
+}
+
+// A group's mean and 1 / sqrt(variance + eps), accumulated in double.
+struct Moments {
+  double mean;
+  double rstd;
+};
+
+// For float elements, one pass sums x - k and (x - k)^2 with k = x[0], an element of the group
+// and so within a few standard deviations of the mean: then E[(x-k)^2] - E[x-k]^2 cancels
+// only a few of double's 29 bits beyond float's, far from the float result. For double
+// elements, which have no bits to spare, two passes: the mean, then the squared deviations.
+template <typename C>
+BP_CPU_MULTIVERSIONED Moments moments_of(const C* x, int64_t n, double eps) {
+  const double count = static_cast<double>(n);
+  if constexpr (std::is_same_v<C, float>) {
+    const double shift = n > 0 ? x[0] : 0.0;
+    // Vectors of kLanesOf<double> floats, widened to one Vector<double> each.
+    typedef float Narrow __attribute__((vector_size(kVectorBytes / 2)));  // NOLINT
+    constexpr int64_t kWidth = kLanesOf<double>;
+    Vector<double> sums[2] = {};
+    Vector<double> squares[2] = {};
+    int64_t i = 0;
+    for (; i + 2 * kWidth <= n; i += 2 * kWidth) {
+      for (int64_t half = 0; half < 2; ++half) {
+        Narrow values;
+        std::memcpy(&values, x + i + kWidth * half, sizeof(values));
+        const Vector<double> deviation = __builtin_convertvector(values, Vector<double>) - shift;
+        sums[half] += deviation;
+        squares[half] += deviation * deviation;
+      }
+    }
+    double sum = 0;
+    double square_sum = 0;
+    for (; i < n; ++i) {
+      const double deviation = static_cast<double>(x[i]) - shift;
+      sum += deviation;
+      square_sum += deviation * deviation;
+    }
+    for (int64_t k = 0; k < kWidth; ++k) {
+      sum += sums[0][k] + sums[1][k];
+      square_sum += squares[0][k] + squares[1][k];
+    }
+    const double mean_deviation = sum / count;
+    const double variance = std::max(square_sum / count - mean_deviation * mean_deviation, 0.0);
+    return {shift + mean_deviation, 1.0 / std::sqrt(variance + eps)};
+  } else {
+    PartialSums<double> sums;
+    sums.add(x, n);
+    const double mean = sums.total() / count;
+    PartialSums<double> squares;
+    squares.add(x, n, [mean](double value) {
+      const double deviation = value - mean;
+      return deviation * deviation;
+    });
+    return {mean, 1.0 / std::sqrt(squares.total() / count + eps)};
+  }
+}
+
+// 1 / sqrt(mean(x^2) + eps), the mean in double.
+template <typename C>
+BP_CPU_MULTIVERSIONED double reciprocal_root_mean_square(const C* x, int64_t n, double eps) {
+  PartialSums<double> squares;
+  squares.add(x, n, [](double value) { return value * value; });
+  return 1.0 / std::sqrt(squares.total() / static_cast<double>(n) + eps);
+}
+
+// y = (x - mean) * rstd * weight + bias over one group, in double, so that y rounds once even
+// where the bias cancels the rest; weight and bias may be absent (null).
+template <typename C>
+BP_CPU_MULTIVERSIONED void normalize_span(const C* x, C* y, int64_t n, Moments moments,
+                                          const double* weight, const double* bias,
+                                          const NextRows<C>& next) {
+  // (x - mean) * rstd as x * rstd + offset: one fused multiply-add; in double the cancellation
+  // near the mean costs nothing a float result could show.
+  const double offset = -moments.mean * moments.rstd;
+  const auto normalize = [&](auto with_weight, auto with_bias) {
+    for_each_block_prefetching(n, next, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        double value = static_cast<double>(x[i]) * moments.rstd + offset;
+        if constexpr (with_weight) value *= weight[i];
+        if constexpr (with_bias) value += bias[i];
+        y[i] = static_cast<C>(value);
+      }
+    });
+  };
+  using Yes = std::true_type;
+  using No = std::false_type;
+  if (weight && bias) {
+    normalize(Yes{}, Yes{});
+  } else if (weight) {
+    normalize(Yes{}, No{});
+  } else if (bias) {
+    normalize(No{}, Yes{});
+  } else {
+    normalize(No{}, No{});
+  }
+}
+
+// A parameter that is the same for every group (the weight or bias of layer norm and rms
+// norm), as one contiguous array of doubles, converted once per call rather than once per
+// group; empty when the parameter is absent.
+template <typename T, size_t N>
+std::vector<double> per_group_parameter(const ReductionLoops<N>& loops, size_t k,
+                                        const TensorView* parameter) {
+  std::vector<double> values;
+  if (parameter == nullptr) return values;
+  values.resize(static_cast<size_t>(loops.group_size()));
+  gather_group(loops, Offsets<N>{}, k, parameter->data<const T>(), values.data());
+  return values;
+}
+
+// The parameter's first element, or null for an absent one.
+inline const double* data_or_null(const std::vector<double>& values) {
+  return values.empty() ? nullptr : values.data();
 }
 
 }  // namespace
@@ -59,72 +186,97 @@ void log_softmax_int_out(const TensorView& self, int64_t dim,
   softmax_into("log_softmax", self, dim, out, /*log=*/true);
 }
 
-// Each group is one index of the leading dimensions; its elements span the trailing
-// `normalized_shape`. The meta step has given weight, bias and the three outputs input's dtype.
-// Statistics use two passes in double (mean, then the mean squared deviation), which stays
-// accurate where E[x^2] - E[x]^2 would cancel.
+namespace {
+
+// Layer norm and rms norm: each group is one index of the leading dimensions; its elements
+// span the trailing `normalized_shape`, which the meta step has checked against the input's
+// shape, and given weight and bias the input's dtype.
+DimValues<bool> normalized_dims(std::string_view op, const TensorView& input,
+                                std::span<const int64_t> normalized_shape) {
+  const int64_t ndim = input.dim();
+  const auto count = static_cast<int64_t>(normalized_shape.size());
+  plugin::check(count <= ndim,
+                std::string(op) + ": normalized_shape has more dimensions than the input");
+  DimValues<bool> normalized(static_cast<size_t>(ndim), false);
+  for (int64_t d = ndim - count; d < ndim; ++d) normalized[static_cast<size_t>(d)] = true;
+  return normalized;
+}
+
+// Strides that read an optional weight or bias over the input's shape; an absent one is never
+// read, and zero strides stand in for it.
+DimValues<int64_t> parameter_strides(std::string_view op, std::string_view name,
+                                     const TensorView* parameter, const TensorView& input) {
+  if (parameter == nullptr) return DimValues<int64_t>(static_cast<size_t>(input.dim()), 0);
+  require_dtype(op, name, *parameter, input.dtype());
+  return broadcast_strides(op, *parameter, input.sizes());
+}
+
+}  // namespace
+
 void native_layer_norm_out(const TensorView& input, std::span<const int64_t> normalized_shape,
                            const TensorView* weight, const TensorView* bias, double eps,
                            const TensorView& out0, const TensorView& out1, const TensorView& out2) {
   constexpr std::string_view op = "native_layer_norm";
-  const int64_t ndim = input.dim();
-  const auto normalized_dims = static_cast<int64_t>(normalized_shape.size());
-  plugin::check(normalized_dims <= ndim,
-                std::string(op) + ": normalized_shape has more dimensions than the input");
   for (const TensorView* output : {&out0, &out1, &out2})
     require_dtype(op, "outputs", *output, input.dtype());
-  if (weight) require_dtype(op, "weight", *weight, input.dtype());
-  if (bias) require_dtype(op, "bias", *bias, input.dtype());
-
-  DimValues<bool> normalized(static_cast<size_t>(ndim), false);
-  for (int64_t d = ndim - normalized_dims; d < ndim; ++d) normalized[static_cast<size_t>(d)] = true;
+  const DimValues<bool> normalized = normalized_dims(op, input, normalized_shape);
   const DimValues<int64_t> mean_strides =
       reduced_output_strides(out1, normalized, /*keepdim=*/true);
   const DimValues<int64_t> rstd_strides =
       reduced_output_strides(out2, normalized, /*keepdim=*/true);
-  // An absent weight or bias is never read; zero strides stand in for it.
-  const DimValues<int64_t> unused_strides(static_cast<size_t>(ndim), 0);
-  const DimValues<int64_t> weight_strides =
-      weight ? broadcast_strides(op, *weight, input.sizes()) : unused_strides;
-  const DimValues<int64_t> bias_strides =
-      bias ? broadcast_strides(op, *bias, input.sizes()) : unused_strides;
+  const DimValues<int64_t> weight_strides = parameter_strides(op, "weight", weight, input);
+  const DimValues<int64_t> bias_strides = parameter_strides(op, "bias", bias, input);
   enum LayerNormOperand { kInput, kOut, kMean, kRstd, kWeight, kBias, kOperands };
   const ReductionLoops<kOperands> loops(
       input.sizes(),
       {input.strides(), out0.strides(), mean_strides.span(), rstd_strides.span(),
        weight_strides.span(), bias_strides.span()},
       normalized);
-  const double count = static_cast<double>(loops.group_size());
 
   visit_supported<FloatingDType>(op, input.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T* x = input.data<const T>();
-    const T* w = weight ? weight->data<const T>() : nullptr;
-    const T* b = bias ? bias->data<const T>() : nullptr;
-    auto value_at = [](const T* data, int64_t offset) {
-      return static_cast<double>(static_cast<compute_t<T>>(data[offset]));
-    };
-    using At = Offsets<kOperands>;
-    loops.for_each_group([&](const At& group) {
-      double sum = 0;
-      loops.for_each_in_group(group,
-                              [&](const At& at, int64_t) { sum += value_at(x, at[kInput]); });
-      const double mean = sum / count;
-      double squares = 0;
-      loops.for_each_in_group(group, [&](const At& at, int64_t) {
-        const double deviation = value_at(x, at[kInput]) - mean;
-        squares += deviation * deviation;
-      });
-      const double rstd = 1.0 / std::sqrt(squares / count + eps);
-      loops.for_each_in_group(group, [&](const At& at, int64_t) {
-        double y = (value_at(x, at[kInput]) - mean) * rstd;
-        if (w) y *= value_at(w, at[kWeight]);
-        if (b) y += value_at(b, at[kBias]);
-        out0.data<T>()[at[kOut]] = static_cast<T>(y);
-      });
-      out1.data<T>()[group[kMean]] = static_cast<T>(mean);
-      out2.data<T>()[group[kRstd]] = static_cast<T>(rstd);
-    });
+    using C = compute_t<T>;
+    const std::vector<double> weights = per_group_parameter<T>(loops, kWeight, weight);
+    const std::vector<double> biases = per_group_parameter<T>(loops, kBias, bias);
+    const double* w = data_or_null(weights);
+    const double* b = data_or_null(biases);
+    T* mean = out1.data<T>();
+    T* rstd = out2.data<T>();
+    for_each_group_span(loops, input.data<const T>(), out0.data<T>(),
+                        [&](const Offsets<kOperands>& group, const C* x, C* y, int64_t n,
+                            const NextRows<C>& next) {
+                          const Moments moments = moments_of(x, n, eps);
+                          normalize_span(x, y, n, moments, w, b, next);
+                          mean[group[kMean]] = static_cast<T>(moments.mean);
+                          rstd[group[kRstd]] = static_cast<T>(moments.rstd);
+                        });
+  });
+}
+
+// y = x / sqrt(mean(x^2) + eps) * weight over each group, the mean of squares in double. eps
+// absent is the machine epsilon of the compute type, as PyTorch's default.
+void rms_norm_out(const TensorView& input, std::span<const int64_t> normalized_shape,
+                  const TensorView* weight, std::optional<double> eps, const TensorView& out) {
+  constexpr std::string_view op = "rms_norm";
+  require_dtype(op, "out", out, input.dtype());
+  const DimValues<bool> normalized = normalized_dims(op, input, normalized_shape);
+  const DimValues<int64_t> weight_strides = parameter_strides(op, "weight", weight, input);
+  enum RmsNormOperand { kInput, kOut, kWeight, kOperands };
+  const ReductionLoops<kOperands> loops(
+      input.sizes(), {input.strides(), out.strides(), weight_strides.span()}, normalized);
+
+  visit_supported<FloatingDType>(op, input.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const double epsilon = eps.value_or(std::numeric_limits<C>::epsilon());
+    const std::vector<double> weights = per_group_parameter<T>(loops, kWeight, weight);
+    const double* w = data_or_null(weights);
+    for_each_group_span(loops, input.data<const T>(), out.data<T>(),
+                        [&](const Offsets<kOperands>&, const C* x, C* y, int64_t n,
+                            const NextRows<C>& next) {
+                          const Moments moments{0, reciprocal_root_mean_square(x, n, epsilon)};
+                          normalize_span(x, y, n, moments, w, nullptr, next);
+                        });
   });
 }
 

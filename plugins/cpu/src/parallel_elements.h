@@ -1,7 +1,9 @@
-// map_elements split across the plugin's thread pool. Every element is computed exactly as the
-// single-threaded loop computes it, so results are bit-identical for any thread count.
+// map_elements split across the plugin's thread pool, its loops multiversioned for AVX2. Every
+// element is computed exactly as the single-threaded loop computes it, so results are
+// bit-identical for any thread count.
 #pragma once
 
+#include "multiversion.h"
 #include "strided_loop.h"
 #include "thread_pool.h"
 
@@ -20,8 +22,6 @@ inline int64_t grain_for(int64_t elements_per_index) {
   return (kElementsPerChunk + per_index - 1) / per_index;
 }
 
-namespace parallel_detail {
-
 // Whether `strides` lay out `sizes` densely in row-major order (size-1 dimensions aside).
 inline bool is_row_major(std::span<const int64_t> sizes, std::span<const int64_t> strides) {
   int64_t expected = 1;
@@ -32,6 +32,19 @@ inline bool is_row_major(std::span<const int64_t> sizes, std::span<const int64_t
   }
   return true;
 }
+
+namespace parallel_detail {
+
+// map_elements, with its loops compiled for each target of BP_CPU_MULTIVERSIONED.
+template <typename Fn, typename Out, typename... In>
+BP_CPU_MULTIVERSIONED void map_elements_multiversioned(std::span<const int64_t> sizes, Fn& fn,
+                                                       Operand<Out> out, Operand<const In>... in) {
+  map_elements(sizes, fn, out, in...);
+}
+
+// Dense operands are split along their flattened index in pieces of this many elements, a
+// multiple of a 64-byte cache line for every dtype, so that no two threads write one line.
+inline constexpr int64_t kDensePiece = 64;
 
 // Splits the outermost dimension longer than 1 into chunks, each a map_elements call over its
 // slice of every operand.
@@ -45,9 +58,23 @@ void map_split_outermost(std::span<const int64_t> sizes, int64_t count, Fn& fn,
     DimValues<int64_t> chunk_sizes(sizes.size());
     std::copy(sizes.begin(), sizes.end(), &chunk_sizes[0]);
     chunk_sizes[split] = end - begin;
-    map_elements(chunk_sizes.span(), fn,
-                 Operand<Out>{out.data + begin * out.strides[split], out.strides},
-                 Operand<const In>{in.data + begin * in.strides[split], in.strides}...);
+    map_elements_multiversioned(
+        chunk_sizes.span(), fn, Operand<Out>{out.data + begin * out.strides[split], out.strides},
+        Operand<const In>{in.data + begin * in.strides[split], in.strides}...);
+  });
+}
+
+// Splits `count` dense elements into chunks of whole pieces (the last one may be short).
+template <typename Fn, typename Out, typename... In>
+void map_split_dense(int64_t count, Fn& fn, Out* out, const In*... in) {
+  const int64_t pieces = (count + kDensePiece - 1) / kDensePiece;
+  const int64_t unit_strides[] = {1};
+  parallel_for(pieces, grain_for(kDensePiece), [&](int64_t begin, int64_t end) {
+    const int64_t first = begin * kDensePiece;
+    const int64_t chunk_sizes[] = {std::min(end * kDensePiece, count) - first};
+    map_elements_multiversioned(std::span<const int64_t>(chunk_sizes), fn,
+                                Operand<Out>{out + first, unit_strides},
+                                Operand<const In>{in + first, unit_strides}...);
   });
 }
 
@@ -62,16 +89,9 @@ void parallel_map_elements(std::span<const int64_t> sizes, Fn&& fn, Operand<Out>
   int64_t count = 1;
   for (const int64_t size : sizes) count *= size;
   if (count < 2 * kElementsPerChunk) {  // the plain loop, without planning a split
-    map_elements(sizes, fn, out, in...);
-    return;
-  }
-  using parallel_detail::is_row_major;
-  if (is_row_major(sizes, out.strides) && (is_row_major(sizes, in.strides) && ...)) {
-    const int64_t flat_sizes[] = {count};
-    const int64_t unit_strides[] = {1};
-    parallel_detail::map_split_outermost(flat_sizes, count, fn,
-                                         Operand<Out>{out.data, unit_strides},
-                                         Operand<const In>{in.data, unit_strides}...);
+    parallel_detail::map_elements_multiversioned(sizes, fn, out, in...);
+  } else if (is_row_major(sizes, out.strides) && (is_row_major(sizes, in.strides) && ...)) {
+    parallel_detail::map_split_dense(count, fn, out.data, in.data...);
   } else {
     parallel_detail::map_split_outermost(sizes, count, fn, out, in...);
   }

@@ -2,8 +2,8 @@
 // back (round to nearest even), which is what every backend's reference behaviour is.
 #pragma once
 
+#include <bit>
 #include <cstdint>
-#include <cstring>
 
 namespace bp {
 
@@ -14,54 +14,40 @@ struct Half {
   Half(float value) : bits(from_float(value)) {}  // NOLINT: implicit like a built-in type
   operator float() const { return to_float(bits); }
 
+  // Both conversions are branch-free (every case is computed, then one is selected), so that
+  // compilers vectorise loops that convert arrays.
   static uint16_t from_float(float f) {
-    uint32_t x;
-    std::memcpy(&x, &f, 4);
+    const uint32_t x = std::bit_cast<uint32_t>(f);
     const uint32_t sign = (x >> 16) & 0x8000u;
     const uint32_t abs = x & 0x7fffffffu;
-    if (abs >= 0x7f800000u) {  // inf or NaN
-      return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
-    }
-    if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflows to inf
-    if (abs < 0x38800000u) {  // subnormal or zero in half precision
-      if (abs < 0x33000000u) return static_cast<uint16_t>(sign);
-      const uint32_t exponent = abs >> 23;
-      const uint32_t mantissa = (abs & 0x7fffffu) | 0x800000u;
-      const uint32_t shift = 126u - exponent;  // 14..24
-      uint32_t half = mantissa >> shift;
-      const uint32_t rest = mantissa & ((1u << shift) - 1u);
-      const uint32_t halfway = 1u << (shift - 1u);
-      if (rest > halfway || (rest == halfway && (half & 1u))) ++half;
-      return static_cast<uint16_t>(sign | half);
-    }
-    uint32_t half = ((abs - 0x38000000u) >> 13);
-    const uint32_t rest = abs & 0x1fffu;
-    if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;
+    // Below half's smallest normal (2^-14): adding 0.5 moves the value's bits to where half's
+    // subnormal mantissa sits, and the float addition itself rounds to nearest even.
+    constexpr uint32_t kHalfBits = uint32_t{126} << 23;
+    const uint32_t subnormal =
+        std::bit_cast<uint32_t>(std::bit_cast<float>(abs) + std::bit_cast<float>(kHalfBits)) -
+        kHalfBits;
+    // Normal: rebias the exponent and round the 13 dropped mantissa bits to nearest even.
+    const uint32_t normal = (abs - (uint32_t{112} << 23) + 0xfffu + ((abs >> 13) & 1u)) >> 13;
+    uint32_t half = abs < (uint32_t{113} << 23) ? subnormal : normal;
+    half = abs >= (uint32_t{143} << 23) ? 0x7c00u : half;  // 2^16 and above: inf
+    half = abs > 0x7f800000u ? 0x7e00u : half;             // NaN: a quiet one, payload dropped
     return static_cast<uint16_t>(sign | half);
   }
 
   static float to_float(uint16_t h) {
     const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-    const uint32_t exponent = (h >> 10) & 0x1fu;
-    uint32_t mantissa = h & 0x3ffu;
-    uint32_t x;
-    if (exponent == 0x1fu) {
-      x = sign | 0x7f800000u | (mantissa << 13);
-    } else if (exponent != 0) {
-      x = sign | ((exponent + 112u) << 23) | (mantissa << 13);
-    } else if (mantissa == 0) {
-      x = sign;
-    } else {  // subnormal: normalise
-      uint32_t e = 113;
-      while ((mantissa & 0x400u) == 0) {
-        mantissa <<= 1;
-        --e;
-      }
-      x = sign | (e << 23) | ((mantissa & 0x3ffu) << 13);
-    }
-    float f;
-    std::memcpy(&f, &x, 4);
-    return f;
+    const uint32_t shifted = static_cast<uint32_t>(h & 0x7fffu) << 13;
+    const uint32_t exponent = shifted & (uint32_t{0x1f} << 23);
+    const uint32_t normal = shifted + (uint32_t{112} << 23);  // rebiased from 15 to 127
+    const uint32_t inf_or_nan = normal + (uint32_t{112} << 23);
+    // A subnormal's mantissa, given the exponent of 2^-14, is 2^-14 too large by exactly 2^-14.
+    constexpr uint32_t kMinNormalBits = uint32_t{113} << 23;
+    const uint32_t subnormal = std::bit_cast<uint32_t>(
+        std::bit_cast<float>(normal + (uint32_t{1} << 23)) - std::bit_cast<float>(kMinNormalBits));
+    const uint32_t magnitude = exponent == (uint32_t{0x1f} << 23) ? inf_or_nan
+                               : exponent == 0                    ? subnormal
+                                                                  : normal;
+    return std::bit_cast<float>(sign | magnitude);
   }
 };
 
@@ -72,20 +58,15 @@ struct BFloat16 {
   BFloat16(float value) : bits(from_float(value)) {}  // NOLINT: implicit like a built-in type
   operator float() const { return to_float(bits); }
 
+  // Branch-free, like Half's.
   static uint16_t from_float(float f) {
-    uint32_t x;
-    std::memcpy(&x, &f, 4);
-    if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // NaN
-    const uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
-    return static_cast<uint16_t>((x + rounding) >> 16);
+    const uint32_t x = std::bit_cast<uint32_t>(f);
+    const uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;  // to nearest even
+    const uint32_t quiet_nan = (x >> 16) | 0x40u;
+    return static_cast<uint16_t>((x & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
   }
 
-  static float to_float(uint16_t b) {
-    const uint32_t x = static_cast<uint32_t>(b) << 16;
-    float f;
-    std::memcpy(&f, &x, 4);
-    return f;
-  }
+  static float to_float(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
 };
 
 static_assert(sizeof(Half) == 2 && sizeof(BFloat16) == 2);

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 namespace bp::plugin {
@@ -86,6 +87,11 @@ class StridedLoop {
     dims_[ndim_++] = {size, stride};
   }
 
+  // The dimensions left after dropping and merging, outermost first (a single element has
+  // none), and their strides.
+  size_t dim_count() const { return ndim_; }
+  const Offsets<N>& stride(size_t d) const { return dims_[d].stride; }
+
   // Calls row(offsets, step, length) for each row: the row's first element is at `offsets`
   // (element offsets per operand, starting from `start`), the next ones `step` apart.
   template <typename RowFn>
@@ -155,6 +161,71 @@ Operand<const T> input_operand(const TensorView& view) {
   return {view.data<const T>(), view.strides()};
 }
 
+// Whether T is stored in another type than it is computed in (Half, BFloat16).
+template <typename T>
+inline constexpr bool kConvertsToCompute = !std::is_same_v<T, compute_t<T>>;
+
+// How many elements a row of map_elements converts at a time when an operand is stored as one
+// type and computed as another.
+inline constexpr int64_t kConversionBlock = 256;
+
+namespace map_detail {
+
+// Room for one block of converted values, left uninitialised.
+template <typename C>
+struct Block {
+  Block() {}  // NOLINT(modernize-use-equals-default): "= default" would zero it in a tuple
+  C values[kConversionBlock];
+};
+
+// values[j] = data[j * step] converted to C, for j < count.
+template <typename C, typename T>
+void load_block(C* values, const T* data, int64_t step, int64_t count) {
+  if (step == 1) {
+    for (int64_t j = 0; j < count; ++j) values[j] = static_cast<C>(data[j]);
+  } else {
+    for (int64_t j = 0; j < count; ++j) values[j] = static_cast<C>(data[j * step]);
+  }
+}
+
+// data[j * step] = values[j] converted to T, for j < count.
+template <typename T, typename R>
+void store_block(T* data, int64_t step, const R* values, int64_t count) {
+  if (step == 1) {
+    for (int64_t j = 0; j < count; ++j) data[j] = static_cast<T>(values[j]);
+  } else {
+    for (int64_t j = 0; j < count; ++j) data[j * step] = static_cast<T>(values[j]);
+  }
+}
+
+// One row of map_elements: `length` elements, operand k's `step[k]` apart.
+template <typename Fn, typename Out, typename... In, size_t... K>
+void map_row(Fn& fn, int64_t length, const Offsets<1 + sizeof...(In)>& step, Out* out,
+             std::index_sequence<K...>, const In*... in) {
+  if constexpr (kConvertsToCompute<Out> || (kConvertsToCompute<In> || ...)) {
+    // Conversions to and from 16-bit floats run as loops of their own over blocks, so that
+    // they vectorise even where fn does not.
+    using Result = decltype(fn(std::declval<compute_t<In>>()...));
+    std::tuple<Block<compute_t<In>>...> inputs;
+    Block<Result> results;
+    for (int64_t begin = 0; begin < length; begin += kConversionBlock) {
+      const int64_t count = std::min(kConversionBlock, length - begin);
+      (load_block(std::get<K>(inputs).values, in + begin * step[K + 1], step[K + 1], count), ...);
+      for (int64_t j = 0; j < count; ++j) results.values[j] = fn(std::get<K>(inputs).values[j]...);
+      store_block(out + begin * step[0], step[0], results.values, count);
+    }
+  } else if ((step[0] == 1) && ((step[K + 1] == 1) && ...)) {
+    // Unit steps everywhere: a plain indexed loop the compiler can vectorise.
+    for (int64_t i = 0; i < length; ++i) out[i] = static_cast<Out>(fn(in[i]...));
+  } else {
+    for (int64_t i = 0; i < length; ++i) {
+      out[i * step[0]] = static_cast<Out>(fn(in[i * step[K + 1]]...));
+    }
+  }
+}
+
+}  // namespace map_detail
+
 // out[i] = fn(in[i]...) for every index i of `sizes`: inputs are read as their compute types
 // (float for Half and BFloat16) and the result is converted to Out. `out` may be one of the
 // inputs (in-place ops): each element is read before it is written.
@@ -164,22 +235,10 @@ void map_elements(std::span<const int64_t> sizes, Fn&& fn, Operand<Out> out,
   constexpr size_t N = 1 + sizeof...(In);
   const StridedLoop<N> loop(sizes, {out.strides, in.strides...});
   loop.for_each_row([&](const Offsets<N>& start, const Offsets<N>& step, int64_t length) {
-    [&]<size_t... K>(std::index_sequence<K...>) {
-      Out* const out_row = out.data + start[0];
-      const std::tuple<const In*...> in_rows{(in.data + start[K + 1])...};
-      // Unit steps everywhere: a plain indexed loop the compiler can vectorise.
-      if ((step[0] == 1) && ((step[K + 1] == 1) && ...)) {
-        for (int64_t i = 0; i < length; ++i) {
-          out_row[i] = static_cast<Out>(fn(static_cast<compute_t<In>>(std::get<K>(in_rows)[i])...));
-        }
-      } else {
-        for (int64_t i = 0; i < length; ++i) {
-          out_row[i * step[0]] = static_cast<Out>(
-              fn(static_cast<compute_t<In>>(std::get<K>(in_rows)[i * step[K + 1]])...));
-        }
-      }
-    }
-    (std::index_sequence_for<In...>{});
+    [&]<size_t... K>(std::index_sequence<K...> indices) {
+      map_detail::map_row(fn, length, step, out.data + start[0], indices,
+                          (in.data + start[K + 1])...);
+    }(std::index_sequence_for<In...>{});
   });
 }
 

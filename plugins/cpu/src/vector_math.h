@@ -1,0 +1,324 @@
+// Arithmetic for kernels' inner loops, written so that it vectorises: no branches (both sides
+// of a choice are computed, then one is selected), no tables, no library calls. Where GCC does
+// not vectorise a loop by itself, the loop is written with GCC's vector extensions (Vector<C>:
+// 32 bytes operated on lane by lane), which the AVX2 copy of a multiversioned kernel
+// (multiversion.h) runs as single instructions and the baseline copy as pairs of SSE ones.
+#pragma once
+
+#include "strided_loop.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+namespace bp::cpu {
+
+// The widest vector every multiversioned copy handles well.
+inline constexpr size_t kVectorBytes = 32;
+
+namespace vector_detail {
+template <typename C>
+struct VectorOf {
+  typedef C type __attribute__((vector_size(kVectorBytes)));  // NOLINT(modernize-use-using)
+};
+}  // namespace vector_detail
+
+// kVectorBytes of C, with +, *, comparisons and ?: lane by lane.
+template <typename C>
+using Vector = typename vector_detail::VectorOf<C>::type;
+
+template <typename C>
+inline constexpr int64_t kLanesOf = kVectorBytes / sizeof(C);
+
+template <typename C>
+Vector<C> load_vector(const C* data) {
+  Vector<C> v;
+  std::memcpy(&v, data, sizeof(v));
+  return v;
+}
+
+template <typename C>
+void store_vector(C* data, Vector<C> v) {
+  std::memcpy(data, &v, sizeof(v));
+}
+
+template <typename C>
+Vector<C> broadcast(C value) {
+  return Vector<C>{} + value;
+}
+
+// The rows a kernel works on next, for row kernels that read and write each row in several
+// passes: prefetching the next rows during the arithmetic of one pass overlaps their memory
+// traffic with it, which the hardware prefetcher, following only the current row, does not.
+template <typename C>
+struct NextRows {
+  const C* input = nullptr;  // null: there is no next row
+  C* output = nullptr;
+
+  // Asks for the cache lines of element i of both next rows (the output's for writing).
+  void prefetch(int64_t i) const {
+    if (input == nullptr) return;
+    __builtin_prefetch(input + i, 0);
+    __builtin_prefetch(output + i, 1);
+  }
+};
+
+// Calls body(begin, end) over [0, count) in blocks of kPrefetchBlock bytes of C, prefetching
+// the same block of `next` before each: a loop in body vectorises as if it ran over all of
+// [0, count), and the blocks are long enough to pay for its set-up.
+inline constexpr int64_t kPrefetchBlock = 256;
+
+template <typename C, typename Body>
+void for_each_block_prefetching(int64_t count, const NextRows<C>& next, Body&& body) {
+  constexpr int64_t kBlock = kPrefetchBlock / sizeof(C);
+  constexpr int64_t kLine = 64 / sizeof(C);
+  for (int64_t begin = 0; begin < count; begin += kBlock) {
+    for (int64_t line = 0; line < kBlock; line += kLine) next.prefetch(begin + line);
+    body(begin, std::min(count, begin + kBlock));
+  }
+}
+
+// How far ahead of a loop streaming through memory its reads are prefetched: one core's
+// hardware prefetcher alone keeps too few lines in flight to reach the memory's bandwidth.
+inline constexpr int64_t kReadAheadBytes = 4096;
+// The stretch of each array that one round of such prefetches covers.
+inline constexpr int64_t kReadAheadBlock = 1024;
+
+// Calls body(begin, end) over [0, count) in blocks of kReadAheadBlock bytes of the widest
+// array, first prefetching each array's lines kReadAheadBytes beyond the block: for loops that
+// stream through arrays in memory. (Prefetching past an array's end is harmless: prefetches
+// never fault.) Block boundaries depend only on count.
+template <typename Body, typename... T>
+void for_each_block_reading_ahead(int64_t count, Body&& body, const T*... arrays) {
+  constexpr auto kBlock = static_cast<int64_t>(kReadAheadBlock / std::max({sizeof(T)...}));
+  for (int64_t begin = 0; begin < count; begin += kBlock) {
+    const auto read_ahead = [begin](const auto* array) {
+      const char* const block = reinterpret_cast<const char*>(array + begin) + kReadAheadBytes;
+      for (int64_t line = 0; line < kReadAheadBlock; line += 64) __builtin_prefetch(block + line);
+    };
+    (read_ahead(arrays), ...);
+    body(begin, std::min(count, begin + kBlock));
+  }
+}
+
+// Lane types: F is float (one lane) or Vector<float>; LaneBits<F> holds the lanes' bits.
+template <typename F>
+using LaneBits = std::conditional_t<std::is_same_v<F, float>, uint32_t, Vector<uint32_t>>;
+template <typename F>
+using SignedLaneBits = std::conditional_t<std::is_same_v<F, float>, int32_t, Vector<int32_t>>;
+
+// `value` in every lane of F.
+template <typename F>
+F lanes_of(float value) {
+  if constexpr (std::is_same_v<F, float>) {
+    return value;
+  } else {
+    return broadcast(value);
+  }
+}
+
+// e^x for float lanes (F is float or Vector<float>), within 2 ulp of the exact value: inf
+// above ln(FLT_MAX), subnormal results down to 2^-149, 0 below, NaN for NaN. Scalar and vector
+// lanes compute the same bits.
+//
+// x = n ln 2 + r with n an integer and |r| <= ln(2)/2; e^r from a degree-6 polynomial (a
+// Chebyshev fit on that interval, 2e-9 from e^r); 2^n as two factors 2^(n/2), so that results
+// near the bottom of the range round once, like any subnormal.
+template <typename F>
+F exp_lanes(F x) {
+  using Bits = LaneBits<F>;
+  using SignedBits = SignedLaneBits<F>;
+  const auto constant = [](float value) { return lanes_of<F>(value); };
+  // Past these, e^x overflows or rounds to 0 anyway; NaN fails both comparisons and stays NaN.
+  x = x > 89.0f ? constant(89.0f) : x;
+  x = x < -104.0f ? constant(-104.0f) : x;
+  // Adding 1.5 * 2^23 rounds to an integer held in the low mantissa bits.
+  constexpr float kRoundingShift = 12582912.0f;
+  const F shifted = x * 1.44269504088896341f + kRoundingShift;
+  const F n = shifted - kRoundingShift;
+  // ln 2 in two parts, the first short enough that n times it is exact (Cody and Waite).
+  F r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  F p = constant(1.3942159833661436e-3f);
+  p = p * r + 8.375968226311425e-3f;
+  p = p * r + 4.1666340142225575e-2f;
+  p = p * r + 1.6666405302634305e-1f;
+  p = p * r + 5.000000050018797e-1f;
+  p = p * r + 1.00000004003887f;
+  p = p * r + 1.0f;
+  const Bits n_bits = std::bit_cast<Bits>(shifted) - std::bit_cast<uint32_t>(kRoundingShift);
+  const Bits half_n = std::bit_cast<Bits>(std::bit_cast<SignedBits>(n_bits) >> 1);
+  const F scale = std::bit_cast<F>((half_n + 127u) << 23);
+  const F rest_scale = std::bit_cast<F>((n_bits - half_n + 127u) << 23);
+  return p * scale * rest_scale;
+}
+
+inline float exp_vectorizable(float x) { return exp_lanes(x); }
+
+// e^x for x <= 0, -inf included, in float lanes: the exp of softmax, whose arguments are
+// elements minus their row's maximum. Within 4 ulp down to e^-87 (just above FLT_MIN); 0
+// below. Cheaper than exp_lanes: no overflow, no subnormal results, no NaN (softmax_span
+// settles rows with NaN before), and a degree-5 polynomial (a Chebyshev fit, 8e-8 from e^r).
+template <typename F>
+F exp_of_nonpositive(F x) {
+  using Bits = LaneBits<F>;
+  constexpr float kFlushBelow = -87.0f;
+  const auto flushed = x < kFlushBelow;
+  x = flushed ? lanes_of<F>(kFlushBelow) : x;
+  constexpr float kRoundingShift = 12582912.0f;  // as in exp_lanes
+  const F shifted = x * 1.44269504088896341f + kRoundingShift;
+  const F n = shifted - kRoundingShift;
+  F r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  F p = lanes_of<F>(8.36986975424596e-3f);
+  p = p * r + 4.1922561560038395e-2f;
+  p = p * r + 1.6666498698531396e-1f;
+  p = p * r + 4.999882339727033e-1f;
+  p = p * r + 1.0000000114348138f;
+  p = p * r + 1.0000000801020725f;
+  // p * 2^n, n in [-126, 0], by adding n to p's exponent: the result is a normal float.
+  const Bits n_bits = std::bit_cast<Bits>(shifted) - std::bit_cast<uint32_t>(kRoundingShift);
+  const F result = std::bit_cast<F>(std::bit_cast<Bits>(p) + (n_bits << 23));
+  return flushed ? lanes_of<F>(0.0f) : result;
+}
+
+// e^x in the compute type C: exp_lanes for float, the C library for double.
+template <typename C>
+C exp_of(C x) {
+  if constexpr (std::is_same_v<C, float>) {
+    return exp_vectorizable(x);
+  } else {
+    return std::exp(x);
+  }
+}
+
+// The sum in double of e^(x[i] - shift) for i < count, each term also stored to y[i] unless y
+// is null; prefetches `next` meanwhile. shift is the maximum of the x[i], and finite.
+template <typename C>
+double exp_shifted_and_sum(const C* x, C* y, int64_t count, C shift, const NextRows<C>& next) {
+  double sum = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    next.prefetch(i);
+    const C e = exp_of(x[i] - shift);
+    if (y != nullptr) y[i] = e;
+    sum += static_cast<double>(e);
+  }
+  return sum;
+}
+
+// The largest of x[0..count), NaN if any element is NaN, -inf when count is 0. (GCC does not
+// vectorise a loop of IEEE maximums by itself.)
+template <typename C>
+C max_of(const C* x, int64_t count) {
+  constexpr int64_t kLanes = kLanesOf<C>;
+  constexpr C kLowest = -std::numeric_limits<C>::infinity();
+  Vector<C> max0 = broadcast(kLowest);
+  Vector<C> max1 = max0;
+  decltype(max0 != max0) nan_lanes{};  // all bits set in lanes that saw a NaN
+  int64_t i = 0;
+  for (; i + 2 * kLanes <= count; i += 2 * kLanes) {
+    const Vector<C> a = load_vector(x + i);
+    const Vector<C> b = load_vector(x + i + kLanes);
+    max0 = a > max0 ? a : max0;
+    max1 = b > max1 ? b : max1;
+    nan_lanes |= (a != a) | (b != b);
+  }
+  max0 = max1 > max0 ? max1 : max0;
+  C max = kLowest;
+  bool nan = false;
+  for (int64_t k = 0; k < kLanes; ++k) {
+    max = max0[k] > max ? max0[k] : max;
+    nan = nan || nan_lanes[k] != 0;
+  }
+  for (; i < count; ++i) {
+    max = x[i] > max ? x[i] : max;
+    nan = nan || x[i] != x[i];
+  }
+  return nan ? std::numeric_limits<C>::quiet_NaN() : max;
+}
+
+// For float, exp, store and sum run in one pass of vector lanes. Every x[i] - shift must be at
+// most 0 (shift is the maximum, and finite), as exp_of_nonpositive requires.
+template <>
+inline double exp_shifted_and_sum(const float* x, float* y, int64_t count, float shift,
+                                  const NextRows<float>& next) {
+  constexpr int64_t kLanes = kLanesOf<float>;
+  // Each lane adds up to kBlock / kLanes values in float, then into a double.
+  constexpr int64_t kBlock = 8 * kLanes;
+  double lane_sums[kLanes] = {};
+  int64_t i = 0;
+  while (i + kLanes <= count) {
+    Vector<float> block_sums{};
+    const int64_t block_end = std::min(count, i + kBlock);
+    for (; i + kLanes <= block_end; i += kLanes) {
+      next.prefetch(i);
+      const Vector<float> e = exp_of_nonpositive(load_vector(x + i) - shift);
+      if (y != nullptr) store_vector(y + i, e);
+      block_sums += e;
+    }
+    for (int64_t k = 0; k < kLanes; ++k) lane_sums[k] += block_sums[k];
+  }
+  double sum = 0;
+  for (; i < count; ++i) {
+    const float e = exp_of_nonpositive(x[i] - shift);
+    if (y != nullptr) y[i] = e;
+    sum += e;
+  }
+  for (int64_t k = 0; k < kLanes; ++k) sum += lane_sums[k];
+  return sum;
+}
+
+// A running sum kept as kLanes interleaved partial sums of type Acc: element i of a contiguous
+// run goes to lane i % kLanes, so the adds of one run are independent and vectorise. Which
+// lane each element goes to depends only on the runs added, in order, so a sum is the same
+// bits whichever thread computes it. Partial sums also add up more accurately than one
+// running total.
+template <typename Acc>
+class PartialSums {
+ public:
+  static constexpr int64_t kLanes = 16;
+
+  struct Unchanged {
+    Acc operator()(Acc value) const { return value; }
+  };
+
+  // Adds f(x[i]) for i < count, x[i] read as its compute type and converted to Acc.
+  template <typename T, typename F = Unchanged>
+  void add(const T* x, int64_t count, F f = {}) {
+    int64_t i = 0;
+    for (; i + kLanes <= count; i += kLanes) {
+      for (int64_t k = 0; k < kLanes; ++k) lanes_[k] += f(static_cast<Acc>(compute(x[i + k])));
+    }
+    for (int64_t k = 0; i < count; ++i, ++k) lanes_[k] += f(static_cast<Acc>(compute(x[i])));
+  }
+
+  // Adds f(x[i * step]) for i < count, into one lane.
+  template <typename T, typename F = Unchanged>
+  void add_strided(const T* x, int64_t count, int64_t step, F f = {}) {
+    for (int64_t i = 0; i < count; ++i) lanes_[0] += f(static_cast<Acc>(compute(x[i * step])));
+  }
+
+  // The lanes added pairwise.
+  Acc total() const {
+    Acc sums[kLanes];
+    for (int64_t k = 0; k < kLanes; ++k) sums[k] = lanes_[k];
+    for (int64_t width = kLanes / 2; width > 0; width /= 2) {
+      for (int64_t k = 0; k < width; ++k) sums[k] += sums[k + width];
+    }
+    return sums[0];
+  }
+
+ private:
+  template <typename T>
+  static compute_t<T> compute(T value) {
+    return static_cast<compute_t<T>>(value);
+  }
+
+  Acc lanes_[kLanes] = {};
+};
+
+}  // namespace bp::cpu

@@ -1,0 +1,429 @@
+// The cpu backend's kernels take different paths by layout and length: contiguous operands
+// run vector loops with scalar tails, strided or broadcast ones run strided loops, 16-bit
+// floats are converted in blocks, large tensors are split across threads, reductions sum rows
+// in blocks or columns side by side, and row kernels work in place or on gathered copies.
+// Each case here sits on a boundary between paths and checks the result against a plain
+// reference, so that every path, and every length around a vector width, a block size or the
+// parallel threshold, gives the same answer.
+#include "op_test_support.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+namespace optest {
+namespace {
+
+const Device kCpu = Device::cpu();
+
+// Lengths just around every width and block size the kernels use: vector lanes (4, 8, 16), the
+// 64-element split unit, 256-element conversion blocks and the 32K-element parallel threshold
+// and sum blocks.
+const std::vector<int64_t> kBoundaryLengths = {1,   2,   3,   7,    8,    9,    15,    16,   17,
+                                               31,  33,  63,  64,   65,   255,  256,   257,
+                                               511, 513, 1023, 1025, 32767, 32768, 32769, 65600};
+
+const std::vector<DType> kFloatingDtypes = {bp::kFloat32, bp::kFloat64, bp::kFloat16,
+                                            bp::kBFloat16};
+
+// x laid out three ways for an elementwise op on n elements: contiguous, every other element
+// of a wider tensor, and one value broadcast to all n.
+enum class Access { Contiguous, Strided, Broadcast };
+const Access kAccesses[] = {Access::Contiguous, Access::Strided, Access::Broadcast};
+const char* access_name(Access access) {
+  switch (access) {
+    case Access::Contiguous: return "contiguous";
+    case Access::Strided: return "strided";
+    case Access::Broadcast: return "broadcast";
+  }
+  return "?";
+}
+
+Tensor operand(int64_t n, DType dtype, Access access, uint64_t seed) {
+  switch (access) {
+    case Access::Contiguous:
+      return sample_tensor({n}, dtype, Layout::Contiguous, seed, kCpu);
+    case Access::Strided:
+      return sample_tensor({n}, dtype, Layout::Sliced, seed, kCpu);
+    case Access::Broadcast:
+      return sample_tensor({1}, dtype, Layout::Contiguous, seed, kCpu).expand({n});
+  }
+  return {};
+}
+
+TEST_CASE("cpu kernel paths: elementwise ops at every boundary length, layout and dtype") {
+  for (const int64_t n : kBoundaryLengths) {
+    for (const DType dtype : kFloatingDtypes) {
+      for (const Access access : kAccesses) {
+        INFO(n << " elements of " << name_of(dtype) << ", first operand " << access_name(access));
+        const Tensor a = operand(n, dtype, access, 1);
+        const Tensor b = sample_tensor({n}, dtype, Layout::Contiguous, 2, kCpu);
+        const Values x = values_of(a);
+        const Values y = values_of(b);
+        Values sum(x.size()), product(x.size()), relu(x.size()), exp(x.size()), silu(x.size());
+        for (size_t i = 0; i < x.size(); ++i) {
+          sum[i] = x[i] + 2 * y[i];
+          product[i] = x[i] * y[i];
+          relu[i] = x[i] < 0 ? 0 : x[i];
+          exp[i] = std::exp(x[i]);
+          silu[i] = x[i] / (1 + std::exp(-x[i]));
+        }
+        check_tensor(bp::add(a, b, 2), {n}, dtype, sum);
+        check_tensor(bp::mul(a, b), {n}, dtype, product);
+        check_tensor(bp::relu(a), {n}, dtype, relu);
+        check_tensor(bp::exp(a), {n}, dtype, exp);
+        check_tensor(bp::silu(a), {n}, dtype, silu);
+        Tensor strided_out = empty_tensor({n}, dtype, Layout::Sliced, kCpu);
+        bp::add_out(strided_out, a, b, 2);
+        check_tensor(strided_out, {n}, dtype, sum);
+      }
+    }
+  }
+}
+
+TEST_CASE("cpu kernel paths: in-place elementwise ops read each element before writing it") {
+  for (const int64_t n : {int64_t{17}, int64_t{65600}}) {
+    for (const DType dtype : {bp::kFloat32, bp::kFloat16}) {
+      INFO(n << " elements of " << name_of(dtype));
+      Tensor a = sample_tensor({n}, dtype, Layout::Contiguous, 3, kCpu);
+      const Tensor b = sample_tensor({n}, dtype, Layout::Contiguous, 4, kCpu);
+      const Values x = values_of(a);
+      const Values y = values_of(b);
+      Values expected(x.size());
+      for (size_t i = 0; i < x.size(); ++i) expected[i] = x[i] * y[i];
+      bp::mul_out(a, a, b);
+      check_tensor(a, {n}, dtype, expected);
+    }
+  }
+}
+
+// The value of half-precision bits, decoded by definition.
+double half_value(uint16_t bits) {
+  const int exponent = (bits >> 10) & 0x1f;
+  const int mantissa = bits & 0x3ff;
+  const double sign = (bits & 0x8000) ? -1 : 1;
+  if (exponent == 0x1f) {
+    return mantissa ? std::numeric_limits<double>::quiet_NaN()
+                    : sign * std::numeric_limits<double>::infinity();
+  }
+  if (exponent == 0) return sign * std::ldexp(mantissa, -24);
+  return sign * std::ldexp(1024 + mantissa, exponent - 25);
+}
+
+// `value` rounded to nearest even with `mantissa_bits` explicit mantissa bits and normal
+// exponents from `min_exponent`, by definition; beyond `max_finite` (halfway to the next
+// power of two and above) it is infinite.
+double round_to_format(double value, int mantissa_bits, int min_exponent, double max_finite) {
+  if (std::isnan(value) || value == 0) return value;
+  const int exponent = std::max(std::ilogb(value), min_exponent);
+  const double quantum = std::ldexp(1, exponent - mantissa_bits);
+  const double rounded = std::nearbyint(value / quantum) * quantum;  // ties to even
+  const double overflow = max_finite + quantum / 2;
+  if (std::abs(value) >= overflow) {
+    return std::copysign(std::numeric_limits<double>::infinity(), value);
+  }
+  return rounded;
+}
+
+// Every float32 that rounds somewhere interesting near each value of a 16-bit format: the
+// value itself, the midpoints to its neighbours and the floats just beside those midpoints.
+std::vector<float> rounding_probes(const std::vector<double>& format_values) {
+  std::vector<float> probes;
+  for (size_t i = 0; i + 1 < format_values.size(); ++i) {
+    const double low = format_values[i];
+    const double high = format_values[i + 1];
+    if (!std::isfinite(low) || !std::isfinite(high)) continue;
+    const auto middle = static_cast<float>((low + high) / 2);  // exact in float
+    probes.push_back(static_cast<float>(low));
+    probes.push_back(middle);
+    probes.push_back(std::nextafter(middle, -std::numeric_limits<float>::infinity()));
+    probes.push_back(std::nextafter(middle, std::numeric_limits<float>::infinity()));
+  }
+  for (const float special : {0.0f, -0.0f, std::numeric_limits<float>::infinity(),
+                              -std::numeric_limits<float>::infinity(), 65519.0f, 65520.0f,
+                              1e30f, -1e30f, 1e-30f, std::numeric_limits<float>::denorm_min()}) {
+    probes.push_back(special);
+  }
+  return probes;
+}
+
+bool same_value(double actual, double expected) {
+  if (std::isnan(expected)) return std::isnan(actual);
+  return actual == expected && std::signbit(actual) == std::signbit(expected);
+}
+
+TEST_CASE("cpu kernel paths: float16 converts to and from float32 exactly, rounding to even") {
+  std::vector<bp::Half> all(65536);
+  for (uint32_t bits = 0; bits < 65536; ++bits) all[bits].bits = static_cast<uint16_t>(bits);
+  const std::vector<float> widened =
+      bp::from_vector(all, {65536}).to(bp::kFloat32).to_vector<float>();
+  size_t wrong = 0;
+  for (uint32_t bits = 0; bits < 65536; ++bits) {
+    if (!same_value(widened[bits], half_value(static_cast<uint16_t>(bits)))) ++wrong;
+  }
+  CHECK_MESSAGE(wrong == 0, wrong << " of 65536 float16 values widen wrongly");
+
+  std::vector<double> positive;
+  for (uint32_t bits = 0; bits < 0x7c00; ++bits) {
+    positive.push_back(half_value(static_cast<uint16_t>(bits)));
+  }
+  std::vector<float> probes = rounding_probes(positive);
+  for (size_t i = 0, count = probes.size(); i < count; ++i) probes.push_back(-probes[i]);
+  const auto n = static_cast<int64_t>(probes.size());
+  const std::vector<bp::Half> narrowed =
+      bp::from_vector(probes, {n}).to(bp::kFloat16).to_vector<bp::Half>();
+  wrong = 0;
+  for (size_t i = 0; i < probes.size(); ++i) {
+    const double expected = round_to_format(probes[i], 10, -14, 65504);
+    if (!same_value(half_value(narrowed[i].bits), expected) && ++wrong <= 5) {
+      INFO(probes[i] << " became " << half_value(narrowed[i].bits) << ", expected " << expected);
+      CHECK(false);
+    }
+  }
+  CHECK_MESSAGE(wrong == 0, wrong << " of " << n << " float32 values narrow wrongly");
+}
+
+TEST_CASE("cpu kernel paths: bfloat16 converts to and from float32 exactly, rounding to even") {
+  std::vector<bp::BFloat16> all(65536);
+  for (uint32_t bits = 0; bits < 65536; ++bits) all[bits].bits = static_cast<uint16_t>(bits);
+  const std::vector<float> widened =
+      bp::from_vector(all, {65536}).to(bp::kFloat32).to_vector<float>();
+  std::vector<double> positive;
+  size_t wrong = 0;
+  for (uint32_t bits = 0; bits < 65536; ++bits) {
+    const uint32_t word = bits << 16;
+    float expected;
+    std::memcpy(&expected, &word, sizeof(expected));
+    if (!same_value(widened[bits], expected)) ++wrong;
+    if (bits < 0x7f80) positive.push_back(expected);
+  }
+  CHECK_MESSAGE(wrong == 0, wrong << " of 65536 bfloat16 values widen wrongly");
+
+  std::vector<float> probes = rounding_probes(positive);
+  for (size_t i = 0, count = probes.size(); i < count; ++i) probes.push_back(-probes[i]);
+  const auto n = static_cast<int64_t>(probes.size());
+  const std::vector<bp::BFloat16> narrowed =
+      bp::from_vector(probes, {n}).to(bp::kBFloat16).to_vector<bp::BFloat16>();
+  const double max_finite = std::ldexp(255.0 / 128, 127);
+  wrong = 0;
+  for (size_t i = 0; i < probes.size(); ++i) {
+    const uint32_t word = static_cast<uint32_t>(narrowed[i].bits) << 16;
+    float actual;
+    std::memcpy(&actual, &word, sizeof(actual));
+    const double expected = round_to_format(probes[i], 7, -126, max_finite);
+    if (!same_value(actual, expected) && ++wrong <= 5) {
+      INFO(probes[i] << " became " << actual << ", expected " << expected);
+      CHECK(false);
+    }
+  }
+  CHECK_MESSAGE(wrong == 0, wrong << " of " << n << " float32 values narrow wrongly");
+}
+
+TEST_CASE("cpu kernel paths: float32 exp is within 2 ulp everywhere, subnormal results included") {
+  std::vector<float> inputs;
+  for (float x = -110.0f; x < 90.0f; x += 0.0037f) inputs.push_back(x);
+  const float specials[] = {0.0f, -0.0f, 88.72283f, 88.7229f, -87.33654f, -103.97f, -103.98f,
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN()};
+  inputs.insert(inputs.end(), std::begin(specials), std::end(specials));
+  const auto n = static_cast<int64_t>(inputs.size());
+  const std::vector<float> actual = bp::exp(bp::from_vector(inputs, {n})).to_vector<float>();
+  size_t wrong = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const double exact = std::exp(static_cast<double>(inputs[i]));
+    const auto rounded = static_cast<float>(exact);
+    bool ok;
+    if (std::isnan(exact) || std::isinf(rounded)) {
+      ok = std::isnan(exact) ? std::isnan(actual[i]) : actual[i] == rounded;
+    } else {
+      const double ulp = std::nextafter(rounded, std::numeric_limits<float>::infinity()) - rounded;
+      ok = std::abs(actual[i] - exact) <= 2 * ulp;
+    }
+    if (!ok && ++wrong <= 5) {
+      INFO("exp(" << inputs[i] << ") = " << actual[i] << ", exactly " << exact);
+      CHECK(false);
+    }
+  }
+  CHECK_MESSAGE(wrong == 0, wrong << " of " << n << " results are off by more than 2 ulp");
+}
+
+double sum_of(const Values& values) { return std::accumulate(values.begin(), values.end(), 0.0); }
+
+TEST_CASE("cpu kernel paths: sums over rows, columns and everything at boundary lengths") {
+  // Columns are summed in tiles of 4096; rows in blocks of 32K elements, in parallel when there
+  // are few rows.
+  const Shape shapes[] = {{3, 1}, {5, 7}, {2, 17}, {17, 2}, {9, 513}, {513, 9}, {4, 1025},
+                          {3, 4097}, {3, 65600}, {65600, 3}, {40, 1030}};
+  const DType dtypes[] = {bp::kFloat32, bp::kFloat64, bp::kFloat16, bp::kBFloat16, bp::kInt32};
+  for (const Shape& shape : shapes) {
+    for (const DType dtype : dtypes) {
+      for (const Layout layout : {Layout::Contiguous, Layout::Transposed, Layout::Sliced}) {
+        INFO(shape_string(shape) << " " << name_of(dtype) << " " << name_of(layout));
+        const Tensor x = sample_tensor(shape, dtype, layout, 5, kCpu);
+        const Values values = values_of(x);
+        const DType result = bp::is_floating_point(dtype) ? dtype : bp::kInt64;
+        for (const int64_t dim : {0, 1}) {
+          std::vector<bool> reduced = {dim == 0, dim == 1};
+          check_tensor(bp::sum(x, {dim}), reduced_shape(shape, reduced, false), result,
+                       reduce_groups(values, shape, reduced, sum_of));
+        }
+        check_tensor(bp::sum(x, std::nullopt), {}, result, {sum_of(values)});
+        if (bp::is_floating_point(dtype)) {
+          check_tensor(bp::mean(x, {0}, true), {1, shape[1]}, dtype,
+                       reduce_groups(values, shape, {true, false}, [](const Values& g) {
+                         return sum_of(g) / static_cast<double>(g.size());
+                       }));
+        }
+      }
+    }
+  }
+}
+
+// Float64 values whose sums round, so that any change in the order of additions shows (float32
+// sums are accumulated in float64, where they are mostly exact).
+Tensor inexact_values(const Shape& shape) {
+  const int64_t n = numel_of(shape);
+  const Tensor index = bp::arange(n, bp::kFloat64);
+  return bp::div(index.mul(0.7311).add(0.1), index.add(3)).view(shape);
+}
+
+void check_same_bits(const Tensor& actual, const Tensor& expected) {
+  const std::vector<double> a = actual.contiguous().to_vector<double>();
+  const std::vector<double> e = expected.contiguous().to_vector<double>();
+  REQUIRE(a.size() == e.size());
+  CHECK(std::memcmp(a.data(), e.data(), a.size() * sizeof(double)) == 0);
+}
+
+TEST_CASE("cpu kernel paths: a sum's bits depend only on its group, not on how work is split") {
+  INFO("a long row summed alone (its blocks in parallel) or among many rows (a row per thread)");
+  const Tensor rows = inexact_values({16, 70001});
+  const Tensor row_sums = bp::sum(rows, {1});
+  for (int64_t r = 0; r < 16; r += 5) {
+    check_same_bits(bp::sum(rows.slice(0, r, r + 1), {1}), row_sums.slice(0, r, r + 1));
+  }
+  check_same_bits(bp::sum(rows.slice(0, 3, 4), std::nullopt), row_sums.slice(0, 3, 4).view({}));
+
+  INFO("columns summed side by side all at once (split across threads) or a few at a time");
+  const Tensor matrix = inexact_values({300, 1000});
+  const Tensor column_sums = bp::sum(matrix, {0});
+  for (int64_t c = 0; c < 1000; c += 100) {
+    check_same_bits(bp::sum(matrix.slice(1, c, c + 100), {0}), column_sums.slice(0, c, c + 100));
+  }
+}
+
+TEST_CASE(
+    "cpu kernel paths: softmax, log_softmax, layer norm and rms norm at boundary row lengths") {
+  for (const int64_t n : {1, 2, 7, 8, 9, 15, 16, 17, 63, 64, 65, 257, 1025}) {
+    for (const DType dtype : kFloatingDtypes) {
+      for (const Layout layout : {Layout::Contiguous, Layout::Transposed, Layout::Sliced}) {
+        INFO(n << " elements per row, " << name_of(dtype) << " " << name_of(layout));
+        const Shape shape = {3, n};
+        const Tensor x = sample_tensor(shape, dtype, layout, 6, kCpu);
+        const Values values = values_of(x);
+        const std::vector<bool> rows = {false, true};
+        const auto softmax_of = [](const Values& g) {
+          const double max = *std::max_element(g.begin(), g.end());
+          double total = 0;
+          for (const double v : g) total += std::exp(v - max);
+          Values result;
+          for (const double v : g) result.push_back(std::exp(v - max) / total);
+          return result;
+        };
+        const Values softmax = transform_groups(values, shape, rows, softmax_of);
+        Values log_softmax = softmax;
+        for (double& v : log_softmax) v = std::log(v);
+        check_tensor(bp::softmax(x, 1), shape, dtype, softmax);
+        check_tensor(bp::log_softmax(x, 1), shape, dtype, log_softmax);
+
+        const Tensor weight = sample_tensor({n}, dtype, Layout::Sliced, 7, kCpu);
+        const Values w = values_of(weight);
+        const auto normalized = [&](const Values& g, double center, double squares) {
+          const double scale = 1 / std::sqrt(squares / static_cast<double>(g.size()) + 1e-5);
+          Values result;
+          for (size_t i = 0; i < g.size(); ++i) result.push_back((g[i] - center) * scale * w[i]);
+          return result;
+        };
+        const auto [out, mean, rstd] = bp::native_layer_norm(x, {n}, weight, std::nullopt, 1e-5);
+        check_tensor(out, shape, dtype, transform_groups(values, shape, rows, [&](const Values& g) {
+                       const double m = sum_of(g) / static_cast<double>(g.size());
+                       double squares = 0;
+                       for (const double v : g) squares += (v - m) * (v - m);
+                       return normalized(g, m, squares);
+                     }));
+        check_tensor(bp::rms_norm(x, {n}, weight, 1e-5), shape, dtype,
+                     transform_groups(values, shape, rows, [&](const Values& g) {
+                       double squares = 0;
+                       for (const double v : g) squares += v * v;
+                       return normalized(g, 0, squares);
+                     }));
+      }
+    }
+  }
+}
+
+TEST_CASE("cpu kernel paths: layer norm of rows far from zero with a small spread") {
+  // float32 moments are accumulated around each row's first element: an outlier there must not
+  // cost accuracy either.
+  // The spread is a few float32 ulps of the values: E[x^2] - E[x]^2 taken around 0 would cancel
+  // all but a few bits even in double.
+  for (const double first : {10000.0, 10000.5}) {
+    INFO("first element " << first);
+    Values values;
+    for (int64_t i = 0; i < 1000; ++i) values.push_back(10000 + static_cast<double>(i % 7) / 1024);
+    values[0] = first;
+    const Tensor x = make_tensor(values, {1, 1000}, bp::kFloat32, kCpu);
+    const Values stored = values_of(x);
+    const double mean = sum_of(stored) / 1000;
+    double squares = 0;
+    for (const double v : stored) squares += (v - mean) * (v - mean);
+    const double rstd = 1 / std::sqrt(squares / 1000 + 1e-5);
+    Values expected;
+    for (const double v : stored) expected.push_back((v - mean) * rstd);
+    const auto [out, mean_out, rstd_out] =
+        bp::native_layer_norm(x, {1000}, std::nullopt, std::nullopt, 1e-5);
+    check_tensor(out, {1, 1000}, bp::kFloat32, expected);
+    check_tensor(mean_out, {1, 1}, bp::kFloat32, {mean});
+    check_tensor(rstd_out, {1, 1}, bp::kFloat32, {rstd});
+  }
+}
+
+TEST_CASE("cpu kernel paths: softmax and log_softmax written over their input") {
+  for (const int64_t n : {5, 40}) {
+    INFO(n << " elements per row");
+    const Tensor x = sample_tensor({3, n}, bp::kFloat32, Layout::Contiguous, 8, kCpu);
+    const Tensor expected_softmax = bp::softmax(x, 1);
+    const Tensor expected_log_softmax = bp::log_softmax(x, 1);
+    Tensor in_place = x.clone();
+    bp::softmax_out(in_place, in_place, 1);
+    check_tensor(in_place, {3, n}, bp::kFloat32, values_of(expected_softmax));
+    in_place = x.clone();
+    bp::log_softmax_out(in_place, in_place, 1);
+    check_tensor(in_place, {3, n}, bp::kFloat32, values_of(expected_log_softmax));
+  }
+}
+
+TEST_CASE("cpu kernel paths: softmax rows with NaN or infinities") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const int64_t n : {5, 40}) {
+    INFO(n << " elements per row");
+    Values values(static_cast<size_t>(3 * n), 1.0);
+    values[static_cast<size_t>(n / 2)] = nan;                            // row 0: one NaN
+    for (int64_t i = n; i < 2 * n; ++i) values[static_cast<size_t>(i)] = -inf;  // row 1: all -inf
+    values[static_cast<size_t>(2 * n + 3)] = -inf;                       // row 2: one -inf
+    const Tensor x = make_tensor(values, {3, n}, bp::kFloat32, kCpu);
+    const Values result = values_of(bp::softmax(x, 1));
+    for (int64_t i = 0; i < 2 * n; ++i) CHECK(std::isnan(result[static_cast<size_t>(i)]));
+    for (int64_t i = 2 * n; i < 3 * n; ++i) {
+      const double expected = i == 2 * n + 3 ? 0.0 : 1.0 / static_cast<double>(n - 1);
+      CHECK(result[static_cast<size_t>(i)] == doctest::Approx(expected).epsilon(1e-6));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace optest
