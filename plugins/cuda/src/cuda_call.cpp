@@ -1,0 +1,27 @@
+#include "cuda_call.h"
+
+namespace bp::cuda {
+
+std::string cuda_error_text(cudaError_t error) {
+  return std::string(cudaGetErrorName(error)) + " (" + cudaGetErrorString(error) + ")";
+}
+
+void check_cuda(cudaError_t error, std::string_view action) {
+  if (error == cudaSuccess) return;
+  // A sticky error (a kernel fault) stays whatever we do; others are only remembered as the
+  // thread's last error, which would otherwise fail the next launch check.
+  cudaGetLastError();
+  const bp_status code = error == cudaErrorMemoryAllocation ? BP_STATUS_OUT_OF_MEMORY : BP_STATUS_DEVICE_ERROR;
+  throw plugin::Error(code, std::string(action) + ": " + cuda_error_text(error));
+}
+
+void check_cublas(cublasStatus_t status, std::string_view action) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  const bp_status code = status == CUBLAS_STATUS_ALLOC_FAILED ? BP_STATUS_OUT_OF_MEMORY
+                         : status == CUBLAS_STATUS_NOT_SUPPORTED ? BP_STATUS_UNIMPLEMENTED
+                                                                 : BP_STATUS_DEVICE_ERROR;
+  throw plugin::Error(code, std::string(action) + ": cuBLASLt " + cublasLtGetStatusName(status) + " (" +
+                                cublasLtGetStatusString(status) + ")");
+}
+
+}  // namespace bp::cuda

@@ -1,0 +1,26 @@
+// Turning CUDA, cuBLASLt and cuDNN status codes into bp::plugin::Error: out of memory becomes
+// BP_STATUS_OUT_OF_MEMORY, anything else BP_STATUS_DEVICE_ERROR, with the library's own name and
+// text for the code and what the plugin was doing.
+#pragma once
+
+#include <backplane/sdk/status.hpp>
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <string>
+#include <string_view>
+
+namespace bp::cuda {
+
+// "cudaErrorMemoryAllocation (out of memory)".
+std::string cuda_error_text(cudaError_t error);
+
+// Throws unless `error` is cudaSuccess; `action` says what failed ("copying 4096 bytes to
+// cuda:0"). Clears the runtime's last error first when the error is not sticky, so that the
+// process stays usable.
+void check_cuda(cudaError_t error, std::string_view action);
+
+void check_cublas(cublasStatus_t status, std::string_view action);
+
+}  // namespace bp::cuda
