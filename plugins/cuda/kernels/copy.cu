@@ -75,7 +75,7 @@ __device__ void store_number(void* data, int64_t offset, DType dtype, const Numb
   }
 }
 
-__global__ void __launch_bounds__(kElementwiseThreads)
+__global__ void __launch_bounds__(kElementwiseThreads, kElementwiseMinBlocks)
     convert_any(StridedShape<2> shape, int64_t n, void* dst, DType to, const void* src, DType from) {
   for (int64_t i = global_thread(); i < n; i += grid_threads()) {
     int64_t at[2];
@@ -113,7 +113,7 @@ bool convert_common_floats(DType to, DType from, const ElementwiseLaunch<2>& lau
 }
 
 template <typename T, typename Value>
-__global__ void __launch_bounds__(kElementwiseThreads)
+__global__ void __launch_bounds__(kElementwiseThreads, kElementwiseMinBlocks)
     arange_kernel(T* out, int64_t count, int64_t stride, Value start, Value step) {
   for (int64_t i = global_thread(); i < count; i += grid_threads()) {
     out[i * stride] = from_compute<T>(start + static_cast<Value>(i) * step);

@@ -193,14 +193,16 @@ __device__ __forceinline__ T shuffle_from_first(const T& value, int width) {
 }
 
 inline constexpr int kWarpSize = 32;
-inline constexpr int kMaxBlockThreads = 1024;
+// Threads of a team (and of a block of teams) at most, so that team kernels may use up to 128
+// registers per thread (their launch bounds) and still launch.
+inline constexpr int kMaxTeamThreads = 512;
 
-// A team is blockDim.x consecutive threads (a power of two up to 1024) working on one group;
-// a block holds blockDim.y teams. combine must be associative and commutative for the values
-// given up to rounding; the combination order is fixed, so results are deterministic. Every
-// thread of the block must call it, and every thread of a team gets the same result (that of
-// the team's first lane, where lanes combined in different orders).
-// `warp_partials` is shared memory of kMaxBlockThreads / kWarpSize entries.
+// A team is blockDim.x consecutive threads (a power of two up to kMaxTeamThreads) working on one
+// group; a block holds blockDim.y teams and whole warps. combine must be associative and
+// commutative for the values given, up to rounding; the combination order is fixed, so results
+// are deterministic. Every thread of the block must call it, and every thread of a team gets the
+// same result (that of the team's first lane, where lanes combined in different orders).
+// `warp_partials` is shared memory of kMaxTeamThreads / kWarpSize entries.
 template <typename T, typename Combine>
 __device__ T team_reduce(T value, Combine combine, T* warp_partials) {
   const int team = static_cast<int>(blockDim.x);

@@ -14,8 +14,12 @@
 namespace bp::cuda {
 
 inline constexpr int kElementwiseThreads = 256;
-// Vectors each thread loads before computing: independent loads in flight hide latency.
-inline constexpr int kElementwiseUnroll = 4;
+// Vectors each thread loads before computing: independent loads in flight hide latency. Two
+// per operand, with two blocks per multiprocessor at least (launch bounds: at most 128
+// registers, no spills), keep some 32 KB in flight per multiprocessor, more than the memory
+// system's latency-bandwidth product needs; four doubled the registers for no gain.
+inline constexpr int kElementwiseUnroll = 2;
+inline constexpr int kElementwiseMinBlocks = 2;
 
 template <typename T, int V, int U>
 struct Batch {
@@ -62,7 +66,7 @@ __device__ __forceinline__ void dense_walk(int64_t count, const Fn& fn, Out* out
 }
 
 template <typename Out, typename Fn, typename... In>
-__global__ void __launch_bounds__(kElementwiseThreads)
+__global__ void __launch_bounds__(kElementwiseThreads, kElementwiseMinBlocks)
     elementwise_dense(int64_t n, Fn fn, Out* out, const In*... in) {
   constexpr int V = kVectorWidth<Out, In...>;
   const bool aligned = is_vector_aligned<V>(out) && (is_vector_aligned<V>(in) && ...);
@@ -83,7 +87,7 @@ __device__ __forceinline__ void strided_element(const int64_t (&at)[1 + sizeof..
 }
 
 template <typename Out, typename Fn, typename... In>
-__global__ void __launch_bounds__(kElementwiseThreads)
+__global__ void __launch_bounds__(kElementwiseThreads, kElementwiseMinBlocks)
     elementwise_strided(StridedShape<1 + sizeof...(In)> shape, int64_t n, Fn fn, Out* out, const In*... in) {
   for (int64_t i = global_thread(); i < n; i += grid_threads()) {
     int64_t at[1 + sizeof...(In)];

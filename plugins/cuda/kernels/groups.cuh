@@ -111,7 +111,8 @@ struct RowLayout {
 };
 
 // A team big enough that each thread handles about `members_per_thread` members (at most
-// `max_team`), and enough teams per block to fill kGroupBlockThreads. Blocks always hold whole
+// `max_team`, a power of two up to kMaxTeamThreads), and enough teams per block to fill
+// kGroupBlockThreads. Blocks always hold whole
 // warps. Splits only where `allow_splits` and the groups are too few to fill the device.
 RowLayout row_layout(int64_t groups, int64_t group_size, int64_t members_per_thread, unsigned int max_team,
                      bool allow_splits, const LaunchTarget& target);

@@ -66,7 +66,7 @@ RowLayout row_layout(int64_t groups, int64_t group_size, int64_t members_per_thr
 CachedRowLayout cached_row_layout(int64_t groups, int64_t group_size, size_t element_size,
                                   int64_t members_per_thread, const LaunchTarget& target) {
   CachedRowLayout layout;
-  layout.rows = row_layout(groups, group_size, members_per_thread, kMaxBlockThreads, false, target);
+  layout.rows = row_layout(groups, group_size, members_per_thread, kMaxTeamThreads, false, target);
   const size_t row_bytes = static_cast<size_t>(group_size) * element_size;
   if (row_bytes == 0 || row_bytes > target.max_shared_memory) return layout;
   // Whole warps per block: teams narrower than a warp come in multiples that fill one.

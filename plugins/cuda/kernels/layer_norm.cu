@@ -38,11 +38,11 @@ struct MergeMoments {
 };
 
 template <typename T>
-__global__ void layer_norm_rows(GroupShape<kNormOperands> shape, const T* __restrict__ input, T* __restrict__ out,
+__global__ void __launch_bounds__(kMaxTeamThreads) layer_norm_rows(GroupShape<kNormOperands> shape, const T* __restrict__ input, T* __restrict__ out,
                                 T* __restrict__ mean_out, T* __restrict__ rstd_out, const T* __restrict__ weight,
                                 const T* __restrict__ bias, compute_t<T> eps, bool cached) {
   using Acc = compute_t<T>;
-  __shared__ Moments<Acc> warp_partials[kMaxBlockThreads / kWarpSize];
+  __shared__ Moments<Acc> warp_partials[kMaxTeamThreads / kWarpSize];
   T* cache = reinterpret_cast<T*>(dynamic_shared) + threadIdx.y * shape.group_size;
   const int lane = static_cast<int>(threadIdx.x);
   const int team = static_cast<int>(blockDim.x);

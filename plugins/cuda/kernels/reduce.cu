@@ -80,10 +80,10 @@ __device__ void finish_split(const Policy& policy, const int64_t (&at)[Policy::k
 }
 
 template <typename T, typename Policy>
-__global__ void reduce_rows(GroupShape<Policy::kOperands> shape, const T* __restrict__ input, Policy policy,
+__global__ void __launch_bounds__(kMaxTeamThreads) reduce_rows(GroupShape<Policy::kOperands> shape, const T* __restrict__ input, Policy policy,
                             typename Policy::Acc* partials, uint32_t* counters) {
   using Acc = typename Policy::Acc;
-  __shared__ Acc warp_partials[kMaxBlockThreads / kWarpSize];
+  __shared__ Acc warp_partials[kMaxTeamThreads / kWarpSize];
   const int lane = static_cast<int>(threadIdx.x);
   const int team = static_cast<int>(blockDim.x);
   const MemberRange range = split_range(shape.group_size, blockIdx.y, gridDim.y);
@@ -158,7 +158,7 @@ void launch_reduction(const GroupShape<Policy::kOperands>& shape, const void* in
     block = dim3(kColumnGroups, kColumnSlices);
   } else {
     const RowLayout layout =
-        row_layout(shape.groups, shape.group_size, kReduceMembersPerThread, kMaxBlockThreads, true, target);
+        row_layout(shape.groups, shape.group_size, kReduceMembersPerThread, kMaxTeamThreads, true, target);
     splits = layout.splits;
     grid = dim3(layout.blocks, layout.splits);
     block = dim3(layout.team, layout.slots);

@@ -57,11 +57,11 @@ __device__ __forceinline__ C normalized(C x, C max, C sum, C log_sum, bool logar
 }
 
 template <typename T>
-__global__ void softmax_rows(GroupShape<2> shape, const T* __restrict__ input, T* __restrict__ out, bool logarithm,
+__global__ void __launch_bounds__(kMaxTeamThreads) softmax_rows(GroupShape<2> shape, const T* __restrict__ input, T* __restrict__ out, bool logarithm,
                              bool cached) {
   using C = compute_t<T>;
-  __shared__ RunningSum<C> warp_partials[kMaxBlockThreads / kWarpSize];
-  __shared__ C warp_values[kMaxBlockThreads / kWarpSize];
+  __shared__ RunningSum<C> warp_partials[kMaxTeamThreads / kWarpSize];
+  __shared__ C warp_values[kMaxTeamThreads / kWarpSize];
   T* cache = reinterpret_cast<T*>(dynamic_shared) + threadIdx.y * shape.group_size;
   const int lane = static_cast<int>(threadIdx.x);
   const int team = static_cast<int>(blockDim.x);

@@ -9,6 +9,7 @@
 #include "runtime.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace bp::cuda {
@@ -64,7 +65,10 @@ bp_status copy_device_to_host(int32_t index, void* dst, const void* src, uint64_
   });
 }
 
-// cudaMemcpy leaves overlapping ranges undefined; those go through a scratch block, as memmove.
+// The core calls this to move a tensor between two CUDA devices (the source on another device
+// than `index`), or within one. Another device's queued work may still be writing the source, so
+// it is waited for first. Within one device, cudaMemcpy leaves overlapping ranges undefined;
+// those go through a scratch block, as memmove does.
 bp_status copy_device_to_device(int32_t index, void* dst, uint64_t dst_offset, const void* src, uint64_t src_offset,
                                 uint64_t bytes) {
   return plugin::guard([&] {
@@ -74,7 +78,15 @@ bp_status copy_device_to_device(int32_t index, void* dst, uint64_t dst_offset, c
     if (bytes == 0 || to == from) return;
     const DeviceGuard guard(index);
     const std::string action = device.label() + ": copying " + std::to_string(bytes) + " bytes";
-    const bool overlap = to < from + bytes && from < to + bytes;
+    cudaPointerAttributes source{};
+    check_cuda(cudaPointerGetAttributes(&source, from), action + " (finding the source's device)");
+    if (source.type == cudaMemoryTypeDevice && source.device != index) {
+      Runtime::get().device(source.device).synchronize();
+      check_cuda(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, device.stream()), action + " between devices");
+      return;
+    }
+    const auto to_address = reinterpret_cast<uintptr_t>(to), from_address = reinterpret_cast<uintptr_t>(from);
+    const bool overlap = to_address < from_address + bytes && from_address < to_address + bytes;
     if (!overlap) {
       check_cuda(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, device.stream()), action);
       return;
