@@ -30,8 +30,9 @@ sanitize: deps
 	cmake --build --preset sanitize -j $(JOBS)
 	$(SANITIZER_ENV) ctest --preset sanitize -j $(JOBS)
 
+# Every benchmark program in turn; bench/README.md says which ratios to read from each.
 bench: build
-	build/bin/bench_dispatch
+	@for program in build/bin/bench_*; do echo "== $$program"; "$$program" || exit 1; done
 
 install: build
 	cmake --install build --prefix "$(PREFIX)"

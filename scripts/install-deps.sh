@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build ccache g++ pkg-config
-  libboost-dev libboost-filesystem-dev libfmt-dev libyaml-cpp-dev libdlpack-dev doctest-dev libbenchmark-dev
+  libboost-dev libboost-filesystem-dev libfmt-dev libyaml-cpp-dev libdlpack-dev doctest-dev libbenchmark-dev libdnnl-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
 )
 
@@ -17,7 +17,7 @@ if command -v dpkg-query >/dev/null 2>&1; then
 else
   echo "backplane: this is not a Debian-based system, so packages cannot be checked or installed here." >&2
   echo "backplane: install the equivalents of: ${packages[*]}" >&2
-  echo "backplane: (CMake >= 3.25, Ninja, a C++20 compiler, Boost.DLL + Boost.Filesystem >= 1.74, fmt, yaml-cpp, DLPack, doctest)" >&2
+  echo "backplane: (CMake >= 3.25, Ninja, a C++20 compiler, Boost.DLL + Boost.Filesystem >= 1.74, fmt, yaml-cpp, DLPack, doctest, oneDNN 2.x built with OpenMP)" >&2
   exit 0  # let CMake report precisely what it cannot find
 fi
 

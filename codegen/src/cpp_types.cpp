@@ -34,6 +34,8 @@ constexpr TypeRow kTypeTable[] = {
      "std::optional<std::span<const int64_t>>"},
     {TypeCategory::Bool, "bool", "bool", "uint8_t", "bool"},
     {TypeCategory::Float, "double", "double", "double", "double"},
+    {TypeCategory::OptionalFloat, "std::optional<double>", "std::optional<double>",
+     "bp_optional_float", "std::optional<double>"},
     {TypeCategory::Str, "std::string_view", "std::string_view", "const char*", "std::string_view"},
     {TypeCategory::OptionalScalarType, "std::optional<DType>", "std::optional<DType>", "int32_t",
      "std::optional<bp::DType>"},
@@ -69,7 +71,7 @@ TypeCategory classify(const Type& type) {
     case BaseKind::Bool:
       return TypeCategory::Bool;
     case BaseKind::Float:
-      return TypeCategory::Float;
+      return type.is_optional ? TypeCategory::OptionalFloat : TypeCategory::Float;
     case BaseKind::Str:
       return TypeCategory::Str;
     case BaseKind::ScalarType:

@@ -23,6 +23,7 @@ enum class TypeCategory {
   OptionalIntList,
   Bool,
   Float,
+  OptionalFloat,
   Str,
   OptionalScalarType,
   OptionalDevice,

@@ -54,6 +54,9 @@ PluginArgument plugin_argument(const Argument& a) {
     case TypeCategory::OptionalInt:
       return {{},
               fmt::format("{0}.has_value ? std::optional<int64_t>({0}.value) : std::nullopt", n)};
+    case TypeCategory::OptionalFloat:
+      return {{},
+              fmt::format("{0}.has_value ? std::optional<double>({0}.value) : std::nullopt", n)};
     case TypeCategory::IntList:
       return {{},
               fmt::format("std::span<const int64_t>({0}.data, static_cast<size_t>({0}.size))", n)};

@@ -19,9 +19,10 @@ bool is_supported_type(const Type& type) {
       return !(type.is_list && (type.is_optional || type.list_size));
     case BaseKind::Int:
       return true;  // int, int?, int[], int[N], int[]?, int[N]?
+    case BaseKind::Float:
+      return !type.is_list;  // float, float?
     case BaseKind::Scalar:
     case BaseKind::Bool:
-    case BaseKind::Float:
     case BaseKind::Str:
       return !type.is_list && !type.is_optional;
     case BaseKind::ScalarType:
@@ -35,7 +36,7 @@ namespace {
 
 constexpr std::string_view kSupportedTypes =
     "Tensor, Tensor?, Tensor[], Scalar, int, int?, int[], int[N], int[]?, int[N]?, bool, float, "
-    "str, ScalarType?, Device?";
+    "float?, str, ScalarType?, Device?";
 
 bool is_identifier_start(char c) {
   return std::isalpha(static_cast<unsigned char>(c)) || c == '_';

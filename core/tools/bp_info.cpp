@@ -4,6 +4,7 @@
 #include "json_writer.h"
 #include "support/byte_size.h"
 
+#include <backplane/error.h>
 #include <backplane/runtime.h>
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -25,7 +27,8 @@ constexpr std::string_view kUsage =
     "BACKPLANE_BACKENDS selects among them.\n"
     "\n"
     "  --json     print the same as one JSON object:\n"
-    "             {\"plugins\": [{\"name\", \"path\", \"version\", \"abi\", \"devices\", \"ops\", ...}],\n"
+    "             {\"plugins\": [{\"name\", \"path\", \"version\", \"abi\", \"devices\", \"ops\",\n"
+    "                           \"counters\": {\"<name>\": <value>, ...}, ...}],\n"
     "              \"failures\": [{\"path\", \"reason\"}], \"warnings\": [...]}\n"
     "  -h, --help print this help\n";
 
@@ -38,6 +41,20 @@ std::vector<std::string> missing_ops(const bp::RuntimeInfo& runtime, const bp::P
     }
   }
   return missing;
+}
+
+// A plugin's counters as they are now, or why they could not be read.
+struct Counters {
+  std::vector<bp::BackendCounter> values;
+  std::string error;
+};
+
+Counters read_counters(const bp::PluginInfo& plugin) {
+  try {
+    return {bp::backend_counters(plugin.name), {}};
+  } catch (const bp::Error& e) {
+    return {{}, e.what()};
+  }
 }
 
 std::string format_memory(uint64_t bytes) {
@@ -63,6 +80,16 @@ void print_plugin(const bp::RuntimeInfo& runtime, const bp::PluginInfo& plugin) 
              missing.empty() ? "" : fmt::format(", missing: {}", fmt::join(missing, ", ")));
   for (const bp::RefusedKernel& refused : plugin.refused_kernels) {
     fmt::print("  refused kernel {}: {}\n", refused.op, refused.reason);
+  }
+  const Counters counters = read_counters(plugin);
+  if (!counters.error.empty()) {
+    fmt::print("  counters: unavailable: {}\n", counters.error);
+  } else if (!counters.values.empty()) {
+    std::vector<std::string> parts;
+    for (const bp::BackendCounter& counter : counters.values) {
+      parts.push_back(fmt::format("{} {}", counter.name, counter.value));
+    }
+    fmt::print("  counters: {}\n", fmt::join(parts, ", "));
   }
 }
 
@@ -102,6 +129,11 @@ std::string plugin_json(const bp::RuntimeInfo& runtime, const bp::PluginInfo& pl
     refused.push_back(
         json_object({{"op", json_string(kernel.op)}, {"reason", json_string(kernel.reason)}}));
   }
+  const Counters counters = read_counters(plugin);
+  std::vector<std::pair<std::string_view, std::string>> counter_members;
+  for (const bp::BackendCounter& counter : counters.values) {
+    counter_members.emplace_back(counter.name, std::to_string(counter.value));
+  }
   return json_object({
       {"name", json_string(plugin.name)},
       {"path", json_string(plugin.path)},
@@ -112,6 +144,8 @@ std::string plugin_json(const bp::RuntimeInfo& runtime, const bp::PluginInfo& pl
       {"ops", json_string_array(plugin.ops)},
       {"missing_ops", json_string_array(missing_ops(runtime, plugin))},
       {"refused_kernels", json_array(refused)},
+      {"counters", json_object(counter_members)},
+      {"counters_error", json_string(counters.error)},
   });
 }
 

@@ -230,7 +230,7 @@ TEST_CASE("Functions.cpp runs meta on copies, then the kernel on what meta left"
 TEST_CASE("OpTable.h: one id per structured op in order, with names, schemas and hashes") {
   const std::string h = generate_op_table_h(ops());
   CHECK(contains(h, "enum class OpId : uint16_t {\n  add_out = 0,\n  sub_out = 1,\n"));
-  CHECK(contains(h, "inline constexpr size_t kOpCount = 34;\n"));
+  CHECK(contains(h, "inline constexpr size_t kOpCount = 43;\n"));
   CHECK(contains(
       h,
       "inline constexpr std::array<std::string_view, kOpCount> kOpNames = {\n    \"add.out\",\n"));
@@ -248,6 +248,9 @@ TEST_CASE("OpTable.h: one id per structured op in order, with names, schemas and
   CHECK(contains(h,
                  "using argmax_out_kernel = bp_status (*)(const DLTensor*, bp_optional_int, "
                  "uint8_t, DLTensor*);\n"));
+  CHECK(contains(h,
+                 "using rms_norm_out_kernel = bp_status (*)(const DLTensor*, bp_int_list, const "
+                 "DLTensor*, bp_optional_float, DLTensor*);\n"));
   CHECK(contains(h, "using cat_out_kernel = bp_status (*)(bp_tensor_list, int64_t, DLTensor*);\n"));
   CHECK(contains(
       h, "using gelu_out_kernel = bp_status (*)(const DLTensor*, const char*, DLTensor*);\n"));

@@ -157,11 +157,12 @@ TEST_CASE("a malformed schema says what was expected at which column") {
 TEST_CASE("an unknown or unsupported type is named, with the types that exist") {
   CHECK(syntax_error_of("add(Tensor self, Tensr other) -> Tensor") ==
         "column 18: unknown type 'Tensr' (Backplane types: Tensor, Tensor?, Tensor[], Scalar, "
-        "int, int?, int[], int[N], int[]?, int[N]?, bool, float, str, ScalarType?, Device?)");
+        "int, int?, int[], int[N], int[]?, int[N]?, bool, float, float?, str, ScalarType?, "
+        "Device?)");
   CHECK(syntax_error_of("f(float[] xs) -> Tensor") ==
         "column 3: type 'float[]' is not supported (Backplane types: Tensor, Tensor?, Tensor[], "
-        "Scalar, int, int?, int[], int[N], int[]?, int[N]?, bool, float, str, ScalarType?, "
-        "Device?)");
+        "Scalar, int, int?, int[], int[N], int[]?, int[N]?, bool, float, float?, str, "
+        "ScalarType?, Device?)");
   CHECK(syntax_error_of("f(Tensor self) -> int")
             .starts_with("column 19: return type 'int' is not supported: ops return Tensor or a "
                          "tuple of Tensors"));

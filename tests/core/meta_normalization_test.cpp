@@ -37,7 +37,7 @@ TEST_CASE("native_layer_norm checks normalized_shape against input, weight and b
                           "an input of shape [2, 3]"});
   check_invalid_argument(
       [&] { native_layer_norm(input, {3}, ones({4}), std::nullopt, 1e-5); },
-      {"expected weight of the same shape as normalized_shape [3]", "weight of shape [4]"});
+      {"expected weight of shape [3], but got weight of shape [4]"});
   check_invalid_argument(
       [&] {
         native_layer_norm(input, {3}, std::nullopt, ones({1, 3}), 1e-5);

@@ -14,7 +14,8 @@ TEST_CASE("without a GPU, bp-info lists the cuda plugin with no devices and the 
     cudatest::skip("this machine has a CUDA device");
     return;
   }
-  const loader_test::ChildResult result = loader_test::run_bp_info({"--json"}, {{"BACKPLANE_BACKENDS", "cuda"}});
+  const test_support::ChildResult result =
+      test_support::run_child({BP_INFO_EXECUTABLE, "--json"}, {{"BACKPLANE_BACKENDS", "cuda"}});
   INFO("bp-info --json printed: " << result.out << result.err);
   REQUIRE(result.exit_code == 0);
   const loader_test::JsonValue json = loader_test::parse_json(result.out);

@@ -11,18 +11,26 @@
 #include <string>
 #include <vector>
 
-using loader_test::ChildResult;
+using test_support::ChildResult;
+using test_support::EnvironmentVariables;
 using loader_test::contains;
 using loader_test::fixture_dir;
 using loader_test::fixture_path;
 using loader_test::JsonValue;
 using loader_test::parse_json;
-using loader_test::run_bp_info;
 
 namespace {
 
+// bp-info with `arguments`, in a child process with this environment.
+ChildResult run_bp_info(const std::vector<std::string>& arguments,
+                        const EnvironmentVariables& environment) {
+  std::vector<std::string> argv{BP_INFO_EXECUTABLE};
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  return test_support::run_child(argv, environment);
+}
+
 // bp-info --json in the given environment, which must succeed and print valid JSON.
-JsonValue bp_info_json(const loader_test::EnvironmentVariables& environment) {
+JsonValue bp_info_json(const EnvironmentVariables& environment) {
   const ChildResult result = run_bp_info({"--json"}, environment);
   INFO("stderr: ", result.err);
   REQUIRE(result.exit_code == 0);
@@ -135,7 +143,7 @@ TEST_CASE("bp-info shows devices and op coverage with the ops a plugin lacks") {
 }
 
 TEST_CASE("BACKPLANE_BACKENDS=cpu makes bp-info list only cpu and opens no other plugin") {
-  const loader_test::EnvironmentVariables environment{{"BACKPLANE_BACKENDS", "cpu"},
+  const EnvironmentVariables environment{{"BACKPLANE_BACKENDS", "cpu"},
                                                       {"BACKPLANE_PLUGIN_PATH", fixture_dir()}};
   const JsonValue info = bp_info_json(environment);
   CHECK(plugin_names(info) == std::vector<std::string>{"cpu"});
@@ -233,4 +241,24 @@ TEST_CASE("bp-info --help prints the usage and a bad flag exits 2 with it") {
   CHECK(bad.err.starts_with("bp-info: unknown argument '--jsn'"));
   CHECK(contains(bad.err, "usage: bp-info [--json]"));
   CHECK(bad.out.empty());
+}
+
+TEST_CASE("bp-info shows each plugin's counters as they are, in text and in --json") {
+  const EnvironmentVariables environment{{"BACKPLANE_BACKENDS", "cpu"},
+                                         {"BACKPLANE_CPU_PRIMITIVE_CACHE", "7"}};
+  const JsonValue cpu = plugin_named(bp_info_json(environment), "cpu");
+  REQUIRE(cpu["counters"].is_object());
+  CHECK(cpu["counters"]["primitive_cache.capacity"].number() == 7);
+  for (const char* name : {"primitive_cache.hits", "primitive_cache.misses",
+                           "primitive_cache.evictions", "primitive_cache.size"}) {
+    CAPTURE(name);
+    // bp-info runs no op, so nothing was cached.
+    CHECK(cpu["counters"][name].number() == 0);
+  }
+  CHECK(cpu["counters_error"].string().empty());
+
+  const ChildResult human = run_bp_info({}, environment);
+  CHECK(contains(human.out, "  counters: primitive_cache.hits 0, primitive_cache.misses 0, "
+                            "primitive_cache.evictions 0, primitive_cache.size 0, "
+                            "primitive_cache.capacity 7\n"));
 }

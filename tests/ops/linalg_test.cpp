@@ -1,4 +1,4 @@
-// Matrix products: mm, bmm, addmm.
+// Matrix products: mm, bmm, addmm, and linear over them.
 #include "op_test_support.h"
 
 #include <limits>
@@ -149,6 +149,39 @@ TEST_CASE("addmm with beta = 0 ignores NaN in self, and with an empty inner dim 
 TEST_CASE("matrix products of Bool tensors are refused with a clear message") {
   const Tensor mask = make_tensor({1, 0, 0, 1}, {2, 2}, bp::kBool);
   check_error([&] { bp::mm(mask, mask); }, "Bool");
+}
+
+TEST_CASE("linear: input @ weight^T + bias for inputs of any rank") {
+  for (const Device device : test_devices()) {
+    INFO("device " << device.str());
+    for (const DType dtype : floating_dtypes()) {
+      const Tensor weight = sample_tensor({3, 4}, dtype, Layout::Sliced, 501, device);
+      const Tensor bias = sample_tensor({3}, dtype, Layout::Contiguous, 502, device);
+      const Values w = values_of(weight), b = values_of(bias);
+      Values w_t;  // (4 x 3)
+      for (int64_t k = 0; k < 4; ++k) {
+        for (int64_t j = 0; j < 3; ++j) w_t.push_back(w[static_cast<size_t>(j * 4 + k)]);
+      }
+      for (const Shape& input_shape : {Shape{5, 4}, Shape{2, 3, 4}, Shape{4}, Shape{0, 4}}) {
+        for (const Layout layout : kAllLayouts) {
+          INFO(name_of(dtype) << " " << name_of(layout) << " input " << shape_string(input_shape));
+          const Tensor input = sample_tensor(input_shape, dtype, layout, 503, device);
+          const int64_t rows = numel_of(input_shape) / 4;
+          const Values product = matmul_reference(values_of(input), w_t, 1, rows, 4, 3);
+          Shape out_shape = input_shape;
+          out_shape.back() = 3;
+          check_tensor(bp::linear(input, weight), out_shape, dtype, product);
+          Values with_bias = product;
+          for (size_t i = 0; i < with_bias.size(); ++i) with_bias[i] += b[i % 3];
+          check_tensor(bp::linear(input, weight, bias), out_shape, dtype, with_bias);
+        }
+      }
+    }
+  }
+  check_error([] { bp::linear(bp::zeros({2, 5}), bp::zeros({3, 4})); },
+              "linear: input of shape [2, 5] does not end in in_features=4");
+  check_error([] { bp::linear(bp::zeros({2, 4}), bp::zeros({4})); },
+              "expected a 2-D weight (out_features, in_features), got shape [4]");
 }
 
 }  // namespace optest

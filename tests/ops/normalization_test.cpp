@@ -1,4 +1,4 @@
-// softmax, log_softmax and native_layer_norm.
+// Per-group normalisation: softmax, log_softmax, native_layer_norm, rms_norm and batch_norm.
 #include "op_test_support.h"
 
 #include <algorithm>
@@ -195,6 +195,126 @@ TEST_CASE("native_layer_norm: weight only, out= tensors, constant groups, empty 
     check_tensor(empty_out, {0, 3}, bp::kFloat32, {});
     check_tensor(empty_mean, {0, 1}, bp::kFloat32, {});
   }
+}
+
+namespace {
+
+// x / sqrt(mean(x^2 over each group of the trailing dims from `axis`) + eps) * weight.
+Values rms_norm_reference(const Values& x, const Shape& shape, size_t axis, const Values* weight,
+                          double eps) {
+  int64_t group = 1;
+  for (size_t d = axis; d < shape.size(); ++d) group *= shape[d];
+  Values out(x.size());
+  for (size_t start = 0; start < x.size(); start += static_cast<size_t>(group)) {
+    double squares = 0;
+    for (int64_t i = 0; i < group; ++i) squares += x[start + i] * x[start + i];
+    const double scale = 1 / std::sqrt(squares / static_cast<double>(group) + eps);
+    for (int64_t i = 0; i < group; ++i) {
+      out[start + i] = x[start + i] * scale * (weight ? (*weight)[static_cast<size_t>(i)] : 1.0);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("rms_norm with and without weight, given eps or the dtype's epsilon") {
+  const Shape shape = {2, 3, 4};
+  for (const Device device : test_devices("rms_norm.out")) {
+    INFO("device " << device.str());
+    for (const DType dtype : floating_dtypes()) {
+      // eps=None is the epsilon of the dtype the kernel computes in: float32 for the half types.
+      const double default_eps = dtype == bp::kFloat64
+                                     ? std::numeric_limits<double>::epsilon()
+                                     : std::numeric_limits<float>::epsilon();
+      for (const Layout layout : kAllLayouts) {
+        for (const size_t axis : {size_t{1}, size_t{2}}) {
+          const Shape normalized_shape(shape.begin() + static_cast<std::ptrdiff_t>(axis),
+                                       shape.end());
+          const Tensor x = sample_tensor(shape, dtype, layout, 81, device);
+          const Tensor weight =
+              sample_tensor(normalized_shape, dtype, Layout::Transposed, 82, device);
+          const Values w = values_of(weight);
+          INFO(name_of(dtype) << " " << name_of(layout) << " normalized_shape "
+                              << shape_string(normalized_shape));
+          check_tensor(bp::rms_norm(x, normalized_shape), shape, dtype,
+                       rms_norm_reference(values_of(x), shape, axis, nullptr, default_eps));
+          check_tensor(bp::rms_norm(x, normalized_shape, weight, 0.5), shape, dtype,
+                       rms_norm_reference(values_of(x), shape, axis, &w, 0.5));
+        }
+      }
+    }
+    INFO("out=, a zero group, an empty batch");
+    const Tensor x = make_tensor({0, 0, 3, 4}, {2, 2}, bp::kFloat32, device);
+    Tensor out = empty_tensor({2, 2}, bp::kFloat32, Layout::Transposed, device);
+    bp::rms_norm_out(out, x, {2}, std::nullopt, 1.0);
+    check_tensor(out, {2, 2}, bp::kFloat32, rms_norm_reference({0, 0, 3, 4}, {2, 2}, 1, nullptr, 1.0));
+    check_tensor(bp::rms_norm(bp::zeros({0, 3}, bp::kFloat32, device), {3}), {0, 3}, bp::kFloat32,
+                 {});
+  }
+  check_error([] { bp::rms_norm(bp::zeros({2, 3}), {2}); },
+              "rms_norm: given normalized_shape [2], expected an input of shape [*, 2]");
+  check_error([] { bp::rms_norm(bp::zeros({2, 3}), {3}, bp::zeros({2})); },
+              "expected weight of shape [3], but got weight of shape [2]");
+  check_error([] { bp::rms_norm(bp::zeros({2, 3}), {3}, std::nullopt, -1.0); },
+              "eps must be a non-negative number, got -1");
+}
+
+TEST_CASE("batch_norm in inference mode normalises each channel with the running statistics") {
+  const Shape shape = {2, 3, 2, 2};
+  const double eps = 1e-5;
+  for (const Device device : test_devices("batch_norm_inference.out")) {
+    INFO("device " << device.str());
+    for (const DType dtype : floating_dtypes()) {
+      for (const Layout layout : kAllLayouts) {
+        for (const bool affine : {false, true}) {
+          INFO(name_of(dtype) << " " << name_of(layout) << (affine ? " with" : " without")
+                              << " weight and bias");
+          const Tensor x = sample_tensor(shape, dtype, layout, 91, device);
+          const Tensor mean = sample_tensor({3}, dtype, Layout::Sliced, 92, device);
+          const Tensor var =
+              bp::add(bp::abs(sample_tensor({3}, dtype, Layout::Contiguous, 93, device)), 0.5);
+          const Tensor weight = sample_tensor({3}, dtype, Layout::Sliced, 94, device);
+          const Tensor bias = sample_tensor({3}, dtype, Layout::Contiguous, 95, device);
+          const Values xs = values_of(x), m = values_of(mean), v = values_of(var),
+                       w = values_of(weight), b = values_of(bias);
+          Values expected(xs.size());
+          for (size_t i = 0; i < xs.size(); ++i) {
+            const size_t c = (i / 4) % 3;
+            const double normalised = (xs[i] - m[c]) / std::sqrt(v[c] + eps);
+            expected[i] = affine ? normalised * w[c] + b[c] : normalised;
+          }
+          const std::optional<Tensor> maybe_weight =
+              affine ? std::optional<Tensor>(weight) : std::nullopt;
+          const std::optional<Tensor> maybe_bias =
+              affine ? std::optional<Tensor>(bias) : std::nullopt;
+          check_tensor(bp::batch_norm(x, maybe_weight, maybe_bias, mean, var, false, 0.1, eps,
+                                      true),
+                       shape, dtype, expected);
+          Tensor out = empty_tensor(shape, dtype, Layout::Sliced, device);
+          bp::batch_norm_inference_out(out, x, maybe_weight, maybe_bias, mean, var, eps);
+          check_tensor(out, shape, dtype, expected);
+        }
+      }
+    }
+    INFO("a 2-D (N, C) input");
+    const Tensor x = make_tensor({1, 2, 3, 4}, {2, 2}, bp::kFloat32, device);
+    check_tensor(bp::batch_norm(x, std::nullopt, std::nullopt,
+                                make_tensor({1, 2}, {2}, bp::kFloat32, device),
+                                make_tensor({4, 1}, {2}, bp::kFloat32, device), false, 0.1, 0.0,
+                                false),
+                 {2, 2}, bp::kFloat32, {0, 0, 1, 2});
+  }
+  const Tensor x = bp::zeros({2, 3, 4});
+  const Tensor stats = bp::ones({3});
+  check_error([&] { bp::batch_norm(x, std::nullopt, std::nullopt, stats, stats, true, 0.1, 1e-5, true); },
+              "training=true is not supported");
+  check_error([&] { bp::batch_norm(x, std::nullopt, std::nullopt, std::nullopt, stats, false, 0.1, 1e-5, true); },
+              "inference mode needs running_mean and running_var");
+  check_error([&] { bp::batch_norm(x, bp::ones({4}), std::nullopt, stats, stats, false, 0.1, 1e-5, true); },
+              "expected weight of shape [3], but got weight of shape [4]");
+  check_error([&] { bp::batch_norm(bp::zeros({3}), std::nullopt, std::nullopt, stats, stats, false, 0.1, 1e-5, true); },
+              "expected an input of at least 2 dims (N, C, ...), got shape [3]");
 }
 
 }  // namespace optest

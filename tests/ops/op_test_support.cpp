@@ -243,12 +243,33 @@ void check_error(const std::function<void()>& body, const std::string& fragment)
     body();
     FAIL_CHECK("expected a bp::Error containing \"" << fragment << "\"");
   } catch (const bp::Error& e) {
-    CHECK_MESSAGE(std::string(e.what()).find(fragment) != std::string::npos,
-                  "the message \"" << e.what() << "\" lacks \"" << fragment << "\"");
+    const std::string message = e.what();
+    CHECK_MESSAGE(message.find(fragment) != std::string::npos,
+                  "the message \"" << message << "\" lacks \"" << fragment << "\"");
   }
 }
 
 std::vector<Device> test_devices() { return bp::devices(); }
+
+bool provides(Device device, const std::string& kernel_op) {
+  for (const bp::PluginInfo& plugin : bp::runtime_info().plugins) {
+    const bool on_plugin =
+        std::any_of(plugin.devices.begin(), plugin.devices.end(),
+                    [&](const bp::DeviceInfo& d) { return d.device == device; });
+    if (on_plugin) {
+      return std::find(plugin.ops.begin(), plugin.ops.end(), kernel_op) != plugin.ops.end();
+    }
+  }
+  return false;
+}
+
+std::vector<Device> test_devices(const std::string& kernel_op) {
+  std::vector<Device> devices;
+  for (const Device device : bp::devices()) {
+    if (provides(device, kernel_op)) devices.push_back(device);
+  }
+  return devices;
+}
 
 Shape broadcast_shapes(const Shape& a, const Shape& b) {
   Shape result(std::max(a.size(), b.size()), 1);

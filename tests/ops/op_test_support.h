@@ -91,6 +91,11 @@ void check_error(const std::function<void()>& body, const std::string& fragment)
 // Every loaded device, the host first: each test runs its cases on all of them.
 std::vector<Device> test_devices();
 
+// The loaded devices whose backend implements `kernel_op` ("conv2d.out"): a backend may offer
+// a subset of the ops, and is checked on the ones it offers.
+std::vector<Device> test_devices(const std::string& kernel_op);
+bool provides(Device device, const std::string& kernel_op);
+
 // --- references --------------------------------------------------------------------------------
 
 // The shape two shapes broadcast to, and `values` of shape `from` expanded to shape `to`.

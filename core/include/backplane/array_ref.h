@@ -30,6 +30,9 @@ class IntArrayRef {
   IntArrayRef(std::span<const int64_t> values)  // NOLINT
       : data_(values.data()), size_(values.size()) {}
   IntArrayRef(const int64_t* data, size_t size) : data_(data), size_(size) {}
+  // One value, as PyTorch's C++ API takes it: conv2d(x, w, b, /*stride=*/2) means [2] (which
+  // an int[2] argument reads as [2, 2]).
+  IntArrayRef(const int64_t& value) : data_(&value), size_(1) {}  // NOLINT
 
   const int64_t* data() const { return data_; }
   size_t size() const { return size_; }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace bp {
@@ -38,6 +39,12 @@ struct PluginFailure {
   std::string reason;
 };
 
+// A number a backend reports about itself ("primitive_cache.hits").
+struct BackendCounter {
+  std::string name;
+  uint64_t value = 0;
+};
+
 struct RuntimeInfo {
   std::vector<PluginInfo> plugins;
   std::vector<PluginFailure> failures;
@@ -52,5 +59,9 @@ RuntimeInfo runtime_info();
 PluginInfo load_plugin(const std::string& path);
 // Every device of every loaded backend, the host first.
 std::vector<Device> devices();
+// The counters of the loaded backend named `backend` ("cpu"), read from the plugin now, in the
+// plugin's order; empty for a plugin that reports none. Throws bp::Error naming the loaded
+// backends when none is called `backend`.
+std::vector<BackendCounter> backend_counters(std::string_view backend);
 
 }  // namespace bp

@@ -49,6 +49,7 @@ void check_defined(const Tensor& t) {
 Device common_device(std::initializer_list<const Tensor*> tensors) {
   std::optional<Device> device;
   for (const Tensor* t : tensors) {
+    if (t == nullptr) continue;
     check_defined(*t);
     if (is_host_wrapped_number(*t)) continue;
     if (!device) device = t->device();
@@ -66,6 +67,17 @@ Device common_device(std::span<const Tensor> tensors) {
     if (t.device() != *device) throw_device_mismatch(*device, t.device());
   }
   return device.value_or(Device::cpu());
+}
+
+void check_same_float_dtype(const Tensor& t, DType dtype, std::string_view what) {
+  if (!is_floating_point(t.dtype())) {
+    throw Error(fmt::format("{} must be floating point, got {}; convert it with .to(bp::kFloat32)",
+                            what, dtype_name(t.dtype())));
+  }
+  if (t.dtype() != dtype) {
+    throw Error(fmt::format("{} has dtype {} but the input has {}; convert it with .to({})", what,
+                            dtype_name(t.dtype()), dtype_name(dtype), dtype_name(dtype)));
+  }
 }
 
 DimVector broadcast_shape(std::initializer_list<const Tensor*> tensors) {

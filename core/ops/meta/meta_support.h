@@ -12,6 +12,7 @@
 #include <bitset>
 #include <initializer_list>
 #include <span>
+#include <string_view>
 
 namespace bp::meta::support {
 
@@ -19,11 +20,20 @@ namespace bp::meta::support {
 void check_defined(const Tensor& t);
 
 // The device every tensor is on; tensors on two devices are a bp::Error naming both, and an
-// undefined tensor is a bp::Error too. Every pointer must be non-null. Wrapped numbers (see
+// undefined tensor is a bp::Error too. A null pointer is an absent optional (see present()),
+// which takes no part. Wrapped numbers (see
 // TensorImpl::is_wrapped_number) stay on the host until prepare_input places them, so they
 // take no part, as PyTorch lets a CPU scalar join a CUDA tensor.
 Device common_device(std::initializer_list<const Tensor*> tensors);
 Device common_device(std::span<const Tensor> tensors);
+
+// The tensor a `Tensor?` argument holds, or nullptr for None (or an undefined tensor, which
+// PyTorch's C++ API treats as None too).
+inline Tensor* present(std::optional<Tensor>& t) { return t && t->defined() ? &*t : nullptr; }
+
+// `what` (e.g. "conv2d: weight") must be floating point and have `dtype`; the message names both
+// dtypes and the conversion to make.
+void check_same_float_dtype(const Tensor& t, DType dtype, std::string_view what);
 
 // The shape all of `tensors` broadcast to.
 DimVector broadcast_shape(std::initializer_list<const Tensor*> tensors);

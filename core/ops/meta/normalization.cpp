@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace bp::meta {
 
 // softmax, log_softmax: self and out have the dtype argument, else self's dtype, which must be
@@ -26,62 +28,119 @@ std::array<OutputSpec, 1> softmax_like(Tensor& self, int64_t dim, std::optional<
   return {OutputSpec{std::move(shape), out_dtype, device}};
 }
 
+namespace {
+
+// Layer norm and RMS norm normalise over the trailing dims of `input` that `normalized_shape`
+// names; `input` is floating point.
+void check_normalized_input(std::string_view op, const Tensor& input,
+                            IntArrayRef normalized_shape) {
+  if (normalized_shape.empty()) {
+    throw Error(fmt::format("{}: expected normalized_shape to have at least one element, got []",
+                            op));
+  }
+  const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
+  if (axis < 0 ||
+      !std::equal(normalized_shape.begin(), normalized_shape.end(), input.sizes().begin() + axis)) {
+    const std::string shape = detail::format_shape(normalized_shape);
+    throw Error(fmt::format("{}: given normalized_shape {}, expected an input of shape [*, {}], "
+                            "but got an input of shape {}",
+                            op, shape, shape.substr(1, shape.size() - 2),
+                            detail::format_shape(input.sizes())));
+  }
+  if (!is_floating_point(input.dtype())) {
+    throw Error(fmt::format("{}: expected a floating-point input, got {}; convert with "
+                            ".to(bp::kFloat32)",
+                            op, dtype_name(input.dtype())));
+  }
+}
+
+// An affine parameter (weight, bias) has exactly `expected_shape` and is converted to `dtype`.
+void prepare_parameter(std::string_view op, const char* name, Tensor& parameter,
+                       IntArrayRef expected_shape, DType dtype) {
+  if (!std::equal(expected_shape.begin(), expected_shape.end(), parameter.sizes().begin(),
+                  parameter.sizes().end())) {
+    throw Error(fmt::format("{}: expected {} of shape {}, but got {} of shape {}", op, name,
+                            detail::format_shape(expected_shape), name,
+                            detail::format_shape(parameter.sizes())));
+  }
+  if (parameter.dtype() != dtype) parameter = parameter.to(dtype);
+}
+
+}  // namespace
+
 // native_layer_norm: input is floating point; weight and bias, when present, have exactly
-// normalized_shape and input's dtype; input's trailing dims equal normalized_shape. Outputs:
-// out with input's shape, then mean and rstd (1 / sqrt(var + eps), biased variance) with
-// input's leading dims and a 1 for each normalized dim; all three have input's dtype.
+// normalized_shape and are converted to input's dtype; input's trailing dims equal
+// normalized_shape. Outputs: out with input's shape, then mean and rstd (1 / sqrt(var + eps),
+// biased variance) with input's leading dims and a 1 for each normalized dim; all three have
+// input's dtype.
 std::array<OutputSpec, 3> native_layer_norm_out(Tensor& input, IntArrayRef normalized_shape,
                                                 std::optional<Tensor>& weight,
                                                 std::optional<Tensor>& bias,
                                                 double /*eps: any value is valid*/) {
-  const bool has_weight = weight && weight->defined();
-  const bool has_bias = bias && bias->defined();
-  const Device device = has_weight && has_bias ? support::common_device({&input, &*weight, &*bias})
-                        : has_weight           ? support::common_device({&input, &*weight})
-                        : has_bias             ? support::common_device({&input, &*bias})
-                                               : support::common_device({&input});
-  const auto normalized_rank = static_cast<int64_t>(normalized_shape.size());
-  if (normalized_rank == 0) {
-    throw Error(
-        "native_layer_norm: expected normalized_shape to have at least one element, got "
-        "[]");
-  }
-  const DimVector expected(normalized_shape);
-  const auto check_parameter = [&](const Tensor& parameter, const char* name) {
-    if (DimVector(parameter.sizes()) != expected) {
-      throw Error(
-          fmt::format("native_layer_norm: expected {} of the same shape as "
-                      "normalized_shape {}, but got {} of shape {}",
-                      name, detail::format_shape(normalized_shape), name,
-                      detail::format_shape(parameter.sizes())));
-    }
-  };
-  if (has_weight) check_parameter(*weight, "weight");
-  if (has_bias) check_parameter(*bias, "bias");
-
-  const int64_t axis = input.dim() - normalized_rank;
-  if (axis < 0 ||
-      DimVector(IntArrayRef(input.sizes().data() + axis, normalized_shape.size())) != expected) {
-    const std::string shape = detail::format_shape(normalized_shape);
-    throw Error(
-        fmt::format("native_layer_norm: given normalized_shape {}, expected an input of "
-                    "shape [*, {}], but got an input of shape {}",
-                    shape, shape.substr(1, shape.size() - 2), detail::format_shape(input.sizes())));
-  }
-  if (!is_floating_point(input.dtype())) {
-    throw Error(
-        fmt::format("native_layer_norm: expected a floating-point input, got {}; convert "
-                    "with .to(bp::kFloat32)",
-                    dtype_name(input.dtype())));
-  }
+  const Device device =
+      support::common_device({&input, support::present(weight), support::present(bias)});
+  check_normalized_input("native_layer_norm", input, normalized_shape);
   const DType dtype = input.dtype();
-  if (has_weight && weight->dtype() != dtype) *weight = weight->to(dtype);
-  if (has_bias && bias->dtype() != dtype) *bias = bias->to(dtype);
-
+  if (Tensor* w = support::present(weight)) {
+    prepare_parameter("native_layer_norm", "weight", *w, normalized_shape, dtype);
+  }
+  if (Tensor* b = support::present(bias)) {
+    prepare_parameter("native_layer_norm", "bias", *b, normalized_shape, dtype);
+  }
   DimVector stats_shape(input.sizes());
-  for (int64_t d = axis; d < input.dim(); ++d) stats_shape[d] = 1;
+  for (int64_t d = input.dim() - static_cast<int64_t>(normalized_shape.size()); d < input.dim();
+       ++d) {
+    stats_shape[d] = 1;
+  }
   return {OutputSpec{DimVector(input.sizes()), dtype, device},
           OutputSpec{stats_shape, dtype, device}, OutputSpec{stats_shape, dtype, device}};
+}
+
+// rms_norm: the rules of native_layer_norm; one output with input's shape and dtype. eps, when
+// given, is not negative.
+std::array<OutputSpec, 1> rms_norm_out(Tensor& input, IntArrayRef normalized_shape,
+                                       std::optional<Tensor>& weight, std::optional<double> eps) {
+  const Device device = support::common_device({&input, support::present(weight)});
+  check_normalized_input("rms_norm", input, normalized_shape);
+  if (Tensor* w = support::present(weight)) {
+    prepare_parameter("rms_norm", "weight", *w, normalized_shape, input.dtype());
+  }
+  if (eps && !(*eps >= 0)) {
+    throw Error(fmt::format("rms_norm: eps must be a non-negative number, got {}", *eps));
+  }
+  return {OutputSpec{DimVector(input.sizes()), input.dtype(), device}};
+}
+
+// batch_norm_inference: input is floating point with at least 2 dims, (N, C, ...); running_mean,
+// running_var and the optional weight and bias are 1-D of C elements, converted to input's
+// dtype. out has input's shape and dtype.
+std::array<OutputSpec, 1> batch_norm_inference_out(Tensor& input, std::optional<Tensor>& weight,
+                                                   std::optional<Tensor>& bias,
+                                                   Tensor& running_mean, Tensor& running_var,
+                                                   double eps) {
+  const Device device =
+      support::common_device({&input, support::present(weight), support::present(bias),
+                              &running_mean, &running_var});
+  constexpr std::string_view op = "batch_norm";
+  if (input.dim() < 2) {
+    throw Error(fmt::format("{}: expected an input of at least 2 dims (N, C, ...), got shape {}",
+                            op, detail::format_shape(input.sizes())));
+  }
+  if (!is_floating_point(input.dtype())) {
+    throw Error(fmt::format("{}: expected a floating-point input, got {}; convert with "
+                            ".to(bp::kFloat32)",
+                            op, dtype_name(input.dtype())));
+  }
+  if (!(eps >= 0)) {
+    throw Error(fmt::format("{}: eps must be a non-negative number, got {}", op, eps));
+  }
+  const IntArrayRef channels(input.sizes().data() + 1, 1);
+  const DType dtype = input.dtype();
+  prepare_parameter(op, "running_mean", running_mean, channels, dtype);
+  prepare_parameter(op, "running_var", running_var, channels, dtype);
+  if (Tensor* w = support::present(weight)) prepare_parameter(op, "weight", *w, channels, dtype);
+  if (Tensor* b = support::present(bias)) prepare_parameter(op, "bias", *b, channels, dtype);
+  return {OutputSpec{DimVector(input.sizes()), dtype, device}};
 }
 
 }  // namespace bp::meta

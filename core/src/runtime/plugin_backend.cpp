@@ -111,6 +111,44 @@ std::string PluginBackend::last_error() const {
   return message ? message : "";
 }
 
+std::vector<BackendCounter> PluginBackend::counters() const {
+  if (plugin_.read_counters == nullptr) return {};
+  if (shut_down_.load(std::memory_order_acquire)) {
+    throw Error(ErrorCode::Backend,
+                fmt::format("backend '{}' cannot read its counters: it has shut down because the "
+                            "process is exiting",
+                            info_.name));
+  }
+  // The plugin may gain counters between calls (a cache that starts on first use): ask again
+  // with the room it said it needs until everything fits.
+  std::vector<bp_counter> entries;
+  int64_t count = 0;
+  for (;;) {
+    for (bp_counter& entry : entries) entry = bp_counter{sizeof(bp_counter), nullptr, 0};
+    const bp_status status = plugin_.read_counters(
+        entries.empty() ? nullptr : entries.data(), static_cast<int64_t>(entries.size()), &count);
+    if (status != BP_STATUS_OK) {
+      throw Error(error_code_for(status),
+                  fmt::format("backend '{}' could not read its counters ({}): {}", info_.name,
+                              status_description(status), last_error()));
+    }
+    if (count < 0) {
+      throw Error(ErrorCode::Backend,
+                  fmt::format("backend '{}' reported {} counters: a bug in the plugin",
+                              info_.name, count));
+    }
+    if (static_cast<size_t>(count) <= entries.size()) break;
+    entries.resize(static_cast<size_t>(count));
+  }
+  std::vector<BackendCounter> counters;
+  counters.reserve(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    const bp_counter& entry = entries[static_cast<size_t>(i)];
+    counters.push_back({entry.name ? entry.name : "", entry.value});
+  }
+  return counters;
+}
+
 void PluginBackend::shut_down() noexcept {
   if (shut_down_.exchange(true, std::memory_order_acq_rel)) return;
   if (plugin_.shutdown != nullptr) plugin_.shutdown();

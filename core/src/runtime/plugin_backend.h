@@ -29,6 +29,7 @@ class PluginBackend final : public Backend {
                              uint64_t src_offset, uint64_t bytes) const override;
   void synchronize(int32_t device) const override;
   std::string last_error() const override;
+  std::vector<BackendCounter> counters() const override;
 
   // Calls the plugin's shutdown once, at process exit. Afterwards deallocate does nothing (the
   // process is about to give all memory back) and every other call throws.

@@ -109,6 +109,7 @@ bp_plugin accept_descriptor(const bp_plugin* plugin) {
   readable.synchronize = BP_ABI_FIELD(*plugin, synchronize);
   readable.kernels = BP_ABI_FIELD(*plugin, kernels);
   readable.kernel_count = BP_ABI_FIELD(*plugin, kernel_count);
+  readable.read_counters = BP_ABI_FIELD(*plugin, read_counters);
 
   if (readable.name == nullptr || !is_backend_name(readable.name)) {
     throw PluginRejected(fmt::format(

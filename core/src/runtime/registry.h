@@ -37,6 +37,8 @@ class Backend {
   virtual void synchronize(int32_t device) const = 0;
   // The plugin's message for the calling thread's latest failure.
   virtual std::string last_error() const = 0;
+  // The plugin's counters as they are now; empty when it reports none.
+  virtual std::vector<BackendCounter> counters() const = 0;
 };
 
 class Registry {

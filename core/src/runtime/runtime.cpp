@@ -3,6 +3,10 @@
 
 #include "runtime/registry.h"
 
+#include <backplane/error.h>
+
+#include <fmt/format.h>
+
 namespace bp {
 
 RuntimeInfo runtime_info() { return detail::Registry::get().info(); }
@@ -17,6 +21,19 @@ std::vector<Device> devices() {
     }
   }
   return all;
+}
+
+std::vector<BackendCounter> backend_counters(std::string_view backend) {
+  const detail::Registry& registry = detail::Registry::get();
+  const std::optional<int16_t> type = registry.device_type_of(backend);
+  const detail::Backend* loaded = type ? registry.backend(*type) : nullptr;
+  if (loaded == nullptr) {
+    const std::string names = registry.loaded_backend_names();
+    throw Error(ErrorCode::InvalidArgument,
+                fmt::format("backend_counters: no backend named '{}' is loaded; loaded: {}",
+                            backend, names.empty() ? std::string("none") : names));
+  }
+  return loaded->counters();
 }
 
 }  // namespace bp

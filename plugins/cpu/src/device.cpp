@@ -2,6 +2,7 @@
 // allocates itself, so the descriptor's memory functions stay NULL.
 #include "CPUNativeFunctions.h"
 
+#include "counters.h"
 #include "thread_pool.h"
 
 #include <backplane/sdk/plugin.hpp>
@@ -91,6 +92,7 @@ void configure_plugin(bp_plugin& plugin) {
   plugin.shutdown = shut_down_thread_pool;
   plugin.device_count = device_count;
   plugin.device_properties = device_properties;
+  plugin.read_counters = read_counters;
   // Host memory belongs to the core: no allocate, deallocate or copies; and kernels run
   // synchronously, so there is nothing to synchronize.
   plugin.allocate = nullptr;

@@ -157,6 +157,11 @@ int thread_count_from(const char* value) {
   return fallback;
 }
 
+int configured_thread_count() {
+  static const int count = thread_count_from(secure_getenv("BACKPLANE_NUM_THREADS"));
+  return count;
+}
+
 namespace {
 
 std::mutex pool_mutex;
@@ -167,8 +172,7 @@ ThreadPool* pool = nullptr;
 
 ThreadPool& plugin_pool() {
   const std::lock_guard lock(pool_mutex);
-  if (pool == nullptr)
-    pool = new ThreadPool(thread_count_from(secure_getenv("BACKPLANE_NUM_THREADS")));
+  if (pool == nullptr) pool = new ThreadPool(configured_thread_count());
   return *pool;
 }
 

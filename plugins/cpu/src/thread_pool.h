@@ -58,6 +58,10 @@ class ThreadPool {
 // positive integer.
 int thread_count_from(const char* value);
 
+// The plugin's thread count: BACKPLANE_NUM_THREADS as thread_count_from reads it, once per
+// process. The pool and oneDNN both run on this many threads.
+int configured_thread_count();
+
 // parallel_for on the plugin's pool, which starts on first use with as many threads as
 // BACKPLANE_NUM_THREADS says.
 void parallel_for(int64_t n, int64_t grain, const ChunkFn& fn);

@@ -10,6 +10,8 @@
  * loads: every struct passed by pointer begins with `struct_size`, and the core treats fields
  * that lie past the plugin's `struct_size` as absent.
  *
+ * Minor versions: 1.0 is the first; 1.1 added bp_counter and bp_plugin::read_counters.
+ *
  * The small value types passed *by value* to kernels (bp_scalar and the list/optional structs)
  * carry no `struct_size`: their layout is frozen for a major version, because a kernel's C
  * signature is part of its schema hash.
@@ -27,7 +29,7 @@ extern "C" {
 #endif
 
 #define BP_ABI_MAJOR 1
-#define BP_ABI_MINOR 0
+#define BP_ABI_MINOR 1
 
 /* The symbol every plugin exports; its type is bp_plugin_entry_fn. */
 #define BP_PLUGIN_ENTRY_SYMBOL "backplane_plugin_entry"
@@ -108,6 +110,12 @@ typedef struct bp_optional_int {
   uint8_t has_value;
 } bp_optional_int;
 
+/* A schema `float?`. */
+typedef struct bp_optional_float {
+  double value;
+  uint8_t has_value;
+} bp_optional_float;
+
 /* A schema `Tensor[]`. */
 typedef struct bp_tensor_list {
   const DLTensor* const* data;
@@ -123,7 +131,8 @@ typedef struct bp_tensor_list {
  *   Tensor[]        bp_tensor_list           Scalar       bp_scalar
  *   int             int64_t                  int?         bp_optional_int
  *   int[] / int[]?  bp_int_list              bool         uint8_t
- *   float           double                   str          const char* (UTF-8, NUL-terminated)
+ *   float           double                   float?       bp_optional_float
+ *   str             const char* (UTF-8, NUL-terminated)
  *   ScalarType?     int32_t (a bp_dtype)
  *
  * and it returns bp_status. Outputs are allocated by the core with the shape, dtype and device
@@ -153,6 +162,21 @@ typedef struct bp_device_properties {
   const char* description;  /* free-form details for bp-info; may be NULL */
   uint64_t total_memory;    /* bytes; 0 if unknown */
 } bp_device_properties;
+
+/* ---------------------------------------------------------------------------------------- */
+/* Counters (ABI 1.1)                                                                        */
+/* ---------------------------------------------------------------------------------------- */
+
+/* One named number a plugin reports about itself: cache hits, misses, sizes. The core allocates
+ * an array of these and sets `struct_size` in every entry; the plugin finds entry i at
+ * (char*)counters + i * counters[0].struct_size and writes only the fields that lie within
+ * `struct_size`, so that a core and a plugin built against different minor versions agree. */
+typedef struct bp_counter {
+  size_t struct_size; /* set by the core */
+  const char* name;   /* "primitive_cache.hits": lower case, '.' between words; owned by the
+                         plugin and valid until it is unloaded */
+  uint64_t value;     /* the current value: a running count, or a level such as a size */
+} bp_counter;
 
 /* ---------------------------------------------------------------------------------------- */
 /* The plugin descriptor                                                                     */
@@ -204,6 +228,14 @@ typedef struct bp_plugin {
 
   const bp_kernel* kernels;
   int64_t kernel_count;
+
+  /* ABI 1.1. Optional. The plugin's counters as they are now, read live each time (bp-info and
+   * bp::backend_counters show them). Writes the first min(capacity, N) of its N counters into
+   * `counters` (see bp_counter for how entries are laid out) and sets `*count` to N, always in
+   * the same order; `counters` may be NULL when `capacity` is 0, to ask for N alone. The core
+   * calls it again with more room when N exceeds `capacity`. May be called from any thread at
+   * any time, also while kernels run. */
+  bp_status (*read_counters)(bp_counter* counters, int64_t capacity, int64_t* count);
 } bp_plugin;
 
 /* The exported entry point. The core passes its own ABI version, so that a plugin may adapt

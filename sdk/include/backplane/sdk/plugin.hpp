@@ -2,6 +2,7 @@
 #pragma once
 
 #include <backplane/abi.h>
+#include <backplane/sdk/counters.hpp>
 #include <backplane/sdk/dispatch.hpp>
 #include <backplane/sdk/dtype.hpp>
 #include <backplane/sdk/half.hpp>
@@ -9,3 +10,4 @@
 #include <backplane/sdk/status.hpp>
 #include <backplane/sdk/strided_loop.hpp>
 #include <backplane/sdk/tensor_view.hpp>
+#include <backplane/sdk/window2d.hpp>

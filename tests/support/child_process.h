@@ -1,12 +1,13 @@
-// Running a program in a fresh process with a chosen Backplane environment. The registry loads
-// once per process, so every test that needs other BACKPLANE_* values runs a child.
+// Running a program in a fresh process with a chosen Backplane environment. The registry, and
+// each plugin, read BACKPLANE_* once per process, so every test that needs other values runs a
+// child.
 #pragma once
 
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace loader_test {
+namespace test_support {
 
 struct ChildResult {
   int exit_code = -1;  // -1 when the child did not exit normally (a signal)
@@ -20,8 +21,4 @@ using EnvironmentVariables = std::vector<std::pair<std::string, std::string>>;
 // `environment`, and waits for it.
 ChildResult run_child(const std::vector<std::string>& argv, const EnvironmentVariables& environment);
 
-// bp-info with `arguments` in such an environment.
-ChildResult run_bp_info(const std::vector<std::string>& arguments,
-                        const EnvironmentVariables& environment);
-
-}  // namespace loader_test
+}  // namespace test_support

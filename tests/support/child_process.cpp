@@ -14,7 +14,7 @@
 
 extern char** environ;
 
-namespace loader_test {
+namespace test_support {
 namespace {
 
 // A file the child writes its output to: files rather than pipes, so that a child that
@@ -22,7 +22,7 @@ namespace {
 class CaptureFile {
  public:
   CaptureFile() {
-    char name[] = "/tmp/backplane-loader-test-XXXXXX";
+    char name[] = "/tmp/backplane-child-output-XXXXXX";
     const int fd = mkstemp(name);
     if (fd < 0) throw std::runtime_error("mkstemp failed: " + std::string(std::strerror(errno)));
     close(fd);
@@ -87,11 +87,4 @@ ChildResult run_child(const std::vector<std::string>& argv, const EnvironmentVar
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out.contents(), err.contents()};
 }
 
-ChildResult run_bp_info(const std::vector<std::string>& arguments,
-                        const EnvironmentVariables& environment) {
-  std::vector<std::string> argv{BP_INFO_EXECUTABLE};
-  argv.insert(argv.end(), arguments.begin(), arguments.end());
-  return run_child(argv, environment);
-}
-
-}  // namespace loader_test
+}  // namespace test_support

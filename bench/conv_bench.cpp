@@ -1,0 +1,103 @@
+// The CPU backend's float32 conv2d on ResNet-50's layer shapes, batch 1 and 8, against oneDNN
+// running the same convolution primitive directly, in one run. Run it once with
+// BACKPLANE_NUM_THREADS=1 and once with =2 to compare thread counts; see bench/README.md.
+#include "onednn_reference.h"
+
+#include <backplane/backplane.h>
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct ConvLayer {
+  const char* name;
+  int64_t in_channels, out_channels, size, kernel, stride, padding;
+
+  int64_t out_size() const { return (size + 2 * padding - kernel) / stride + 1; }
+};
+
+// One layer of each kind in ResNet-50: the stem, the 3x3 convolution of each stage, and a 1x1
+// expansion.
+const ConvLayer kLayers[] = {
+    {"conv1 7x7/2 3->64 224", 3, 64, 224, 7, 2, 3},
+    {"res2 3x3 64->64 56", 64, 64, 56, 3, 1, 1},
+    {"res2 1x1 64->256 56", 64, 256, 56, 1, 1, 0},
+    {"res3 3x3 128->128 28", 128, 128, 28, 3, 1, 1},
+    {"res4 3x3 256->256 14", 256, 256, 14, 3, 1, 1},
+    {"res5 3x3 512->512 7", 512, 512, 7, 3, 1, 1},
+};
+
+void report_flops(benchmark::State& state, const ConvLayer& l, int64_t batch) {
+  const double flops = 2.0 * static_cast<double>(batch * l.out_channels * l.out_size() *
+                                                 l.out_size() * l.in_channels * l.kernel * l.kernel);
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * flops * 1e-9, benchmark::Counter::kIsRate);
+}
+
+void backplane_conv(benchmark::State& state, ConvLayer l, int64_t batch) {
+  const bp::Tensor input = bp::randn({batch, l.in_channels, l.size, l.size});
+  const bp::Tensor weight = bp::randn({l.out_channels, l.in_channels, l.kernel, l.kernel});
+  const bp::Tensor bias = bp::randn({l.out_channels});
+  bp::Tensor out = bp::empty({batch, l.out_channels, l.out_size(), l.out_size()});
+  for (auto _ : state) {
+    bp::conv2d_out(out, input, weight, bias, {l.stride}, {l.padding});
+    benchmark::ClobberMemory();
+  }
+  report_flops(state, l, batch);
+}
+
+void onednn_conv(benchmark::State& state, ConvLayer l, int64_t batch) {
+  using dnnl::memory;
+  using tag = memory::format_tag;
+  const memory::desc src({batch, l.in_channels, l.size, l.size}, memory::data_type::f32, tag::nchw);
+  const memory::desc weights({l.out_channels, l.in_channels, l.kernel, l.kernel},
+                             memory::data_type::f32, tag::oihw);
+  const memory::desc bias({l.out_channels}, memory::data_type::f32, tag::x);
+  const memory::desc dst({batch, l.out_channels, l.out_size(), l.out_size()},
+                         memory::data_type::f32, tag::nchw);
+  std::vector<float> src_data(src.get_size() / sizeof(float), 0.5f),
+      weight_data(weights.get_size() / sizeof(float), 0.25f),
+      bias_data(bias.get_size() / sizeof(float), 1.0f), dst_data(dst.get_size() / sizeof(float));
+  bench::RawPrimitive raw;
+  const dnnl::convolution_forward::primitive_desc descriptor(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                      dnnl::algorithm::convolution_direct, src, weights, bias, dst,
+                                      {l.stride, l.stride}, {0, 0}, {l.padding, l.padding},
+                                      {l.padding, l.padding}),
+      bench::RawPrimitive::attributes(), raw.engine());
+  raw.set(dnnl::convolution_forward(descriptor), descriptor.scratchpad_desc());
+  const memory src_memory = raw.wrap(src, src_data.data()),
+               weight_memory = raw.wrap(weights, weight_data.data()),
+               bias_memory = raw.wrap(bias, bias_data.data()),
+               dst_memory = raw.wrap(dst, dst_data.data());
+  for (auto _ : state) {
+    raw.run({{DNNL_ARG_SRC, src_memory},
+             {DNNL_ARG_WEIGHTS, weight_memory},
+             {DNNL_ARG_BIAS, bias_memory},
+             {DNNL_ARG_DST, dst_memory}});
+    benchmark::ClobberMemory();
+  }
+  report_flops(state, l, batch);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (const int64_t batch : {1, 8}) {
+    for (const ConvLayer& l : kLayers) {
+      const std::string name = std::string("conv2d ") + l.name + " batch " + std::to_string(batch);
+      benchmark::RegisterBenchmark((name + "/backplane").c_str(), backplane_conv, l, batch)
+          ->UseRealTime();
+      benchmark::RegisterBenchmark((name + "/onednn").c_str(), onednn_conv, l, batch)
+          ->UseRealTime();
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

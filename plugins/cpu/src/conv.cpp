@@ -1,0 +1,183 @@
+// conv2d. float32 runs through oneDNN's convolution with the bias fused, on plain NCHW
+// arrays: oneDNN's blocked layouts would need the input, weight and output reordered on every
+// call, which costs more than they save at batch 1 on the CPUs measured (bench/README.md).
+// float16 and bfloat16 run through oneDNN natively where this CPU's oneDNN has them, else one
+// image at a time converted to float32; float64 runs on the plugin's own loops
+// (conv_loops.cpp).
+#include "CPUNativeFunctions.h"
+
+#include "conv_loops.h"
+#include "dense.h"
+#include "dtypes.h"
+#include "onednn/memory.h"
+#include "onednn/primitive_cache.h"
+#include "onednn/runtime.h"
+#include "strided_loop.h"
+
+#include <backplane/sdk/window2d.hpp>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <optional>
+#include <unordered_map>
+
+namespace bp::cpu {
+namespace {
+
+using dnnl::memory;
+
+struct ConvPrimitives final : onednn::CachedPrimitives {
+  dnnl::convolution_forward primitive;
+  memory::desc src, weights, bias, dst, scratchpad;
+};
+
+memory::dims dims_of(std::span<const int64_t> sizes) { return {sizes.begin(), sizes.end()}; }
+
+// Weights as oneDNN's grouped layout (groups, C_out / groups, C_in / groups, kH, kW), which is
+// the same memory as (C_out, C_in / groups, kH, kW).
+memory::dims weight_dims(const ConvGeometry& g) {
+  if (g.groups == 1) return {g.out_channels, g.in_channels, g.window.kernel[0], g.window.kernel[1]};
+  return {g.groups, g.out_channels / g.groups, g.in_channels / g.groups, g.window.kernel[0],
+          g.window.kernel[1]};
+}
+
+// The right/bottom padding that gives oneDNN's output size formula the meta step's sizes.
+memory::dims far_padding(const ConvGeometry& g) {
+  const int64_t out_sizes[] = {g.out_height, g.out_width};
+  const int64_t in_sizes[] = {g.height, g.width};
+  memory::dims padding(2);
+  for (int d = 0; d < 2; ++d) {
+    const int64_t needed =
+        (out_sizes[d] - 1) * g.window.stride[d] + g.window.span(d) - in_sizes[d] - g.window.padding[d];
+    padding[static_cast<size_t>(d)] = std::max(g.window.padding[d], needed);
+  }
+  return padding;
+}
+
+std::shared_ptr<const ConvPrimitives> conv_primitives(const ConvGeometry& g, memory::data_type type,
+                                                      bool with_bias) {
+  onednn::CacheKey key(onednn::PrimitiveKind::Convolution);
+  key.add(static_cast<int64_t>(type)).add(static_cast<int64_t>(with_bias));
+  key.add(g.batch).add(g.in_channels).add(g.height).add(g.width);
+  key.add(g.out_channels).add(g.out_height).add(g.out_width).add(g.groups);
+  key.add(std::span<const int64_t>(g.window.kernel)).add(std::span<const int64_t>(g.window.stride));
+  key.add(std::span<const int64_t>(g.window.padding));
+  key.add(std::span<const int64_t>(g.window.dilation));
+  return onednn::primitive_cache().get<ConvPrimitives>(key, [&] {
+    using tag = memory::format_tag;
+    auto made = std::make_shared<ConvPrimitives>();
+    made->src = memory::desc({g.batch, g.in_channels, g.height, g.width}, type, tag::nchw);
+    made->weights = memory::desc(weight_dims(g), type, g.groups == 1 ? tag::oihw : tag::goihw);
+    made->bias = with_bias ? memory::desc({g.out_channels}, memory::data_type::f32, tag::x)
+                           : memory::desc();
+    made->dst = memory::desc({g.batch, g.out_channels, g.out_height, g.out_width}, type, tag::nchw);
+    const dnnl::convolution_forward::desc description(
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, made->src,
+        made->weights, made->bias, made->dst, dims_of(g.window.stride),
+        {g.window.dilation[0] - 1, g.window.dilation[1] - 1}, dims_of(g.window.padding),
+        far_padding(g));
+    const dnnl::convolution_forward::primitive_desc descriptor(
+        description, onednn::base_attributes(), onednn::engine());
+    made->primitive = dnnl::convolution_forward(descriptor);
+    made->scratchpad = descriptor.scratchpad_desc();
+    return std::shared_ptr<const ConvPrimitives>(std::move(made));
+  });
+}
+
+// One convolution of dense NCHW arrays of `type` (bias: float32, may be null).
+void onednn_conv(const ConvGeometry& g, memory::data_type type, const void* input,
+                 const void* weight, const float* bias, void* out) {
+  const onednn::ThreadCountScope threads;
+  const std::shared_ptr<const ConvPrimitives> p = conv_primitives(g, type, bias != nullptr);
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, onednn::wrap(p->src, input)},
+      {DNNL_ARG_WEIGHTS, onednn::wrap(p->weights, weight)},
+      {DNNL_ARG_DST, onednn::wrap(p->dst, out)},
+  };
+  if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, onednn::wrap(p->bias, bias));
+  onednn::execute(p->primitive, p->scratchpad, std::move(args));
+}
+
+const onednn::TypeSupport& conv_support() {
+  static const onednn::TypeSupport support([](memory::data_type type) {
+    using tag = memory::format_tag;
+    const memory::desc image({1, 8, 4, 4}, type, tag::nchw);
+    const memory::desc weights({8, 8, 3, 3}, type, tag::oihw);
+    dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                        dnnl::algorithm::convolution_direct, image, weights,
+                                        memory::desc(), image, {1, 1}, {0, 0}, {1, 1}, {1, 1}),
+        onednn::base_attributes(), onednn::engine());
+  });
+  return support;
+}
+
+// Every image at once when oneDNN computes in the tensors' own dtype; otherwise one image at a
+// time, converted to and from float32, so that the converted copies stay one image large.
+void conv_through_onednn(const ConvGeometry& g, const TensorView& input, const TensorView& weight,
+                         const TensorView* bias, const TensorView& out) {
+  const DType compute = conv_support().compute_dtype(out.dtype());
+  const memory::data_type type = *onednn::data_type_of(compute);
+  const DenseInput dense_weight(weight, compute);
+  std::optional<DenseInput> dense_bias;
+  if (bias) dense_bias.emplace(*bias, DType::Float32);
+  const float* bias_data = bias ? static_cast<const float*>(dense_bias->data()) : nullptr;
+
+  if (compute == out.dtype()) {
+    const DenseInput dense_input(input, compute);
+    const DenseOutput dense_out(out, compute);
+    onednn_conv(g, type, dense_input.data(), dense_weight.data(), bias_data, dense_out.data());
+    dense_out.finish();
+    return;
+  }
+  ConvGeometry image = g;
+  image.batch = 1;
+  const int64_t input_sizes[] = {1, g.in_channels, g.height, g.width};
+  const int64_t out_sizes[] = {1, g.out_channels, g.out_height, g.out_width};
+  const size_t input_element = element_size(input.dtype());
+  const size_t out_element = element_size(out.dtype());
+  for (int64_t n = 0; n < g.batch; ++n) {
+    const StridedElements input_image{
+        input.data<char>() + n * input.stride(0) * static_cast<int64_t>(input_element),
+        input.dtype(), input.strides()};
+    const StridedElements out_image{
+        out.data<char>() + n * out.stride(0) * static_cast<int64_t>(out_element), out.dtype(),
+        out.strides()};
+    const DenseInput dense_input(input_sizes, input_image, compute);
+    const DenseOutput dense_out(out_sizes, out_image, compute);
+    onednn_conv(image, type, dense_input.data(), dense_weight.data(), bias_data, dense_out.data());
+    dense_out.finish();
+  }
+}
+
+}  // namespace
+
+void conv2d_out(const TensorView& input, const TensorView& weight, const TensorView* bias,
+                std::span<const int64_t> stride, std::span<const int64_t> padding,
+                std::span<const int64_t> dilation, int64_t groups, const TensorView& out) {
+  require_dtype("conv2d", "weight", weight, input.dtype());
+  require_dtype("conv2d", "out", out, input.dtype());
+  if (bias) require_dtype("conv2d", "bias", *bias, input.dtype());
+  if (out.numel() == 0) return;
+  const ConvGeometry g{input.size(0),
+                       input.size(1),
+                       input.size(2),
+                       input.size(3),
+                       out.size(1),
+                       out.size(2),
+                       out.size(3),
+                       groups,
+                       {{weight.size(2), weight.size(3)},
+                        plugin::expand_pair(stride, {1, 1}),
+                        plugin::expand_pair(padding, {0, 0}),
+                        plugin::expand_pair(dilation, {1, 1})}};
+  switch (input.dtype()) {
+    case DType::Float32:
+    case DType::Float16:
+    case DType::BFloat16: return conv_through_onednn(g, input, weight, bias, out);
+    case DType::Float64: return conv2d_loops(g, input, weight, bias, out);
+    default: unsupported_dtype("conv2d", input.dtype());
+  }
+}
+
+}  // namespace bp::cpu

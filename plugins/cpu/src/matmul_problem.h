@@ -1,0 +1,77 @@
+// A (batched) matrix product as the CPU backend's three ways of computing one see it: through
+// oneDNN, through oneDNN in float32 blocks for 16-bit dtypes this CPU's oneDNN lacks, and with
+// the plugin's own loops for the dtypes oneDNN has no matmul for (float64, integers).
+#pragma once
+
+#include "strided_loop.h"
+
+#include <backplane/sdk/plugin.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+
+namespace bp::cpu {
+
+// `batch` matrices of rows x cols: element (b, i, j) lies at
+// data + b * batch_stride + i * row_stride + j * col_stride, counted in elements.
+struct MatrixOperand {
+  void* data = nullptr;
+  int64_t batch = 1, rows = 0, cols = 0;
+  int64_t batch_stride = 0, row_stride = 0, col_stride = 0;
+
+  int64_t offset(int64_t b, int64_t i, int64_t j) const {
+    return b * batch_stride + i * row_stride + j * col_stride;
+  }
+  // Batch b alone (rows [row_begin, row_end) of it), with the same strides.
+  MatrixOperand slice(int64_t b, int64_t row_begin, int64_t row_end, size_t element_size) const;
+};
+
+// out = alpha * (a @ b) + beta * addend for every batch. a is (batch, n, k), b (batch, k, m),
+// out and addend (batch, n, m); a or b may repeat one matrix over the batch (batch_stride 0),
+// the addend may repeat a row or column (stride 0). Without an addend, or with beta == 0, only
+// alpha * (a @ b) is written: the addend is not read at all (it may hold NaN), as in BLAS.
+struct MatmulProblem {
+  DType dtype = DType::Float32;
+  MatrixOperand a, b, out;
+  std::optional<MatrixOperand> addend;
+  Scalar alpha = 1;
+  Scalar beta = 0;
+
+  int64_t batch() const { return out.batch; }
+  int64_t n() const { return out.rows; }
+  int64_t k() const { return a.cols; }
+  int64_t m() const { return out.cols; }
+  // Batch b alone, rows [row_begin, row_end) of a, out and the addend.
+  MatmulProblem slice(int64_t b, int64_t row_begin, int64_t row_end) const;
+};
+
+// Copies every element of `from` into `to` (same batch, rows and cols), converting From to To.
+template <typename From, typename To>
+void convert_matrix(const MatrixOperand& from, const MatrixOperand& to) {
+  const auto* source = static_cast<const From*>(from.data);
+  auto* target = static_cast<To*>(to.data);
+  for (int64_t b = 0; b < to.batch; ++b) {
+    for (int64_t i = 0; i < to.rows; ++i) {
+      const From* source_row = source + from.offset(b, i, 0);
+      To* target_row = target + to.offset(b, i, 0);
+      for (int64_t j = 0; j < to.cols; ++j) {
+        target_row[j * to.col_stride] =
+            static_cast<To>(static_cast<compute_t<From>>(source_row[j * from.col_stride]));
+      }
+    }
+  }
+}
+
+// Whether this CPU's oneDNN computes matrix products in `dtype` (float32 always; float16 and
+// bfloat16 on CPUs with the instructions for them).
+bool onednn_matmul_supports(DType dtype);
+// The product through oneDNN, for a dtype onednn_matmul_supports.
+void onednn_matmul(const MatmulProblem& problem);
+// The product of float16 or bfloat16 operands through oneDNN in float32, a block of rows at a
+// time, converting each block in and out.
+void float32_block_matmul(const MatmulProblem& problem);
+// The product with the plugin's own loops: float64 and the integer dtypes.
+void loop_matmul(const MatmulProblem& problem);
+
+}  // namespace bp::cpu

@@ -1,0 +1,24 @@
+// Describing this plugin's tensors to oneDNN.
+#pragma once
+
+#include <backplane/sdk/dtype.hpp>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <optional>
+#include <span>
+
+namespace bp::cpu::onednn {
+
+// The oneDNN data type that holds `dtype`'s elements, for the floating dtypes oneDNN computes
+// in (float32, float16, bfloat16); nullopt otherwise.
+std::optional<dnnl::memory::data_type> data_type_of(DType dtype);
+
+// A strided descriptor: element i lies at sum(index[d] * strides[d]) elements from the start.
+dnnl::memory::desc strided_desc(std::span<const int64_t> sizes, std::span<const int64_t> strides,
+                                dnnl::memory::data_type type);
+
+// A memory object over elements the caller owns; oneDNN only reads those of inputs.
+dnnl::memory wrap(const dnnl::memory::desc& desc, const void* data);
+
+}  // namespace bp::cpu::onednn

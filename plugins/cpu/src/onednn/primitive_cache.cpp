@@ -1,0 +1,86 @@
+#include "onednn/primitive_cache.h"
+
+#include "onednn/runtime.h"
+
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+
+namespace bp::cpu::onednn {
+
+int64_t cache_capacity_from(const char* value) {
+  if (value == nullptr) return kDefaultCacheCapacity;
+  const char* const end = value + std::strlen(value);
+  int64_t capacity = 0;
+  const auto [stop, error] = std::from_chars(value, end, capacity);
+  if (error == std::errc() && stop == end && capacity >= 0 && capacity <= kMaxCacheCapacity) {
+    return capacity;
+  }
+  std::fprintf(stderr,
+               "[backplane] warn: BACKPLANE_CPU_PRIMITIVE_CACHE='%s' is not a number of cached "
+               "primitives from 0 (no caching) to %lld; using the default, %lld\n",
+               value, static_cast<long long>(kMaxCacheCapacity),
+               static_cast<long long>(kDefaultCacheCapacity));
+  return kDefaultCacheCapacity;
+}
+
+CacheKey::CacheKey(PrimitiveKind kind) {
+  words_.reserve(32);
+  add(static_cast<int64_t>(kind));
+  add(static_cast<int64_t>(thread_count()));
+}
+
+// FNV-1a over the words' bytes.
+size_t CacheKey::hash() const {
+  uint64_t hash = 14695981039346656037ull;
+  for (const int64_t word : words_) {
+    auto bits = static_cast<uint64_t>(word);
+    for (int byte = 0; byte < 8; ++byte) {
+      hash ^= bits & 0xffu;
+      hash *= 1099511628211ull;
+      bits >>= 8;
+    }
+  }
+  return static_cast<size_t>(hash);
+}
+
+std::shared_ptr<const CachedPrimitives> PrimitiveCache::find(const CacheKey& key) {
+  const std::lock_guard lock(mutex_);
+  const auto found = index_.find(key);
+  if (found == index_.end()) {
+    ++misses_;
+    return nullptr;
+  }
+  ++hits_;
+  entries_.splice(entries_.begin(), entries_, found->second);
+  return found->second->second;
+}
+
+std::shared_ptr<const CachedPrimitives> PrimitiveCache::insert(
+    const CacheKey& key, std::shared_ptr<const CachedPrimitives> entry) {
+  if (capacity_ == 0) return entry;
+  const std::lock_guard lock(mutex_);
+  if (const auto found = index_.find(key); found != index_.end()) return found->second->second;
+  entries_.emplace_front(key, std::move(entry));
+  index_.emplace(key, entries_.begin());
+  if (entries_.size() > capacity_) {
+    index_.erase(entries_.back().first);
+    entries_.pop_back();
+    ++evictions_;
+  }
+  return entries_.front().second;
+}
+
+CacheStatistics PrimitiveCache::statistics() const {
+  const std::lock_guard lock(mutex_);
+  return {hits_, misses_, evictions_, entries_.size(), capacity_};
+}
+
+PrimitiveCache& primitive_cache() {
+  // Never destroyed: the core may run kernels from static destructors during exit.
+  static PrimitiveCache* const cache =
+      new PrimitiveCache(cache_capacity_from(secure_getenv("BACKPLANE_CPU_PRIMITIVE_CACHE")));
+  return *cache;
+}
+
+}  // namespace bp::cpu::onednn
