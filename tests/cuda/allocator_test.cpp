@@ -107,6 +107,30 @@ TEST_CASE("through the core: out of memory is a bp::Error, and the device keeps 
   CHECK(bp::sum(ones, {0}).item<float>() == 1000.0f);
 }
 
+// The plugin's counter `name` for cuda:0, read through the core.
+uint64_t counter(const std::string& name) {
+  for (const bp::BackendCounter& c : bp::backend_counters("cuda")) {
+    if (c.name == "cuda0.memory." + name) return c.value;
+  }
+  FAIL("the cuda plugin reports no counter cuda0.memory." << name);
+  return 0;
+}
+
+TEST_CASE("the plugin reports each device's allocator statistics as counters") {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  const bp::Device device = cudatest::cuda_devices().front();
+  const uint64_t calls = counter("cuda_malloc_calls");
+  {
+    // A size no earlier test used, so that neither the core's cache nor the plugin's has a block.
+    const bp::Tensor big = bp::empty({(int64_t{1} << 28) + 12345}, bp::kUInt8, device);
+    CHECK(counter("cuda_malloc_calls") == calls + 1);
+    CHECK(counter("allocated_bytes") >= uint64_t{1} << 28);
+    CHECK(counter("peak_allocated_bytes") >= counter("allocated_bytes"));
+    CHECK(counter("reserved_bytes") >= counter("allocated_bytes"));
+  }
+  CHECK(counter("reserved_bytes") >= uint64_t{1} << 28);  // cached by the core, then by the plugin
+}
+
 TEST_CASE("through the core: a steady loop of ops allocates no device memory") {
   SKIP_WITHOUT_CUDA_DEVICE();
   const bp::Device device = cudatest::cuda_devices().front();
@@ -123,10 +147,12 @@ TEST_CASE("through the core: a steady loop of ops allocates no device memory") {
   size_t free_before = 0, free_after = 0, total = 0;
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   REQUIRE(cudaMemGetInfo(&free_before, &total) == cudaSuccess);
+  const uint64_t calls = counter("cuda_malloc_calls");
   for (int i = 0; i < 50; ++i) step();
+  CHECK(counter("cuda_malloc_calls") == calls);
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   REQUIRE(cudaMemGetInfo(&free_after, &total) == cudaSuccess);
-  CHECK(free_after == free_before);
+  CHECK(free_after == free_before);  // nor did cuBLASLt or anything else
 }
 
 }  // namespace

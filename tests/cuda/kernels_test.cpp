@@ -213,4 +213,123 @@ TEST_CASE("kernels index tensors of 2^32 elements and more with 64-bit arithmeti
   CHECK(bp::argmax(bytes.flatten()).item<int64_t>() == cols - 1);
 }
 
+TEST_CASE("conv2d through cuDNN, or the implicit-GEMM kernel with BACKPLANE_CUDA_CUDNN=0") {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  struct Case {
+    std::vector<int64_t> input, weight;
+    std::vector<int64_t> stride, padding, dilation;
+    int64_t groups;
+  };
+  const std::vector<Case> cases = {
+      {{2, 3, 17, 19}, {8, 3, 3, 3}, {1}, {1}, {1}, 1},
+      {{1, 8, 32, 32}, {16, 4, 5, 3}, {2, 1}, {2, 0}, {1, 2}, 2},
+      {{3, 6, 9, 9}, {6, 1, 3, 3}, {1}, {0}, {2}, 6},  // depthwise
+      {{1, 64, 14, 14}, {128, 64, 1, 1}, {2}, {0}, {1}, 1},
+  };
+  for (const bp::DType dtype : {bp::kFloat32, bp::kFloat64, bp::kFloat16, bp::kBFloat16}) {
+    for (const Case& c : cases) {
+      INFO(bp::dtype_name(dtype) << " input " << c.input[1] << "x" << c.input[2] << "x" << c.input[3] << " groups "
+                                 << c.groups);
+      const Tensor input = normal(c.input, dtype), weight = normal(c.weight, dtype), bias = normal({c.weight[0]}, dtype);
+      const double tolerance = dtype == bp::kFloat32 ? 1e-4 : tolerance_of(dtype);
+      same_as_cpu({input, weight, bias}, [&](const std::vector<Tensor>& t) {
+        return bp::conv2d(t[0], t[1], t[2], c.stride, c.padding, c.dilation, c.groups);
+      }, tolerance);
+      // Strided input and weight.
+      same_as_cpu({input, weight}, [&](const std::vector<Tensor>& t) {
+        return bp::conv2d(t[0].transpose(2, 3).transpose(2, 3).contiguous().transpose(2, 3).transpose(2, 3),
+                          t[1].transpose(2, 3).contiguous().transpose(2, 3), std::nullopt, c.stride, c.padding,
+                          c.dilation, c.groups);
+      }, tolerance);
+    }
+  }
+}
+
+TEST_CASE("pooling: max with NaN, averages with and without the padding, adaptive windows") {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  Tensor x = normal({2, 3, 15, 17});
+  std::vector<float> with_nan = x.contiguous().to_vector<float>();
+  with_nan[40] = std::numeric_limits<float>::quiet_NaN();
+  x = bp::from_vector(with_nan, {2, 3, 15, 17});
+  for (const bool ceil_mode : {false, true}) {
+    INFO("ceil_mode " << ceil_mode);
+    same_as_cpu({x}, [&](const std::vector<Tensor>& t) { return bp::max_pool2d(t[0], {3, 2}, {2}, {1}, {1}, ceil_mode); }, 0);
+    same_as_cpu({x}, [&](const std::vector<Tensor>& t) { return bp::max_pool2d(t[0], {3}, {2}, {1}, {2}, ceil_mode); }, 0);
+    for (const bool include_pad : {false, true}) {
+      same_as_cpu({x}, [&](const std::vector<Tensor>& t) {
+        return bp::avg_pool2d(t[0].transpose(2, 3), {3, 3}, {2, 2}, {1, 1}, ceil_mode, include_pad);
+      }, 1e-5);
+    }
+  }
+  same_as_cpu({x}, [](const std::vector<Tensor>& t) { return bp::avg_pool2d(t[0], {2}, {}, {0}, false, true, 3); }, 1e-5);
+  for (const std::vector<int64_t>& size : {std::vector<int64_t>{1, 1}, {4, 5}, {15, 17}, {20, 7}}) {
+    same_as_cpu({x}, [&](const std::vector<Tensor>& t) { return bp::adaptive_avg_pool2d(t[0], size); }, 1e-5);
+  }
+}
+
+TEST_CASE("batch norm, RMS norm and silu") {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  for (const bp::DType dtype : {bp::kFloat32, bp::kBFloat16}) {
+    INFO(bp::dtype_name(dtype));
+    const Tensor x = normal({4, 6, 5, 7}, dtype);
+    const Tensor mean = normal({6}, dtype), var = bp::abs(normal({6}, dtype)), weight = normal({6}, dtype),
+                 bias = normal({6}, dtype);
+    same_as_cpu({x, mean, var, weight, bias}, [](const std::vector<Tensor>& t) {
+      return bp::batch_norm_inference(t[0], t[3], t[4], t[1], t[2], 1e-5);
+    }, tolerance_of(dtype));
+    same_as_cpu({x, mean, var}, [](const std::vector<Tensor>& t) {
+      return bp::batch_norm_inference(t[0].transpose(0, 3), std::nullopt, std::nullopt, t[1].slice(0, 0, 6), t[2], 1e-3)
+          .transpose(0, 3);
+    }, tolerance_of(dtype));
+  }
+  // The CPU backend has no rms_norm or silu kernel yet: the references are other ops on the host.
+  const Device gpu = cudatest::cuda_devices().front();
+  for (const int64_t width : {int64_t{512}, int64_t{100000}}) {
+    INFO("rows of " << width);
+    const Tensor x = normal({8, width}), weight = normal({width});
+    const Tensor expected = bp::mul(bp::div(x, bp::sqrt(bp::add(bp::mean(bp::mul(x, x), {1}, true), 1e-6))), weight);
+    cudatest::check_close(bp::rms_norm(x.to(gpu), {width}, weight.to(gpu), 1e-6), expected, 1e-5);
+    const Tensor machine_epsilon = bp::div(x, bp::sqrt(bp::add(bp::mean(bp::mul(x, x), {1}, true),
+                                                               std::numeric_limits<float>::epsilon())));
+    cudatest::check_close(bp::rms_norm(x.to(gpu), {width}), machine_epsilon, 1e-5);
+  }
+  const Tensor x = normal({100003});
+  cudatest::check_close(bp::silu(x.to(gpu)), bp::mul(x, bp::sigmoid(x)), 1e-5);
+}
+
+TEST_CASE("embedding and index_select pick rows, and refuse an index out of range") {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  const Tensor weight = normal({1000, 77}).to(bp::kBFloat16);
+  const Tensor indices = bp::from_vector(std::vector<int64_t>{3, 999, 0, 3, 512, 7}, {2, 3});
+  same_as_cpu({weight, indices}, [](const std::vector<Tensor>& t) { return bp::embedding(t[0], t[1]); }, 0);
+  same_as_cpu({weight, indices}, [](const std::vector<Tensor>& t) {
+    return bp::embedding(t[0].transpose(0, 1).contiguous().transpose(0, 1), t[1].transpose(0, 1).to(bp::kInt32));
+  }, 0);
+  const Tensor self = normal({5, 6, 7});
+  for (const int64_t dim : {0, 1, 2, -1}) {
+    INFO("dim " << dim);
+    const Tensor index = bp::from_vector(std::vector<int64_t>{4, 0, 4, 2}, {4});
+    same_as_cpu({self, index}, [&](const std::vector<Tensor>& t) { return bp::index_select(t[0], dim, t[1]); }, 0);
+    same_as_cpu({self, index}, [&](const std::vector<Tensor>& t) {
+      return bp::index_select(t[0].transpose(0, 2), dim, t[1].slice(0, 1, 3));
+    }, 0);
+  }
+  const Device gpu = cudatest::cuda_devices().front();
+  const Tensor bad = bp::from_vector(std::vector<int64_t>{1, 5, 2}, {3}).to(gpu);
+  try {
+    (void)bp::index_select(self.to(gpu), 0, bad);
+    FAIL("no error");
+  } catch (const bp::Error& e) {
+    CHECK(std::string(e.what()).find("index 5 is out of range for a dimension of size 5") != std::string::npos);
+  }
+  try {
+    (void)bp::embedding(weight.to(gpu), bp::from_vector(std::vector<int64_t>{-1}, {1}).to(gpu));
+    FAIL("no error");
+  } catch (const bp::Error& e) {
+    CHECK(std::string(e.what()).find("index -1 is out of range") != std::string::npos);
+  }
+  // The device keeps working.
+  same_as_cpu({weight, indices}, [](const std::vector<Tensor>& t) { return bp::embedding(t[0], t[1]); }, 0);
+}
+
 }  // namespace

@@ -1,5 +1,5 @@
-// BACKPLANE_CUDA_ALLOW_TF32: float32 matrix products stay exact unless it is 1. CTest runs the
-// product case twice, without the variable and with it set to 1.
+// The plugin's switches. BACKPLANE_CUDA_ALLOW_TF32: float32 matrix products stay exact unless it
+// is 1; CTest runs the product case twice, without the variable and with it set to 1.
 #include "cuda_test_support.h"
 
 #include "environment.h"
@@ -9,12 +9,15 @@
 
 namespace {
 
-TEST_CASE("BACKPLANE_CUDA_ALLOW_TF32 takes 0 or 1, and any other value keeps float32 products exact") {
-  CHECK_FALSE(bp::cuda::allow_tf32_from(nullptr));
-  CHECK_FALSE(bp::cuda::allow_tf32_from("0"));
-  CHECK(bp::cuda::allow_tf32_from("1"));
-  CHECK_FALSE(bp::cuda::allow_tf32_from("yes"));  // warns on stderr
-  CHECK_FALSE(bp::cuda::allow_tf32_from(""));
+TEST_CASE("the plugin's switches take 0 or 1, and any other value keeps the default") {
+  using bp::cuda::switch_value;
+  CHECK_FALSE(switch_value("BACKPLANE_CUDA_ALLOW_TF32", nullptr, false));
+  CHECK(switch_value("BACKPLANE_CUDA_CUDNN", nullptr, true));
+  CHECK_FALSE(switch_value("BACKPLANE_CUDA_ALLOW_TF32", "0", false));
+  CHECK_FALSE(switch_value("BACKPLANE_CUDA_CUDNN", "0", true));
+  CHECK(switch_value("BACKPLANE_CUDA_ALLOW_TF32", "1", false));
+  CHECK_FALSE(switch_value("BACKPLANE_CUDA_ALLOW_TF32", "yes", false));  // warns on stderr
+  CHECK(switch_value("BACKPLANE_CUDA_CUDNN", "", true));
 }
 
 TEST_CASE("float32 products round their inputs to TF32 exactly when BACKPLANE_CUDA_ALLOW_TF32=1") {

@@ -84,17 +84,6 @@ __global__ void __launch_bounds__(kElementwiseThreads, kElementwiseMinBlocks)
   }
 }
 
-// A dense launch as a one-dimensional shape, for kernels that always take a shape.
-StridedShape<2> shape_of(const ElementwiseLaunch<2>& launch) {
-  if (!launch.dense) return launch.shape;
-  StridedShape<2> shape;
-  shape.ndim = 1;
-  shape.wide = launch.numel > int64_t{UINT32_MAX};
-  shape.sizes[0] = launch.numel;
-  shape.strides[0][0] = shape.strides[1][0] = 1;
-  return shape;
-}
-
 // The float conversions of mixed precision, as dense kernels with vector loads.
 bool convert_common_floats(DType to, DType from, const ElementwiseLaunch<2>& launch) {
   if (!launch.dense) return false;

@@ -117,6 +117,19 @@ void launch_elementwise_with(const ElementwiseLaunch<N>& launch, const auto& fn,
   }
 }
 
+// A launch's walk as a shape, for kernels that always take one: a dense launch is one
+// dimension of stride 1.
+template <int N>
+StridedShape<N> shape_of(const ElementwiseLaunch<N>& launch) {
+  if (!launch.dense) return launch.shape;
+  StridedShape<N> shape;
+  shape.ndim = 1;
+  shape.wide = launch.numel > int64_t{UINT32_MAX};
+  shape.sizes[0] = launch.numel;
+  for (int k = 0; k < N; ++k) shape.strides[k][0] = 1;
+  return shape;
+}
+
 // Runs fn over a launch whose operand 0 is of type Out and whose inputs are of types In.
 template <typename Out, typename... In, int N>
 void launch_elementwise(const ElementwiseLaunch<N>& launch, const auto& fn) {

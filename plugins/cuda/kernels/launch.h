@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 namespace bp::cuda {
 
@@ -44,7 +45,7 @@ enum class BinaryOp { Add, Mul, Div, Maximum, Minimum };
 // Operands: out, self, other, all of `dtype`.
 void launch_binary(BinaryOp op, DType dtype, const ElementwiseLaunch<3>& launch, const Scalar& alpha);
 
-enum class UnaryOp { Neg, Abs, Exp, Log, Sqrt, Tanh, Sigmoid, Relu, GeluErf, GeluTanh };
+enum class UnaryOp { Neg, Abs, Exp, Log, Sqrt, Tanh, Sigmoid, Relu, GeluErf, GeluTanh, Silu };
 // Operands: out, self, both of `dtype`.
 void launch_unary(UnaryOp op, DType dtype, const ElementwiseLaunch<2>& launch);
 
@@ -68,7 +69,7 @@ void launch_fill_bits(size_t element_size, uint64_t bits, const ElementwiseLaunc
 void launch_arange(DType dtype, void* out, int64_t count, int64_t stride, const Scalar& start,
                    const Scalar& step, const LaunchTarget& target);
 
-// --- groups (reduce.cu, softmax.cu, layer_norm.cu) ---------------------------------------------
+// --- groups (reduce.cu, softmax.cu, norm.cu) ---------------------------------------------------
 
 // Device memory a group kernel borrows for one launch, from the device's caching allocator.
 class GroupScratch {
@@ -103,6 +104,59 @@ void launch_softmax(DType dtype, const GroupShape<2>& shape, const void* input, 
 enum LayerNormOperand { kNormInput, kNormOut, kNormMean, kNormRstd, kNormWeight, kNormBias, kNormOperands };
 void launch_layer_norm(DType dtype, const GroupShape<kNormOperands>& shape, const void* const* data,
                        double eps, const LaunchTarget& target);
+
+// RMS norm of each group: out = x / sqrt(mean(x^2) + eps) * weight. Operands: input, out,
+// weight (may be null), all of `dtype`. Without eps, the machine epsilon of the type the kernel
+// computes in (float for the 16-bit floats).
+void launch_rms_norm(DType dtype, const GroupShape<3>& shape, const void* input, void* out, const void* weight,
+                     std::optional<double> eps, const LaunchTarget& target);
+
+// Batch norm with running statistics: out = (x - mean) * weight / sqrt(var + eps) + bias per
+// channel. Operands: out, input, mean, var, weight, bias, all of `dtype`, the per-channel ones
+// broadcast over the input's shape; an absent weight or bias is not read (`has_weight`,
+// `has_bias`).
+void launch_batch_norm(DType dtype, const ElementwiseLaunch<6>& launch, double eps, bool has_weight, bool has_bias);
+
+// --- indexing (gather.cu) -----------------------------------------------------------------------
+
+// out = src picked along one dimension by Int64 indices: for each element of out, the operands'
+// offsets (out; src with the picked dimension left out; the index) and then
+// src[offset + index * index_stride]. Indices outside [0, limit) are not read from; the first one
+// found is returned (std::nullopt when all were in range), which waits for the launch.
+std::optional<int64_t> launch_gather(size_t element_size, const ElementwiseLaunch<3>& launch, int64_t index_stride,
+                                     int64_t limit, GroupScratch& scratch);
+
+// --- convolution and pooling (pool.cu, conv.cu) --------------------------------------------------
+
+// An (N, C, H, W) tensor: its first element and its four strides (in elements).
+struct Image {
+  void* data = nullptr;
+  int64_t sizes[4] = {};
+  int64_t strides[4] = {};
+};
+
+enum class PoolKind { Max, Average, AdaptiveAverage };
+
+// One sliding window per output element, as plugin::Window2d describes it (ignored by adaptive
+// pooling, whose windows follow from the sizes).
+struct SlidingWindow {
+  int64_t kernel[2] = {1, 1};
+  int64_t stride[2] = {1, 1};
+  int64_t padding[2] = {0, 0};
+  int64_t dilation[2] = {1, 1};
+  bool count_include_pad = true;
+  int64_t divisor_override = 0;  // 0: none
+};
+
+// out = the maximum (NaN above everything) or the mean of each window of input.
+void launch_pool2d(DType dtype, PoolKind kind, const Image& input, const Image& out, const SlidingWindow& window,
+                   const LaunchTarget& target);
+
+// conv2d as an implicit GEMM: out[n, o, y, x] = bias[o] + the sum over the window and the
+// group's input channels of input * weight, accumulated in float (double for Double). weight is
+// (C_out, C_in / groups, kH, kW) with any strides; bias, if any, has `bias_stride`.
+void launch_conv2d(DType dtype, const Image& input, const Image& weight, const void* bias, int64_t bias_stride,
+                   const Image& out, const SlidingWindow& window, int64_t groups, const LaunchTarget& target);
 
 // --- matrix products of integer dtypes (matmul_int.cu) -----------------------------------------
 

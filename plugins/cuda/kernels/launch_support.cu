@@ -1,4 +1,5 @@
 // Host-side helpers of the launches: error checks and launch shapes.
+#include "cuda_call.h"
 #include "groups.cuh"
 
 #include <bit>
@@ -6,22 +7,13 @@
 namespace bp::cuda {
 
 void check_launch(std::string_view kernel) {
-  const cudaError_t error = cudaGetLastError();
-  if (error == cudaSuccess) return;
-  throw plugin::Error(BP_STATUS_DEVICE_ERROR, "launching the CUDA kernel " + std::string(kernel) + " failed: " +
-                                                  cudaGetErrorName(error) + " (" + cudaGetErrorString(error) +
-                                                  ")");
+  check_cuda(cudaGetLastError(), "launching the CUDA kernel " + std::string(kernel));
 }
 
 void allow_shared_memory(const void* kernel, size_t bytes, std::string_view name) {
   if (bytes <= 48 * 1024) return;
-  const cudaError_t error =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-  if (error == cudaSuccess) return;
-  cudaGetLastError();  // not sticky; clear it so that the next launch check does not see it
-  throw plugin::Error(BP_STATUS_DEVICE_ERROR, "allowing the CUDA kernel " + std::string(name) + " " +
-                                                  std::to_string(bytes) + " bytes of shared memory failed: " +
-                                                  cudaGetErrorString(error));
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
+             "allowing the CUDA kernel " + std::string(name) + " " + std::to_string(bytes) + " bytes of shared memory");
 }
 
 namespace {

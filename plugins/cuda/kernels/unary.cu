@@ -1,5 +1,5 @@
 // Functions of one tensor: neg, abs, relu on every dtype that has them; exp, log, sqrt, tanh,
-// sigmoid and gelu on floating dtypes (the 16-bit ones computed in float).
+// sigmoid, gelu and silu on floating dtypes (the 16-bit ones computed in float).
 #include "elementwise.cuh"
 
 namespace bp::cuda {
@@ -79,6 +79,12 @@ struct GeluTanh {
   }
 };
 
+// SiLU: x * sigmoid(x), written as PyTorch does.
+struct Silu {
+  template <typename C>
+  __device__ C operator()(C x) const { return x / (C(1) + math_exp(-x)); }
+};
+
 template <template <typename> class Supported, typename Fn>
 void run(std::string_view op, DType dtype, const ElementwiseLaunch<2>& launch, Fn fn) {
   dispatch_dtype<Supported>(op, dtype, [&](auto tag) {
@@ -101,6 +107,7 @@ void launch_unary(UnaryOp op, DType dtype, const ElementwiseLaunch<2>& launch) {
     case UnaryOp::Sigmoid: return run<FloatingDType>("sigmoid", dtype, launch, Sigmoid{});
     case UnaryOp::GeluErf: return run<FloatingDType>("gelu", dtype, launch, GeluErf{});
     case UnaryOp::GeluTanh: return run<FloatingDType>("gelu", dtype, launch, GeluTanh{});
+    case UnaryOp::Silu: return run<FloatingDType>("silu", dtype, launch, Silu{});
   }
 }
 

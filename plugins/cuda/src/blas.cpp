@@ -7,10 +7,21 @@
 #include <bit>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <type_traits>
 
 namespace bp::cuda {
 namespace {
+
+void check_cublas(cublasStatus_t status, std::string_view action) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  const bp_status code = status == CUBLAS_STATUS_ALLOC_FAILED ? BP_STATUS_OUT_OF_MEMORY
+                         : status == CUBLAS_STATUS_NOT_SUPPORTED ? BP_STATUS_UNIMPLEMENTED
+                                                                 : BP_STATUS_DEVICE_ERROR;
+  throw plugin::Error(code, std::string(action) + ": cuBLASLt " + cublasLtGetStatusName(status) + " (" +
+                                cublasLtGetStatusString(status) + ")");
+}
 
 struct Types {
   cudaDataType_t data;

@@ -30,6 +30,18 @@ Device::Device(int index, const cudaDeviceProp& properties, const std::string& v
                  ", " + std::to_string(properties.multiProcessorCount) + " multiprocessors, " +
                  gibibytes(total_memory_) + "; " + versions + "; TF32 for float32 matrix products: " +
                  (tf32_allowed() ? "on" : "off") + " (BACKPLANE_CUDA_ALLOW_TF32)";
+  const std::string prefix = "cuda" + std::to_string(index) + ".memory.";
+  counter_names_ = {prefix + "allocated_bytes", prefix + "reserved_bytes", prefix + "peak_allocated_bytes",
+                    prefix + "cuda_malloc_calls", prefix + "cache_hits"};
+}
+
+std::array<plugin::CounterValue, Device::kCounterCount> Device::counters() const {
+  const MemoryStats stats = allocator_.stats();
+  return {{{counter_names_[0].c_str(), stats.allocated_bytes},
+           {counter_names_[1].c_str(), stats.reserved_bytes},
+           {counter_names_[2].c_str(), stats.peak_allocated_bytes},
+           {counter_names_[3].c_str(), stats.device_allocations},
+           {counter_names_[4].c_str(), stats.cache_hits}}};
 }
 
 cudaStream_t Device::stream() {

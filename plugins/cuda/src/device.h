@@ -9,8 +9,11 @@
 #include "launch.h"
 #include "pinned_staging.h"
 
+#include <backplane/sdk/counters.hpp>
+
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -31,6 +34,12 @@ class Device {
   const std::string& description() const { return description_; }
   const std::string& label() const { return label_; }  // "cuda:0 (NVIDIA H100 80GB HBM3)"
   uint64_t total_memory() const { return total_memory_; }
+
+  // The device's counters (read_counters): its allocator's statistics, as
+  // "cuda0.memory.allocated_bytes", "...reserved_bytes", "...peak_allocated_bytes",
+  // "...cuda_malloc_calls" and "...cache_hits". The names live as long as the device.
+  static constexpr size_t kCounterCount = 5;
+  std::array<plugin::CounterValue, kCounterCount> counters() const;
 
   cudaStream_t stream();
   LaunchTarget launch_target();
@@ -53,6 +62,7 @@ class Device {
   std::string description_;
   std::string label_;
   uint64_t total_memory_ = 0;
+  std::array<std::string, kCounterCount> counter_names_;
   int multiprocessors_ = 1;
   size_t max_shared_memory_ = 48 * 1024;
 

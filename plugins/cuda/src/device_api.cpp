@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace bp::cuda {
 namespace {
@@ -106,6 +107,21 @@ bp_status synchronize(int32_t index) {
   return plugin::guard([&] { Runtime::get().device(index).synchronize(); });
 }
 
+// Every device's allocator statistics (Device::counters), device by device.
+bp_status read_counters(bp_counter* counters, int64_t capacity, int64_t* count) {
+  bp_status status = BP_STATUS_OK;
+  const bp_status guarded = plugin::guard([&] {
+    Runtime& runtime = Runtime::get();
+    std::vector<plugin::CounterValue> values;
+    for (int index = 0; index < runtime.device_count(); ++index) {
+      const auto device_values = runtime.device(index).counters();
+      values.insert(values.end(), device_values.begin(), device_values.end());
+    }
+    status = plugin::write_counters(values, counters, capacity, count);
+  });
+  return guarded != BP_STATUS_OK ? guarded : status;
+}
+
 void shutdown() { Runtime::get().shut_down(); }
 
 }  // namespace
@@ -120,6 +136,7 @@ void configure_plugin(bp_plugin& plugin) {
   plugin.copy_device_to_host = &copy_device_to_host;
   plugin.copy_device_to_device = &copy_device_to_device;
   plugin.synchronize = &synchronize;
+  plugin.read_counters = &read_counters;
 }
 
 }  // namespace bp::cuda

@@ -6,18 +6,23 @@
 
 namespace bp::cuda {
 
-bool allow_tf32_from(const char* value) {
-  if (value == nullptr || std::strcmp(value, "0") == 0) return false;
+bool switch_value(const char* name, const char* value, bool fallback) {
+  if (value == nullptr) return fallback;
+  if (std::strcmp(value, "0") == 0) return false;
   if (std::strcmp(value, "1") == 0) return true;
-  std::fprintf(stderr,
-               "[backplane] warn: BACKPLANE_CUDA_ALLOW_TF32='%s' is neither 0 nor 1; float32 matrix products "
-               "stay exact (0)\n",
-               value);
-  return false;
+  std::fprintf(stderr, "[backplane] warn: %s='%s' is neither 0 nor 1; using the default, %d\n", name, value,
+               fallback ? 1 : 0);
+  return fallback;
 }
 
 bool tf32_allowed() {
-  static const bool allowed = allow_tf32_from(secure_getenv("BACKPLANE_CUDA_ALLOW_TF32"));
+  static const bool allowed =
+      switch_value("BACKPLANE_CUDA_ALLOW_TF32", secure_getenv("BACKPLANE_CUDA_ALLOW_TF32"), false);
+  return allowed;
+}
+
+bool cudnn_allowed() {
+  static const bool allowed = switch_value("BACKPLANE_CUDA_CUDNN", secure_getenv("BACKPLANE_CUDA_CUDNN"), true);
   return allowed;
 }
 

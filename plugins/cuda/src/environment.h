@@ -1,14 +1,18 @@
-// The CUDA backend's environment variables (docs/environment.md).
+// The CUDA backend's environment variables (docs/environment.md), read once per process.
 #pragma once
 
 namespace bp::cuda {
 
-// BACKPLANE_CUDA_ALLOW_TF32: `1` lets float32 matrix products use TF32 tensor cores (inputs
-// rounded to 10 mantissa bits, several times faster), `0` (the default) keeps them exact to
-// float32. Any other value is a warning on stderr and the default applies.
-bool allow_tf32_from(const char* value);
+// The value of a 0-or-1 variable `name` whose text is `value` (NULL when unset): true for "1",
+// false for "0", `fallback` when unset; anything else is a warning on stderr, and `fallback`.
+bool switch_value(const char* name, const char* value, bool fallback);
 
-// The process's setting, read once.
+// BACKPLANE_CUDA_ALLOW_TF32 (default 0): whether float32 matrix products and convolutions may
+// use TF32 tensor cores (inputs rounded to 10 mantissa bits, several times faster).
 bool tf32_allowed();
+
+// BACKPLANE_CUDA_CUDNN (default 1): whether conv2d goes through cuDNN, where the plugin was built
+// with it; 0 runs the plugin's own implicit-GEMM kernel.
+bool cudnn_allowed();
 
 }  // namespace bp::cuda

@@ -114,6 +114,7 @@ void sqrt_out(const TensorView& self, const TensorView& out) { unary(UnaryOp::Sq
 void tanh_out(const TensorView& self, const TensorView& out) { unary(UnaryOp::Tanh, "tanh", self, out); }
 void sigmoid_out(const TensorView& self, const TensorView& out) { unary(UnaryOp::Sigmoid, "sigmoid", self, out); }
 void relu_out(const TensorView& self, const TensorView& out) { unary(UnaryOp::Relu, "relu", self, out); }
+void silu_out(const TensorView& self, const TensorView& out) { unary(UnaryOp::Silu, "silu", self, out); }
 
 void gelu_out(const TensorView& self, std::string_view approximate, const TensorView& out) {
   if (approximate == "none") return unary(UnaryOp::GeluErf, "gelu", self, out);

@@ -7,8 +7,8 @@
 namespace bp::cuda {
 namespace {
 
-// Layer norm has the most operands.
-constexpr size_t kMaxOperands = kNormOperands;
+// Layer norm and batch norm have the most operands.
+constexpr size_t kMaxOperands = 6;
 
 struct Dim {
   int64_t size = 1;
@@ -170,6 +170,8 @@ template void for_each_launch<3>(Device&, std::span<const int64_t>, const std::a
                                  const std::function<void(const ElementwiseLaunch<3>&)>&);
 template void for_each_launch<4>(Device&, std::span<const int64_t>, const std::array<Operand, 4>&,
                                  const std::function<void(const ElementwiseLaunch<4>&)>&);
+template void for_each_launch<6>(Device&, std::span<const int64_t>, const std::array<Operand, 6>&,
+                                 const std::function<void(const ElementwiseLaunch<6>&)>&);
 template GroupShape<2> group_shape<2>(std::string_view, std::span<const int64_t>, const DimValues<bool>&,
                                       const std::array<std::span<const int64_t>, 2>&);
 template GroupShape<3> group_shape<3>(std::string_view, std::span<const int64_t>, const DimValues<bool>&,

@@ -1,11 +1,11 @@
-// Turning CUDA, cuBLASLt and cuDNN status codes into bp::plugin::Error: out of memory becomes
-// BP_STATUS_OUT_OF_MEMORY, anything else BP_STATUS_DEVICE_ERROR, with the library's own name and
-// text for the code and what the plugin was doing.
+// Turning CUDA runtime errors into bp::plugin::Error: out of memory becomes
+// BP_STATUS_OUT_OF_MEMORY, anything else BP_STATUS_DEVICE_ERROR, with CUDA's own name and text
+// for the error and what the plugin was doing. (cuBLASLt and cuDNN statuses are turned into
+// errors where those libraries are called.)
 #pragma once
 
 #include <backplane/sdk/status.hpp>
 
-#include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
 #include <string>
@@ -20,7 +20,5 @@ std::string cuda_error_text(cudaError_t error);
 // cuda:0"). Clears the runtime's last error first when the error is not sticky, so that the
 // process stays usable.
 void check_cuda(cudaError_t error, std::string_view action);
-
-void check_cublas(cublasStatus_t status, std::string_view action);
 
 }  // namespace bp::cuda
