@@ -260,9 +260,9 @@ TEST_CASE("max_pool2d and avg_pool2d match direct pooling, with and without ceil
           const Tensor input = sample_tensor(p.input, dtype, layout, 322, device);
           const Values values = values_of(input);
           Shape shape;
-          const IntArrayRef kernel = {p.kernel.h, p.kernel.w};
-          const IntArrayRef stride = {p.stride.h, p.stride.w};
-          const IntArrayRef padding = {p.padding.h, p.padding.w};
+          const Shape kernel = {p.kernel.h, p.kernel.w};
+          const Shape stride = {p.stride.h, p.stride.w};
+          const Shape padding = {p.padding.h, p.padding.w};
           INFO("count_include_pad");
           check_tensor(
               bp::avg_pool2d(input, kernel, stride, padding, p.ceil_mode, true),

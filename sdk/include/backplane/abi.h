@@ -10,7 +10,8 @@
  * loads: every struct passed by pointer begins with `struct_size`, and the core treats fields
  * that lie past the plugin's `struct_size` as absent.
  *
- * Minor versions: 1.0 is the first; 1.1 added bp_counter and bp_plugin::read_counters.
+ * Minor versions: 1.0 is the first; 1.1 added bp_counter, bp_plugin::read_counters and the
+ * kernel argument type bp_optional_float (schema `float?`).
  *
  * The small value types passed *by value* to kernels (bp_scalar and the list/optional structs)
  * carry no `struct_size`: their layout is frozen for a major version, because a kernel's C
