@@ -83,8 +83,9 @@ void copy_elements(Device& device, std::span<const int64_t> sizes, const Element
 }  // namespace
 
 void copy_(const TensorView& self, const TensorView& src, bool /*non_blocking: copies are queued in order*/) {
+  const OnDevice on(self);
   DimValues<int64_t> src_strides(0);
-  copy_elements(device_of(self), self.sizes(), {operand_of(self), self.dtype()},
+  copy_elements(on.device(), self.sizes(), {operand_of(self), self.dtype()},
                 {broadcast_operand("copy_", src, self.sizes(), src_strides), src.dtype()});
 }
 
@@ -92,7 +93,8 @@ void copy_(const TensorView& self, const TensorView& src, bool /*non_blocking: c
 // step computed the promoted dtype and out's shape).
 void cat_out(std::span<const TensorView> tensors, int64_t dim, const TensorView& out) {
   dim = wrap_dim("cat", dim, out.dim());
-  Device& device = device_of(out);
+  const OnDevice on(out);
+  Device& device = on.device();
   int64_t offset = 0;  // where the next input starts along dim
   for (const TensorView& tensor : tensors) {
     // An empty input contributes nothing; this also skips PyTorch's legacy 1-d empty tensors,

@@ -23,14 +23,16 @@ void binary(BinaryOp op, std::string_view name, const TensorView& self, const Te
   require_dtype(name, "other", other, out.dtype());
   require_shape(name, self, out);
   require_shape(name, other, out);
-  for_each_launch<3>(device_of(out), out.sizes(), {operand_of(out), operand_of(self), operand_of(other)},
+  const OnDevice on(out);
+  for_each_launch<3>(on.device(), out.sizes(), {operand_of(out), operand_of(self), operand_of(other)},
                      [&](const ElementwiseLaunch<3>& launch) { launch_binary(op, out.dtype(), launch, alpha); });
 }
 
 void unary(UnaryOp op, std::string_view name, const TensorView& self, const TensorView& out) {
   require_dtype(name, "self", self, out.dtype());
   require_shape(name, self, out);
-  for_each_launch<2>(device_of(out), out.sizes(), {operand_of(out), operand_of(self)},
+  const OnDevice on(out);
+  for_each_launch<2>(on.device(), out.sizes(), {operand_of(out), operand_of(self)},
                      [&](const ElementwiseLaunch<2>& launch) { launch_unary(op, out.dtype(), launch); });
 }
 
@@ -40,7 +42,8 @@ void compare(CompareOp op, std::string_view name, const TensorView& self, const 
   require_dtype(name, "out", out, DType::Bool);
   require_shape(name, self, out);
   require_shape(name, other, out);
-  for_each_launch<3>(device_of(out), out.sizes(), {operand_of(out), operand_of(self), operand_of(other)},
+  const OnDevice on(out);
+  for_each_launch<3>(on.device(), out.sizes(), {operand_of(out), operand_of(self), operand_of(other)},
                      [&](const ElementwiseLaunch<3>& launch) { launch_compare(op, self.dtype(), launch); });
 }
 
@@ -101,8 +104,9 @@ void where_self_out(const TensorView& condition, const TensorView& self, const T
   require_dtype("where", "self", self, out.dtype());
   require_dtype("where", "other", other, out.dtype());
   for (const TensorView* input : {&condition, &self, &other}) require_shape("where", *input, out);
+  const OnDevice on(out);
   for_each_launch<4>(
-      device_of(out), out.sizes(), {operand_of(out), operand_of(condition), operand_of(self), operand_of(other)},
+      on.device(), out.sizes(), {operand_of(out), operand_of(condition), operand_of(self), operand_of(other)},
       [&](const ElementwiseLaunch<4>& launch) { launch_where(element_size(out.dtype()), launch); });
 }
 

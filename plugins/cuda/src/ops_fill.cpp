@@ -28,7 +28,8 @@ uint64_t element_bits(DType dtype, const Scalar& value) {
 }  // namespace
 
 void fill__Scalar(const TensorView& self, const Scalar& value) {
-  Device& device = device_of(self);
+  const OnDevice on(self);
+  Device& device = on.device();
   const uint64_t bits = element_bits(self.dtype(), value);
   const size_t size = element_size(self.dtype());
   for_each_launch<1>(device, self.sizes(), {operand_of(self)}, [&](const ElementwiseLaunch<1>& launch) {
@@ -44,8 +45,8 @@ void fill__Scalar(const TensorView& self, const Scalar& value) {
 void arange_start_out(const Scalar& start, const Scalar& /*end: out's size encodes it*/, const Scalar& step,
                       const TensorView& out) {
   plugin::check(out.dim() == 1, "arange: the output must be one-dimensional");
-  launch_arange(out.dtype(), address_of(out), out.size(0), out.stride(0), start, step,
-                device_of(out).launch_target());
+  const OnDevice on(out);
+  launch_arange(out.dtype(), address_of(out), out.size(0), out.stride(0), start, step, on.launch_target());
 }
 
 }  // namespace bp::cuda

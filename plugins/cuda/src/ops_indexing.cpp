@@ -17,7 +17,8 @@ namespace {
 // instead) and the index tensor (read at each element's position along the picked dims).
 void gather_into(std::string_view op, const TensorView& out, const Operand& src, const Operand& index,
                  int64_t index_stride, int64_t limit) {
-  Device& device = device_of(out);
+  const OnDevice on(out);
+  Device& device = on.device();
   DeviceScratch scratch(device);
   for_each_launch<3>(device, out.sizes(), {operand_of(out), src, index}, [&](const ElementwiseLaunch<3>& launch) {
     const std::optional<int64_t> bad = launch_gather(element_size(out.dtype()), launch, index_stride, limit, scratch);

@@ -150,7 +150,8 @@ void matmul_into(std::string_view op, const TensorView& a_view, const TensorView
   const int64_t n = out.rows, m = out.cols, k = a.cols;
   if (batches == 0 || n == 0 || m == 0) return;
 
-  Device& device = device_of(out_view);
+  const OnDevice on(out_view);
+  Device& device = on.device();
   const LaunchTarget target = device.launch_target();
   const bool uses_addend = addend_view != nullptr && beta.to<double>() != 0;
   Matrices addend;

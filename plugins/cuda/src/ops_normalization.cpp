@@ -27,7 +27,8 @@ void softmax_into(std::string_view op, const TensorView& self, int64_t dim, cons
   require_dtype(op, "self", self, out.dtype());
   const GroupShape<2> shape =
       group_shape<2>(op, self.sizes(), single_reduced_dim(op, self.dim(), dim), {self.strides(), out.strides()});
-  launch_softmax(out.dtype(), shape, address_of(self), address_of(out), logarithm, device_of(out).launch_target());
+  const OnDevice on(out);
+  launch_softmax(out.dtype(), shape, address_of(self), address_of(out), logarithm, on.launch_target());
 }
 
 }  // namespace
@@ -67,7 +68,8 @@ void native_layer_norm_out(const TensorView& input, std::span<const int64_t> nor
        bias_strides.span()});
   const void* data[kNormOperands] = {address_of(input), address_of(out0),  address_of(out1), address_of(out2),
                                      weight ? address_of(*weight) : nullptr, bias ? address_of(*bias) : nullptr};
-  launch_layer_norm(input.dtype(), shape, data, eps, device_of(out0).launch_target());
+  const OnDevice on(out0);
+  launch_layer_norm(input.dtype(), shape, data, eps, on.launch_target());
 }
 
 // RMS norm over the trailing `normalized_shape`, reading the input once where a group fits in
@@ -82,8 +84,9 @@ void rms_norm_out(const TensorView& input, std::span<const int64_t> normalized_s
   const DimValues<int64_t> weight_strides = weight ? plugin::broadcast_strides(op, *weight, input.sizes()) : unused;
   const GroupShape<3> shape =
       group_shape<3>(op, input.sizes(), normalized, {input.strides(), out.strides(), weight_strides.span()});
+  const OnDevice on(out);
   launch_rms_norm(input.dtype(), shape, address_of(input), address_of(out), weight ? address_of(*weight) : nullptr,
-                  eps, device_of(out).launch_target());
+                  eps, on.launch_target());
 }
 
 // Per channel (dim 1); running_mean, running_var, weight and bias are 1-D of C elements in
@@ -114,7 +117,8 @@ void batch_norm_inference_out(const TensorView& input, const TensorView* weight,
                                            per_channel(running_var, var_strides),
                                            weight ? per_channel(*weight, weight_strides) : mean,
                                            bias ? per_channel(*bias, bias_strides) : mean};
-  for_each_launch<6>(device_of(out), out.sizes(), operands, [&](const ElementwiseLaunch<6>& launch) {
+  const OnDevice on(out);
+  for_each_launch<6>(on.device(), out.sizes(), operands, [&](const ElementwiseLaunch<6>& launch) {
     launch_batch_norm(input.dtype(), launch, eps, weight != nullptr, bias != nullptr);
   });
 }

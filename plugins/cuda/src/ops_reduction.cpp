@@ -17,7 +17,8 @@ void sum_into(std::string_view op, const TensorView& self, const DimValues<bool>
   require_dtype(op, "self", self, out.dtype());
   const DimValues<int64_t> out_strides = reduced_output_strides(out, reduced, keepdim);
   const GroupShape<2> shape = group_shape<2>(op, self.sizes(), reduced, {self.strides(), out_strides.span()});
-  Device& device = device_of(out);
+  const OnDevice on(out);
+  Device& device = on.device();
   DeviceScratch scratch(device);
   launch_sum(out.dtype(), shape, address_of(self), address_of(out), average, device.launch_target(), scratch);
 }
@@ -37,7 +38,8 @@ void max_into(std::string_view op, const TensorView& self, const DimValues<bool>
   if (shape.group_size == 0) {
     throw plugin::Error(BP_STATUS_INVALID_ARGUMENT, std::string(op) + "(): cannot reduce over a zero-size dimension");
   }
-  Device& device = device_of(self);
+  const OnDevice on(self);
+  Device& device = on.device();
   DeviceScratch scratch(device);
   launch_max(self.dtype(), shape, address_of(self), values ? address_of(*values) : nullptr,
              indices ? reinterpret_cast<int64_t*>(address_of(*indices)) : nullptr, device.launch_target(), scratch);

@@ -79,7 +79,8 @@ void conv2d_out(const TensorView& input, const TensorView& weight, const TensorV
   require_dtype(op, "out", out, input.dtype());
   if (bias) require_dtype(op, "bias", *bias, input.dtype());
   if (out.numel() == 0) return;
-  Device& device = device_of(out);
+  const OnDevice on(out);
+  Device& device = on.device();
   const plugin::Window2d window{{weight.size(2), weight.size(3)},
                                 plugin::expand_pair(stride, {1, 1}),
                                 plugin::expand_pair(padding, {0, 0}),
@@ -101,7 +102,8 @@ void max_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size
                     const TensorView& out) {
   require_dtype("max_pool2d", "out", out, self.dtype());
   const SlidingWindow window = sliding_window(plugin::pooling_window(kernel_size, stride, padding, dilation));
-  launch_pool2d(out.dtype(), PoolKind::Max, image_of(self), image_of(out), window, device_of(out).launch_target());
+  const OnDevice on(out);
+  launch_pool2d(out.dtype(), PoolKind::Max, image_of(self), image_of(out), window, on.launch_target());
 }
 
 void avg_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size, std::span<const int64_t> stride,
@@ -112,14 +114,16 @@ void avg_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size
   SlidingWindow window = sliding_window(plugin::pooling_window(kernel_size, stride, padding, kNoDilation));
   window.count_include_pad = count_include_pad;
   window.divisor_override = divisor_override.value_or(0);
-  launch_pool2d(out.dtype(), PoolKind::Average, image_of(self), image_of(out), window, device_of(out).launch_target());
+  const OnDevice on(out);
+  launch_pool2d(out.dtype(), PoolKind::Average, image_of(self), image_of(out), window, on.launch_target());
 }
 
 void adaptive_avg_pool2d_out(const TensorView& self, std::span<const int64_t> /*output_size: out's size*/,
                              const TensorView& out) {
   require_dtype("adaptive_avg_pool2d", "out", out, self.dtype());
+  const OnDevice on(out);
   launch_pool2d(out.dtype(), PoolKind::AdaptiveAverage, image_of(self), image_of(out), SlidingWindow{},
-                device_of(out).launch_target());
+                on.launch_target());
 }
 
 }  // namespace bp::cuda

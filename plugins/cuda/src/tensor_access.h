@@ -3,6 +3,7 @@
 #pragma once
 
 #include "device.h"
+#include "device_guard.h"
 #include "launch.h"
 
 #include <backplane/sdk/reduction_dims.hpp>
@@ -24,6 +25,20 @@ using plugin::TensorView;
 
 // The device a tensor lives on.
 Device& device_of(const TensorView& view);
+
+// A tensor's device, made the calling thread's current CUDA device while this lives: kernels
+// launch on the current device, whatever device the caller's thread had current. Every op makes
+// one before launching anything.
+class OnDevice {
+ public:
+  explicit OnDevice(const TensorView& view) : device_(device_of(view)), guard_(device_.index()) {}
+  Device& device() const { return device_; }
+  LaunchTarget launch_target() const { return device_.launch_target(); }
+
+ private:
+  Device& device_;
+  DeviceGuard guard_;
+};
 // The address of a tensor's first element.
 char* address_of(const TensorView& view);
 
