@@ -181,7 +181,12 @@ template GroupShape<kNormOperands> group_shape<kNormOperands>(
     const std::array<std::span<const int64_t>, kNormOperands>&);
 
 DeviceScratch::~DeviceScratch() {
-  for (void* block : blocks_) device_.allocator().release(block);
+  for (void* block : blocks_) {
+    try {
+      device_.allocator().release(block);
+    } catch (...) {  // every block came from this allocator, so release does not refuse it
+    }
+  }
 }
 
 void* DeviceScratch::allocate(size_t bytes) {
