@@ -1,0 +1,73 @@
+// Arithmetic on two tensors of one dtype: add (and sub, as add with -alpha), mul, div, maximum,
+// minimum. Element functions take and return the compute type (C++ promotion applies in
+// between, and the store wraps integers, as on the CPU backend).
+#include "elementwise.cuh"
+
+namespace bp::cuda {
+namespace {
+
+template <typename C>
+struct AddScaled {
+  C alpha;
+  __device__ auto operator()(C x, C y) const { return x + alpha * y; }
+};
+
+struct Multiply {
+  template <typename C>
+  __device__ auto operator()(C x, C y) const { return x * y; }
+};
+
+struct Divide {
+  template <typename C>
+  __device__ C operator()(C x, C y) const { return x / y; }
+};
+
+// PyTorch's maximum and minimum: NaN wins over any number.
+struct Maximum {
+  template <typename C>
+  __device__ C operator()(C x, C y) const {
+    if (is_nan(x)) return x;
+    if (is_nan(y)) return y;
+    return x < y ? y : x;
+  }
+};
+
+struct Minimum {
+  template <typename C>
+  __device__ C operator()(C x, C y) const {
+    if (is_nan(x)) return x;
+    if (is_nan(y)) return y;
+    return y < x ? y : x;
+  }
+};
+
+template <template <typename> class Supported>
+void run(std::string_view op, DType dtype, const ElementwiseLaunch<3>& launch, const auto& make_fn) {
+  dispatch_dtype<Supported>(op, dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    launch_elementwise<T, T, T>(launch, make_fn(tag));
+  });
+}
+
+template <typename Fn>
+auto same_for_every_type(Fn fn) {
+  return [fn](auto /*tag*/) { return fn; };
+}
+
+}  // namespace
+
+void launch_binary(BinaryOp op, DType dtype, const ElementwiseLaunch<3>& launch, const Scalar& alpha) {
+  switch (op) {
+    case BinaryOp::Add:
+      return run<AnyDType>("add", dtype, launch, [&](auto tag) {
+        using C = compute_t<typename decltype(tag)::type>;
+        return AddScaled<C>{alpha.to<C>()};
+      });
+    case BinaryOp::Mul: return run<AnyDType>("mul", dtype, launch, same_for_every_type(Multiply{}));
+    case BinaryOp::Div: return run<FloatingDType>("div", dtype, launch, same_for_every_type(Divide{}));
+    case BinaryOp::Maximum: return run<AnyDType>("maximum", dtype, launch, same_for_every_type(Maximum{}));
+    case BinaryOp::Minimum: return run<AnyDType>("minimum", dtype, launch, same_for_every_type(Minimum{}));
+  }
+}
+
+}  // namespace bp::cuda

@@ -1,0 +1,252 @@
+// What every kernel shares: the device type of each dtype and the type it computes in, the
+// conversions between them (those of the CPU backend), 16-byte vectors, warp and team
+// reductions, grid-stride loops, and launch checks.
+#pragma once
+
+#include "launch.h"
+
+#include <backplane/sdk/status.hpp>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+namespace bp::cuda {
+
+// --- element types ------------------------------------------------------------------------------
+
+template <typename T>
+struct DeviceTypeTag {
+  using type = T;
+};
+
+// The device type of each dtype's elements; Bool is one byte holding 0 or 1.
+template <typename Fn>
+decltype(auto) visit_device_type(DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::Float32: return fn(DeviceTypeTag<float>{});
+    case DType::Float64: return fn(DeviceTypeTag<double>{});
+    case DType::Float16: return fn(DeviceTypeTag<__half>{});
+    case DType::BFloat16: return fn(DeviceTypeTag<__nv_bfloat16>{});
+    case DType::Int8: return fn(DeviceTypeTag<int8_t>{});
+    case DType::UInt8: return fn(DeviceTypeTag<uint8_t>{});
+    case DType::Int32: return fn(DeviceTypeTag<int32_t>{});
+    case DType::Int64: return fn(DeviceTypeTag<int64_t>{});
+    case DType::Bool: return fn(DeviceTypeTag<bool>{});
+  }
+  throw plugin::Error(BP_STATUS_UNIMPLEMENTED,
+                      "unknown dtype code " + std::to_string(static_cast<int>(dtype)));
+}
+
+template <typename T>
+inline constexpr bool kIsHalfType = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+
+// What arithmetic on T happens in: float for the 16-bit floats, T itself otherwise (as the CPU
+// backend's compute_t).
+template <typename T>
+using compute_t = std::conditional_t<kIsHalfType<T>, float, T>;
+
+template <typename T>
+inline constexpr bool kIsFloating = std::is_floating_point_v<compute_t<T>>;
+
+// Predicates over device types, for dispatch_dtype.
+template <typename T>
+struct AnyDType : std::true_type {};
+template <typename T>
+struct NonBoolDType : std::bool_constant<!std::is_same_v<T, bool>> {};
+template <typename T>
+struct FloatingDType : std::bool_constant<kIsFloating<T>> {};
+template <typename T>
+struct IntegerDType : std::bool_constant<std::is_integral_v<T> && !std::is_same_v<T, bool>> {};
+
+// Calls fn(DeviceTypeTag<T>{}) for `dtype` when Supported<T> holds; otherwise `op` has no
+// kernel for it. Only supported types are instantiated.
+template <template <typename> class Supported, typename Fn>
+void dispatch_dtype(std::string_view op, DType dtype, Fn&& fn) {
+  visit_device_type(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (Supported<T>::value) {
+      fn(tag);
+    } else {
+      throw plugin::Error(BP_STATUS_UNIMPLEMENTED, std::string(op) + ": not implemented for '" +
+                                                       std::string(dtype_name(dtype)) + "'");
+    }
+  });
+}
+
+// Unsigned integers of each element width, for kernels that move bits.
+template <typename Fn>
+void visit_bits_type(size_t element_size, Fn&& fn) {
+  switch (element_size) {
+    case 1: return fn(DeviceTypeTag<uint8_t>{});
+    case 2: return fn(DeviceTypeTag<uint16_t>{});
+    case 4: return fn(DeviceTypeTag<uint32_t>{});
+    case 8: return fn(DeviceTypeTag<uint64_t>{});
+  }
+  throw plugin::Error(BP_STATUS_INTERNAL,
+                      "no element type is " + std::to_string(element_size) + " bytes wide");
+}
+
+// --- conversions --------------------------------------------------------------------------------
+
+template <typename T>
+__host__ __device__ __forceinline__ compute_t<T> to_compute(T value) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __half2float(value);
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __bfloat162float(value);
+  } else {
+    return value;
+  }
+}
+
+// `value` (any arithmetic type) stored as T, as a C++ static_cast would: the 16-bit floats round
+// to nearest even through float, and Bool is value != 0 (NaN is true).
+template <typename T, typename V>
+__host__ __device__ __forceinline__ T from_compute(V value) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __float2half_rn(static_cast<float>(value));
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __float2bfloat16_rn(static_cast<float>(value));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return value != V(0);
+  } else {
+    return static_cast<T>(value);
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ bool is_nan(T value) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return isnan(value);
+  } else {
+    return false;
+  }
+}
+
+// --- math in float or double ----------------------------------------------------------------------
+// The accurate CUDA functions (never the __expf-style intrinsics), chosen by argument type.
+
+__device__ __forceinline__ float math_exp(float x) { return expf(x); }
+__device__ __forceinline__ double math_exp(double x) { return exp(x); }
+__device__ __forceinline__ float math_log(float x) { return logf(x); }
+__device__ __forceinline__ double math_log(double x) { return log(x); }
+__device__ __forceinline__ float math_sqrt(float x) { return sqrtf(x); }
+__device__ __forceinline__ double math_sqrt(double x) { return sqrt(x); }
+__device__ __forceinline__ float math_tanh(float x) { return tanhf(x); }
+__device__ __forceinline__ double math_tanh(double x) { return tanh(x); }
+__device__ __forceinline__ float math_erf(float x) { return erff(x); }
+__device__ __forceinline__ double math_erf(double x) { return erf(x); }
+
+// --- vectors ------------------------------------------------------------------------------------
+
+inline constexpr int kVectorBytes = 16;
+
+template <typename T, int V>
+struct alignas(sizeof(T) * V) Vec {
+  T v[V];
+};
+
+// Elements per 16-byte access of the widest of Types.
+template <typename... Types>
+inline constexpr int kVectorWidth = kVectorBytes / static_cast<int>((std::max)({sizeof(Types)...}));
+
+template <int V, typename T>
+__host__ __device__ __forceinline__ bool is_vector_aligned(const T* p) {
+  return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * V) == 0;
+}
+
+// --- reductions across threads ------------------------------------------------------------------
+
+// `value` from the lane `lane_mask` away (XOR) within groups of `width` lanes, for any
+// trivially copyable type.
+template <typename T, typename Shuffle>
+__device__ __forceinline__ T shuffle_words(const T& value, Shuffle shuffle) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  constexpr int kWords = (sizeof(T) + 3) / 4;
+  uint32_t words[kWords] = {};
+  memcpy(words, &value, sizeof(T));
+#pragma unroll
+  for (int i = 0; i < kWords; ++i) words[i] = shuffle(words[i]);
+  T result;
+  memcpy(&result, words, sizeof(T));
+  return result;
+}
+
+template <typename T>
+__device__ __forceinline__ T shuffle_xor(const T& value, int lane_mask, int width) {
+  return shuffle_words(value, [&](uint32_t w) { return __shfl_xor_sync(0xffffffffu, w, lane_mask, width); });
+}
+
+// `value` of the first lane of each group of `width` lanes.
+template <typename T>
+__device__ __forceinline__ T shuffle_from_first(const T& value, int width) {
+  return shuffle_words(value, [&](uint32_t w) { return __shfl_sync(0xffffffffu, w, 0, width); });
+}
+
+inline constexpr int kWarpSize = 32;
+// Threads of a team (and of a block of teams) at most, so that team kernels may use up to 128
+// registers per thread (their launch bounds) and still launch.
+inline constexpr int kMaxTeamThreads = 512;
+
+// A team is blockDim.x consecutive threads (a power of two up to kMaxTeamThreads) working on one
+// group; a block holds blockDim.y teams and whole warps. combine must be associative and
+// commutative for the values given, up to rounding; the combination order is fixed, so results
+// are deterministic. Every thread of the block must call it, and every thread of a team gets the
+// same result (that of the team's first lane, where lanes combined in different orders).
+// `warp_partials` is shared memory of kMaxTeamThreads / kWarpSize entries.
+template <typename T, typename Combine>
+__device__ T team_reduce(T value, Combine combine, T* warp_partials) {
+  const int team = static_cast<int>(blockDim.x);
+  const int width = team < kWarpSize ? team : kWarpSize;
+  for (int mask = width / 2; mask > 0; mask /= 2) value = combine(value, shuffle_xor(value, mask, width));
+  if (team <= kWarpSize) return shuffle_from_first(value, width);
+  const int thread = static_cast<int>(threadIdx.y * blockDim.x + threadIdx.x);
+  const int warp = thread / kWarpSize;
+  if (thread % kWarpSize == 0) warp_partials[warp] = value;
+  __syncthreads();
+  const int warps_per_team = team / kWarpSize;
+  const int first = static_cast<int>(threadIdx.y) * warps_per_team;
+  T result = warp_partials[first];
+  for (int w = 1; w < warps_per_team; ++w) result = combine(result, warp_partials[first + w]);
+  __syncthreads();  // the partials may be written again by the next call
+  return result;
+}
+
+// --- grid-stride loops --------------------------------------------------------------------------
+
+__device__ __forceinline__ int64_t global_thread() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+
+__device__ __forceinline__ int64_t grid_threads() {
+  return static_cast<int64_t>(gridDim.x) * blockDim.x;
+}
+
+// Blocks for `work` items of `per_block` each: enough to fill the device several times over,
+// never more than the work needs (grid-stride loops cover the rest).
+inline unsigned int grid_blocks(int64_t work, int64_t per_block, const LaunchTarget& target,
+                                int64_t blocks_per_multiprocessor = 32) {
+  const int64_t needed = (work + per_block - 1) / per_block;
+  const int64_t cap = static_cast<int64_t>(target.multiprocessors) * blocks_per_multiprocessor;
+  const int64_t blocks = needed < cap ? needed : cap;
+  return static_cast<unsigned int>(blocks < 1 ? 1 : blocks);
+}
+
+// Throws a bp::plugin::Error naming `kernel` if its launch failed (a bad configuration, no
+// kernel image for this device, a sticky error from earlier work).
+void check_launch(std::string_view kernel);
+
+// Raises `kernel`'s dynamic shared memory limit to `bytes` where that exceeds the 48 KB every
+// kernel may use.
+void allow_shared_memory(const void* kernel, size_t bytes, std::string_view name);
+
+}  // namespace bp::cuda

@@ -1,0 +1,140 @@
+// What group kernels (reductions, softmax, layer norm) share: walking a group's members, and how
+// a launch is laid out.
+//
+// Row layout: a team of blockDim.x threads (a power of two) per group, blockDim.y groups per
+// block. It suits groups whose members are consecutive in memory (vector loads along the row)
+// or large. Column layout: 32 consecutive groups per block along x, kColumnSlices threads per
+// group along y. It suits groups whose members are far apart while neighbouring groups are
+// neighbours in memory (a reduction over dim 0 of a row-major matrix): loads stay coalesced.
+// Both layouts may split each group's members over gridDim.y blocks when there are few, large
+// groups; each split writes a partial result and the last split to finish combines them, in
+// split order, so the result does not depend on timing.
+#pragma once
+
+#include "device_support.cuh"
+
+namespace bp::cuda {
+
+inline constexpr int kGroupBlockThreads = 256;
+inline constexpr int kColumnGroups = 32;
+inline constexpr int kColumnSlices = 8;
+// Vectors each thread of a team loads before using them.
+inline constexpr int kMemberUnroll = 4;
+
+// Calls visit(element, p) for the members p of [begin, end) that lane `lane` of a team of `team`
+// handles (every team-th, in its own order), of the group whose first member (in operand 0,
+// whose elements are T) is at `first`. Dense members are read with 16-byte vectors from the
+// first aligned one on.
+template <typename T, int N, typename Visit>
+__device__ __forceinline__ void for_members(const T* __restrict__ first, const GroupShape<N>& shape, int64_t begin,
+                                            int64_t end, int lane, int team, Visit&& visit) {
+  if (!shape.dense_members[0]) {
+    for (int64_t p = begin + lane; p < end; p += team) {
+      int64_t at[N];
+      shape.members.offsets(p, at);
+      visit(first[at[0]], p);
+    }
+    return;
+  }
+  constexpr int V = kVectorWidth<T>;
+  const auto misalignment = reinterpret_cast<uintptr_t>(first + begin) % kVectorBytes;
+  int64_t head = misalignment == 0 ? 0 : static_cast<int64_t>((kVectorBytes - misalignment) / sizeof(T));
+  if (head > end - begin) head = end - begin;
+  for (int64_t p = begin + lane; p < begin + head; p += team) visit(first[p], p);
+  const int64_t body = begin + head;
+  const int64_t vectors = (end - body) / V;
+  const auto* row = reinterpret_cast<const Vec<T, V>*>(first + body);
+  for (int64_t v0 = lane; v0 < vectors; v0 += int64_t{team} * kMemberUnroll) {
+    Vec<T, V> loaded[kMemberUnroll];
+#pragma unroll
+    for (int u = 0; u < kMemberUnroll; ++u) {
+      const int64_t v = v0 + int64_t{u} * team;
+      if (v < vectors) loaded[u] = row[v];
+    }
+#pragma unroll
+    for (int u = 0; u < kMemberUnroll; ++u) {
+      const int64_t v = v0 + int64_t{u} * team;
+      if (v < vectors) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) visit(loaded[u].v[e], body + v * V + e);
+      }
+    }
+  }
+  for (int64_t p = body + vectors * V + lane; p < end; p += team) visit(first[p], p);
+}
+
+// The offset of member p in operand k.
+template <int N>
+__device__ __forceinline__ int64_t member_offset(const GroupShape<N>& shape, int k, int64_t p) {
+  if (shape.dense_members[k]) return p;
+  int64_t at[N];
+  shape.members.offsets(p, at);
+  return at[k];
+}
+
+// Dynamic shared memory, as bytes; each kernel views it as the type it caches.
+extern __shared__ __align__(16) unsigned char dynamic_shared[];
+
+// Reads a value another block wrote (and fenced) during this launch, bypassing any stale copy
+// in this multiprocessor's L1 cache.
+template <typename T>
+__device__ __forceinline__ T load_volatile(const T* p) {
+  static_assert(sizeof(T) % 4 == 0 && std::is_trivially_copyable_v<T>);
+  uint32_t words[sizeof(T) / 4];
+  const volatile uint32_t* source = reinterpret_cast<const volatile uint32_t*>(p);
+#pragma unroll
+  for (size_t i = 0; i < sizeof(T) / 4; ++i) words[i] = source[i];
+  T value;
+  memcpy(&value, words, sizeof(T));
+  return value;
+}
+
+// The members [begin, end) of a group that split `split` of `splits` covers.
+struct MemberRange {
+  int64_t begin;
+  int64_t end;
+};
+
+__device__ __forceinline__ MemberRange split_range(int64_t group_size, int64_t split, int64_t splits) {
+  const int64_t chunk = (group_size + splits - 1) / splits;
+  const int64_t begin = split * chunk < group_size ? split * chunk : group_size;
+  const int64_t end = begin + chunk < group_size ? begin + chunk : group_size;
+  return {begin, end};
+}
+
+// How a row-layout launch is shaped.
+struct RowLayout {
+  unsigned int team = 1;    // threads per group (blockDim.x)
+  unsigned int slots = 1;   // groups per block (blockDim.y)
+  unsigned int blocks = 1;  // gridDim.x
+  unsigned int splits = 1;  // gridDim.y
+};
+
+// A team big enough that each thread handles about `members_per_thread` members (at most
+// `max_team`, a power of two up to kMaxTeamThreads), and enough teams per block to fill
+// kGroupBlockThreads. Blocks always hold whole
+// warps. Splits only where `allow_splits` and the groups are too few to fill the device.
+RowLayout row_layout(int64_t groups, int64_t group_size, int64_t members_per_thread, unsigned int max_team,
+                     bool allow_splits, const LaunchTarget& target);
+
+// A row layout without splits whose teams keep their group's members in shared memory, so that
+// the input is read once, when a group of `element_size`-byte members fits (`cached`); fewer
+// teams per block if that makes them fit.
+struct CachedRowLayout {
+  RowLayout rows;
+  bool cached = false;
+  size_t shared_bytes = 0;  // dynamic shared memory per block
+};
+CachedRowLayout cached_row_layout(int64_t groups, int64_t group_size, size_t element_size,
+                                  int64_t members_per_thread, const LaunchTarget& target);
+
+// The splits of a column-layout launch (gridDim.y).
+unsigned int column_splits(int64_t groups, int64_t group_size, const LaunchTarget& target);
+
+// Whether the column layout reads operand 0 coalesced where the row layout would not.
+template <int N>
+bool prefers_columns(const GroupShape<N>& shape) {
+  return !shape.dense_members[0] && shape.kept.ndim >= 1 && shape.kept.strides[0][0] == 1;
+}
+
+}  // namespace bp::cuda

@@ -1,0 +1,80 @@
+// Host-side helpers of the launches: error checks and launch shapes.
+#include "cuda_call.h"
+#include "groups.cuh"
+
+#include <bit>
+
+namespace bp::cuda {
+
+void check_launch(std::string_view kernel) {
+  check_cuda(cudaGetLastError(), "launching the CUDA kernel " + std::string(kernel));
+}
+
+void allow_shared_memory(const void* kernel, size_t bytes, std::string_view name) {
+  if (bytes <= 48 * 1024) return;
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
+             "allowing the CUDA kernel " + std::string(name) + " " + std::to_string(bytes) + " bytes of shared memory");
+}
+
+namespace {
+
+// Members one split handles at least: fewer would spend more on combining than on reading.
+constexpr int64_t kMinMembersPerSplit = 16 * 1024;
+constexpr int64_t kMaxSplits = 1024;
+
+// Splits that give the device about two blocks per multiprocessor when there are fewer groups.
+unsigned int splits_for(int64_t groups, int64_t group_size, int64_t groups_per_block, const LaunchTarget& target) {
+  const int64_t blocks = (groups + groups_per_block - 1) / groups_per_block;
+  const int64_t wanted = 2 * static_cast<int64_t>(target.multiprocessors);
+  if (groups == 0 || blocks >= wanted) return 1;
+  int64_t splits = (wanted + blocks - 1) / blocks;
+  splits = std::min(splits, group_size / kMinMembersPerSplit);
+  splits = std::min(splits, kMaxSplits);
+  return static_cast<unsigned int>(std::max<int64_t>(splits, 1));
+}
+
+}  // namespace
+
+RowLayout row_layout(int64_t groups, int64_t group_size, int64_t members_per_thread, unsigned int max_team,
+                     bool allow_splits, const LaunchTarget& target) {
+  RowLayout layout;
+  const int64_t wanted = std::max<int64_t>(1, (group_size + members_per_thread - 1) / members_per_thread);
+  layout.team = static_cast<unsigned int>(std::bit_ceil(static_cast<uint64_t>(std::min<int64_t>(wanted, max_team))));
+  layout.slots = std::max(1u, static_cast<unsigned int>(kGroupBlockThreads) / layout.team);
+  if (allow_splits) {
+    layout.splits = splits_for(groups, group_size, layout.slots, target);
+    if (layout.splits > 1) {
+      // One group per block, so that a block's last split finishes that group alone; a bigger
+      // team reads the group faster.
+      layout.slots = 1;
+      layout.team = std::max(layout.team, static_cast<unsigned int>(kGroupBlockThreads));
+    }
+  }
+  layout.blocks = grid_blocks(groups, layout.slots, target);
+  if (layout.splits > 1) layout.blocks = static_cast<unsigned int>(groups);  // below 2 per multiprocessor
+  return layout;
+}
+
+CachedRowLayout cached_row_layout(int64_t groups, int64_t group_size, size_t element_size,
+                                  int64_t members_per_thread, const LaunchTarget& target) {
+  CachedRowLayout layout;
+  layout.rows = row_layout(groups, group_size, members_per_thread, kMaxTeamThreads, false, target);
+  const size_t row_bytes = static_cast<size_t>(group_size) * element_size;
+  if (row_bytes == 0 || row_bytes > target.max_shared_memory) return layout;
+  // Whole warps per block: teams narrower than a warp come in multiples that fill one.
+  const unsigned int step = std::max(1u, static_cast<unsigned int>(kWarpSize) / layout.rows.team);
+  unsigned int slots = static_cast<unsigned int>(std::min<size_t>(layout.rows.slots, target.max_shared_memory / row_bytes));
+  slots -= slots % step;
+  if (slots == 0) return layout;
+  layout.rows.slots = slots;
+  layout.rows.blocks = grid_blocks(groups, slots, target);
+  layout.cached = true;
+  layout.shared_bytes = row_bytes * slots;
+  return layout;
+}
+
+unsigned int column_splits(int64_t groups, int64_t group_size, const LaunchTarget& target) {
+  return splits_for(groups, group_size, kColumnGroups, target);
+}
+
+}  // namespace bp::cuda

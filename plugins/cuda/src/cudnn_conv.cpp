@@ -1,0 +1,181 @@
+#include "cudnn_conv.h"
+
+#include "device_guard.h"
+#include "environment.h"
+#include "tensor_access.h"
+
+#include <cudnn.h>
+
+#include <climits>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace bp::cuda {
+namespace {
+
+void check_cudnn(cudnnStatus_t status, std::string_view action) {
+  if (status == CUDNN_STATUS_SUCCESS) return;
+  const bp_status code = status == CUDNN_STATUS_ALLOC_FAILED ? BP_STATUS_OUT_OF_MEMORY : BP_STATUS_DEVICE_ERROR;
+  throw plugin::Error(code, std::string(action) + ": cuDNN " + cudnnGetErrorString(status));
+}
+
+template <typename Handle, cudnnStatus_t (*Destroy)(Handle)>
+struct Destroyer {
+  void operator()(Handle handle) const { Destroy(handle); }
+};
+using TensorDesc = std::unique_ptr<std::remove_pointer_t<cudnnTensorDescriptor_t>,
+                                   Destroyer<cudnnTensorDescriptor_t, cudnnDestroyTensorDescriptor>>;
+using FilterDesc = std::unique_ptr<std::remove_pointer_t<cudnnFilterDescriptor_t>,
+                                   Destroyer<cudnnFilterDescriptor_t, cudnnDestroyFilterDescriptor>>;
+using ConvDesc = std::unique_ptr<std::remove_pointer_t<cudnnConvolutionDescriptor_t>,
+                                 Destroyer<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor>>;
+
+// One device's cuDNN handle and chosen algorithms. Handles live as long as the process.
+struct Context {
+  cudnnHandle_t handle = nullptr;
+  std::mutex mutex;  // the handle's stream, and the algorithm cache
+  std::map<std::vector<int64_t>, cudnnConvolutionFwdAlgoPerf_t> algorithms;
+};
+
+Context& context_of(Device& device) {
+  static std::mutex mutex;
+  static std::map<int, std::unique_ptr<Context>> contexts;
+  std::lock_guard lock(mutex);
+  std::unique_ptr<Context>& context = contexts[device.index()];
+  if (!context) {
+    auto made = std::make_unique<Context>();
+    const DeviceGuard guard(device.index());
+    check_cudnn(cudnnCreate(&made->handle), device.label() + ": creating a cuDNN handle");
+    context = std::move(made);
+  }
+  return *context;
+}
+
+cudnnDataType_t data_type(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return CUDNN_DATA_FLOAT;
+    case DType::Float64: return CUDNN_DATA_DOUBLE;
+    case DType::Float16: return CUDNN_DATA_HALF;
+    case DType::BFloat16: return CUDNN_DATA_BFLOAT16;
+    default: break;
+  }
+  throw plugin::Error(BP_STATUS_UNIMPLEMENTED, "conv2d: not implemented for '" + std::string(dtype_name(dtype)) + "'");
+}
+
+// float32: exact FMA math unless TF32 is allowed; the 16-bit floats: tensor cores.
+cudnnMathType_t math_type(DType dtype) {
+  if (dtype == DType::Float16 || dtype == DType::BFloat16) return CUDNN_TENSOR_OP_MATH;
+  if (dtype == DType::Float32 && tf32_allowed()) return CUDNN_DEFAULT_MATH;
+  return CUDNN_FMA_MATH;
+}
+
+bool fits_int(const Image& image) {
+  for (int d = 0; d < 4; ++d) {
+    if (image.sizes[d] > INT_MAX || image.strides[d] > INT_MAX || image.strides[d] < 0) return false;
+  }
+  return true;
+}
+
+TensorDesc tensor_desc(const Image& image, cudnnDataType_t type) {
+  cudnnTensorDescriptor_t raw = nullptr;
+  check_cudnn(cudnnCreateTensorDescriptor(&raw), "describing a tensor");
+  TensorDesc desc(raw);
+  check_cudnn(cudnnSetTensor4dDescriptorEx(raw, type, static_cast<int>(image.sizes[0]), static_cast<int>(image.sizes[1]),
+                                           static_cast<int>(image.sizes[2]), static_cast<int>(image.sizes[3]),
+                                           static_cast<int>(image.strides[0]), static_cast<int>(image.strides[1]),
+                                           static_cast<int>(image.strides[2]), static_cast<int>(image.strides[3])),
+              "describing a tensor");
+  return desc;
+}
+
+// Every property the heuristic looks at, pointer alignments included.
+std::vector<int64_t> problem_key(DType dtype, const Image& input, const Image& weight, const Image& out,
+                                 const SlidingWindow& window, int64_t groups) {
+  std::vector<int64_t> key = {static_cast<int64_t>(dtype), groups, tf32_allowed()};
+  for (const Image* image : {&input, &weight, &out}) {
+    key.insert(key.end(), std::begin(image->sizes), std::end(image->sizes));
+    key.insert(key.end(), std::begin(image->strides), std::end(image->strides));
+    key.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(image->data) % 256));
+  }
+  for (int d = 0; d < 2; ++d) key.insert(key.end(), {window.stride[d], window.padding[d], window.dilation[d]});
+  return key;
+}
+
+}  // namespace
+
+bool cudnn_conv2d(Device& device, DType dtype, const Image& input, const Image& weight, const Image& out,
+                  const SlidingWindow& window, int64_t groups) {
+  if (!fits_int(input) || !fits_int(weight) || !fits_int(out) || groups > INT_MAX) return false;
+  const cudnnDataType_t type = data_type(dtype);
+  Context& context = context_of(device);
+  const DeviceGuard guard(device.index());
+
+  const TensorDesc x = tensor_desc(input, type), y = tensor_desc(out, type);
+  cudnnFilterDescriptor_t raw_filter = nullptr;
+  check_cudnn(cudnnCreateFilterDescriptor(&raw_filter), "describing a filter");
+  const FilterDesc w(raw_filter);
+  check_cudnn(cudnnSetFilter4dDescriptor(raw_filter, type, CUDNN_TENSOR_NCHW, static_cast<int>(weight.sizes[0]),
+                                         static_cast<int>(weight.sizes[1]), static_cast<int>(weight.sizes[2]),
+                                         static_cast<int>(weight.sizes[3])),
+              "describing a filter");
+  cudnnConvolutionDescriptor_t raw_conv = nullptr;
+  check_cudnn(cudnnCreateConvolutionDescriptor(&raw_conv), "describing a convolution");
+  const ConvDesc conv(raw_conv);
+  const cudnnDataType_t compute = dtype == DType::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  check_cudnn(cudnnSetConvolution2dDescriptor(raw_conv, static_cast<int>(window.padding[0]),
+                                              static_cast<int>(window.padding[1]), static_cast<int>(window.stride[0]),
+                                              static_cast<int>(window.stride[1]), static_cast<int>(window.dilation[0]),
+                                              static_cast<int>(window.dilation[1]), CUDNN_CROSS_CORRELATION, compute),
+              "describing a convolution");
+  check_cudnn(cudnnSetConvolutionGroupCount(raw_conv, static_cast<int>(groups)), "describing a convolution");
+  check_cudnn(cudnnSetConvolutionMathType(raw_conv, math_type(dtype)), "describing a convolution");
+
+  std::lock_guard lock(context.mutex);
+  const std::vector<int64_t> key = problem_key(dtype, input, weight, out, window, groups);
+  auto found = context.algorithms.find(key);
+  if (found == context.algorithms.end()) {
+    cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int count = 0;
+    check_cudnn(cudnnGetConvolutionForwardAlgorithm_v7(context.handle, x.get(), w.get(), conv.get(), y.get(),
+                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, results),
+                device.label() + ": choosing a cuDNN convolution algorithm");
+    cudnnConvolutionFwdAlgoPerf_t chosen{};
+    chosen.status = CUDNN_STATUS_NOT_SUPPORTED;
+    for (int i = 0; i < count; ++i) {
+      if (results[i].status == CUDNN_STATUS_SUCCESS) {
+        chosen = results[i];
+        break;
+      }
+    }
+    found = context.algorithms.emplace(key, chosen).first;
+  }
+  const cudnnConvolutionFwdAlgoPerf_t& algorithm = found->second;
+  if (algorithm.status != CUDNN_STATUS_SUCCESS) return false;
+  // The heuristic's math type for the algorithm (the descriptor's, or a compatible one).
+  check_cudnn(cudnnSetConvolutionMathType(raw_conv, algorithm.mathType), "describing a convolution");
+
+  size_t workspace_bytes = 0;
+  check_cudnn(cudnnGetConvolutionForwardWorkspaceSize(context.handle, x.get(), w.get(), conv.get(), y.get(),
+                                                      algorithm.algo, &workspace_bytes),
+              device.label() + ": sizing a cuDNN workspace");
+  DeviceScratch scratch(device);
+  void* workspace = workspace_bytes ? scratch.allocate(workspace_bytes) : nullptr;
+  check_cudnn(cudnnSetStream(context.handle, device.stream()), "setting cuDNN's stream");
+  const double one = 1, zero = 0;
+  const float one_f = 1, zero_f = 0;
+  const bool scale64 = dtype == DType::Float64;
+  check_cudnn(cudnnConvolutionForward(context.handle, scale64 ? static_cast<const void*>(&one) : &one_f, x.get(),
+                                      input.data, w.get(), weight.data, conv.get(), algorithm.algo, workspace,
+                                      workspace_bytes, scale64 ? static_cast<const void*>(&zero) : &zero_f, y.get(),
+                                      out.data),
+              device.label() + ": cudnnConvolutionForward");
+  return true;
+}
+
+}  // namespace bp::cuda

@@ -1,0 +1,142 @@
+// The descriptor's device and memory functions. Device pointers are CUDA device addresses from
+// each device's caching allocator; copies and kernels of one device go through its one stream,
+// in order. Copies from the host return once the source has been read (staged in pinned memory);
+// copies to the host return once the destination holds the data.
+#include "CUDANativeFunctions.h"
+
+#include "cuda_call.h"
+#include "device_guard.h"
+#include "runtime.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bp::cuda {
+namespace {
+
+char* at(void* ptr, uint64_t offset) { return static_cast<char*>(ptr) + offset; }
+const char* at(const void* ptr, uint64_t offset) { return static_cast<const char*>(ptr) + offset; }
+
+bp_status device_count(int32_t* count) {
+  return plugin::guard([&] {
+    Runtime& runtime = Runtime::get();
+    *count = runtime.device_count();
+    if (*count == 0) throw plugin::Error(BP_STATUS_DEVICE_ERROR, runtime.no_devices_reason());
+  });
+}
+
+// Writes only the fields within the core's struct_size (an older core's struct may end earlier).
+bp_status device_properties(int32_t index, bp_device_properties* props) {
+  return plugin::guard([&] {
+    const Device& device = Runtime::get().device(index);
+    auto fits = [props](size_t offset, size_t size) { return offset + size <= props->struct_size; };
+    if (fits(offsetof(bp_device_properties, name), sizeof props->name)) props->name = device.name().c_str();
+    if (fits(offsetof(bp_device_properties, description), sizeof props->description)) {
+      props->description = device.description().c_str();
+    }
+    if (fits(offsetof(bp_device_properties, total_memory), sizeof props->total_memory)) {
+      props->total_memory = device.total_memory();
+    }
+  });
+}
+
+bp_status allocate(int32_t index, uint64_t bytes, void** ptr) {
+  return plugin::guard([&] { *ptr = Runtime::get().device(index).allocator().allocate(bytes); });
+}
+
+bp_status deallocate(int32_t index, void* ptr) {
+  return plugin::guard([&] { Runtime::get().device(index).allocator().release(ptr); });
+}
+
+bp_status copy_host_to_device(int32_t index, void* dst, uint64_t dst_offset, const void* src, uint64_t bytes) {
+  return plugin::guard([&] {
+    Device& device = Runtime::get().device(index);
+    if (bytes == 0) return;
+    device.staging().to_device(device.stream(), at(dst, dst_offset), src, bytes);
+  });
+}
+
+bp_status copy_device_to_host(int32_t index, void* dst, const void* src, uint64_t src_offset, uint64_t bytes) {
+  return plugin::guard([&] {
+    Device& device = Runtime::get().device(index);
+    if (bytes == 0) return;
+    device.staging().to_host(device.stream(), dst, at(src, src_offset), bytes);
+  });
+}
+
+// The core calls this to move a tensor between two CUDA devices (the source on another device
+// than `index`), or within one. Another device's queued work may still be writing the source, so
+// it is waited for first. Within one device, cudaMemcpy leaves overlapping ranges undefined;
+// those go through a scratch block, as memmove does.
+bp_status copy_device_to_device(int32_t index, void* dst, uint64_t dst_offset, const void* src, uint64_t src_offset,
+                                uint64_t bytes) {
+  return plugin::guard([&] {
+    Device& device = Runtime::get().device(index);
+    char* to = at(dst, dst_offset);
+    const char* from = at(src, src_offset);
+    if (bytes == 0 || to == from) return;
+    const DeviceGuard guard(index);
+    const std::string action = device.label() + ": copying " + std::to_string(bytes) + " bytes";
+    cudaPointerAttributes source{};
+    check_cuda(cudaPointerGetAttributes(&source, from), action + " (finding the source's device)");
+    if (source.type == cudaMemoryTypeDevice && source.device != index) {
+      Runtime::get().device(source.device).synchronize();
+      check_cuda(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, device.stream()), action + " between devices");
+      return;
+    }
+    const auto to_address = reinterpret_cast<uintptr_t>(to), from_address = reinterpret_cast<uintptr_t>(from);
+    const bool overlap = to_address < from_address + bytes && from_address < to_address + bytes;
+    if (!overlap) {
+      check_cuda(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, device.stream()), action);
+      return;
+    }
+    DeviceAllocator& allocator = device.allocator();
+    void* scratch = allocator.allocate(bytes);
+    const cudaError_t first = cudaMemcpyAsync(scratch, from, bytes, cudaMemcpyDeviceToDevice, device.stream());
+    const cudaError_t second = first == cudaSuccess
+                                   ? cudaMemcpyAsync(to, scratch, bytes, cudaMemcpyDeviceToDevice, device.stream())
+                                   : first;
+    allocator.release(scratch);  // reused only by work queued after these copies
+    check_cuda(second, action);
+  });
+}
+
+bp_status synchronize(int32_t index) {
+  return plugin::guard([&] { Runtime::get().device(index).synchronize(); });
+}
+
+// Every device's allocator statistics (Device::counters), device by device.
+bp_status read_counters(bp_counter* counters, int64_t capacity, int64_t* count) {
+  bp_status status = BP_STATUS_OK;
+  const bp_status guarded = plugin::guard([&] {
+    Runtime& runtime = Runtime::get();
+    std::vector<plugin::CounterValue> values;
+    for (int index = 0; index < runtime.device_count(); ++index) {
+      const auto device_values = runtime.device(index).counters();
+      values.insert(values.end(), device_values.begin(), device_values.end());
+    }
+    status = plugin::write_counters(values, counters, capacity, count);
+  });
+  return guarded != BP_STATUS_OK ? guarded : status;
+}
+
+void shutdown() { Runtime::get().shut_down(); }
+
+}  // namespace
+
+void configure_plugin(bp_plugin& plugin) {
+  plugin.shutdown = &shutdown;
+  plugin.device_count = &device_count;
+  plugin.device_properties = &device_properties;
+  plugin.allocate = &allocate;
+  plugin.deallocate = &deallocate;
+  plugin.copy_host_to_device = &copy_host_to_device;
+  plugin.copy_device_to_host = &copy_device_to_host;
+  plugin.copy_device_to_device = &copy_device_to_device;
+  plugin.synchronize = &synchronize;
+  plugin.read_counters = &read_counters;
+}
+
+}  // namespace bp::cuda

@@ -1,0 +1,80 @@
+#include "runtime.h"
+
+#include "cuda_call.h"
+
+namespace bp::cuda {
+namespace {
+
+// "13.0" from 13000.
+std::string version_text(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+std::string versions_text() {
+  int runtime = 0, driver = 0;
+  cudaRuntimeGetVersion(&runtime);
+  cudaDriverGetVersion(&driver);
+  cudaGetLastError();
+  return "CUDA runtime " + version_text(runtime) + ", driver " + (driver ? version_text(driver) : "none");
+}
+
+}  // namespace
+
+Runtime& Runtime::get() {
+  // Never destroyed: shut_down() releases CUDA resources while the driver is still there, and
+  // late calls (a tensor freed during static destruction) find the runtime shut down rather
+  // than destroyed.
+  static Runtime* const runtime = new Runtime();
+  return *runtime;
+}
+
+Runtime::Runtime() {
+  int count = 0;
+  const cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess) {
+    cudaGetLastError();
+    no_devices_reason_ = "cudaGetDeviceCount failed: " + cuda_error_text(error) + "; " + versions_text() +
+                         (error == cudaErrorInsufficientDriver || error == cudaErrorNoDevice
+                              ? ". On a machine with an NVIDIA GPU, install its driver and check that the "
+                                "GPU is visible (nvidia-smi, CUDA_VISIBLE_DEVICES)"
+                              : "");
+    return;
+  }
+  if (count == 0) {
+    no_devices_reason_ = "the CUDA runtime reports no GPU (" + versions_text() + ")";
+    return;
+  }
+  const std::string versions = versions_text();
+  for (int index = 0; index < count; ++index) {
+    cudaDeviceProp properties{};
+    const cudaError_t read = cudaGetDeviceProperties(&properties, index);
+    if (read != cudaSuccess) {
+      cudaGetLastError();
+      // Numbering must stay CUDA's, so one unreadable device leaves the plugin without devices.
+      devices_.clear();
+      no_devices_reason_ = "cudaGetDeviceProperties for CUDA device " + std::to_string(index) +
+                           " failed: " + cuda_error_text(read);
+      return;
+    }
+    devices_.push_back(std::make_unique<Device>(index, properties, versions));
+  }
+}
+
+Device& Runtime::device(int index) {
+  if (shut_down_.load(std::memory_order_acquire)) {
+    throw plugin::Error(BP_STATUS_DEVICE_ERROR, "the cuda plugin has shut down");
+  }
+  if (index < 0 || index >= device_count()) {
+    throw plugin::Error(BP_STATUS_INVALID_ARGUMENT, "cuda has " + std::to_string(device_count()) +
+                                                        " device(s); cuda:" + std::to_string(index) +
+                                                        " does not exist");
+  }
+  return *devices_[static_cast<size_t>(index)];
+}
+
+void Runtime::shut_down() {
+  if (shut_down_.exchange(true, std::memory_order_acq_rel)) return;
+  for (const auto& device : devices_) device->shut_down();
+}
+
+}  // namespace bp::cuda
