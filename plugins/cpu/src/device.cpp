@@ -64,24 +64,12 @@ bp_status device_count(int32_t* count) {
   return BP_STATUS_OK;
 }
 
-// Writes only the fields that lie within the core's struct_size (an older core's struct may
-// end earlier).
 bp_status device_properties(int32_t device, bp_device_properties* props) {
   return plugin::guard([&] {
     plugin::check(device == 0,
                   "the cpu backend has one device, 0; got device " + std::to_string(device));
     const HostDescription& h = host();
-    auto fits = [props](size_t field_offset, size_t field_size) {
-      return field_offset + field_size <= props->struct_size;
-    };
-    if (fits(offsetof(bp_device_properties, name), sizeof props->name))
-      props->name = h.name.c_str();
-    if (fits(offsetof(bp_device_properties, description), sizeof props->description)) {
-      props->description = h.description.c_str();
-    }
-    if (fits(offsetof(bp_device_properties, total_memory), sizeof props->total_memory)) {
-      props->total_memory = h.total_memory;
-    }
+    plugin::write_device_properties(props, h.name.c_str(), h.description.c_str(), h.total_memory);
   });
 }
 

@@ -8,6 +8,7 @@
 #include "device_guard.h"
 #include "runtime.h"
 
+#include <backplane/sdk/device_properties.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -27,18 +28,11 @@ bp_status device_count(int32_t* count) {
   });
 }
 
-// Writes only the fields within the core's struct_size (an older core's struct may end earlier).
 bp_status device_properties(int32_t index, bp_device_properties* props) {
   return plugin::guard([&] {
     const Device& device = Runtime::get().device(index);
-    auto fits = [props](size_t offset, size_t size) { return offset + size <= props->struct_size; };
-    if (fits(offsetof(bp_device_properties, name), sizeof props->name)) props->name = device.name().c_str();
-    if (fits(offsetof(bp_device_properties, description), sizeof props->description)) {
-      props->description = device.description().c_str();
-    }
-    if (fits(offsetof(bp_device_properties, total_memory), sizeof props->total_memory)) {
-      props->total_memory = device.total_memory();
-    }
+    plugin::write_device_properties(props, device.name().c_str(), device.description().c_str(),
+                                    device.total_memory());
   });
 }
 

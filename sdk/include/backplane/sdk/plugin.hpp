@@ -3,6 +3,7 @@
 
 #include <backplane/abi.h>
 #include <backplane/sdk/counters.hpp>
+#include <backplane/sdk/device_properties.hpp>
 #include <backplane/sdk/dispatch.hpp>
 #include <backplane/sdk/dtype.hpp>
 #include <backplane/sdk/half.hpp>
