@@ -5,10 +5,15 @@
 #
 # Kernels are built for sm_80 (A100) and sm_90 (H100, H200), plus PTX that newer GPUs compile
 # when the plugin loads; set CMAKE_CUDA_ARCHITECTURES to build for others.
+option(BACKPLANE_CUDA "Build the CUDA backend when the CUDA toolkit is found" ON)
 include(CheckLanguage)
-check_language(CUDA)
 set(BACKPLANE_CUDA_FOUND OFF)
-if(CMAKE_CUDA_COMPILER)
+if(BACKPLANE_CUDA)
+  check_language(CUDA)
+endif()
+if(NOT BACKPLANE_CUDA)
+  message(STATUS "BACKPLANE_CUDA is OFF: the cuda plugin is not built")
+elseif(CMAKE_CUDA_COMPILER)
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
     set(CMAKE_CUDA_ARCHITECTURES "80-real;90-real;90-virtual")
   endif()
