@@ -1,9 +1,14 @@
 // scaled_dot_product_attention against attention computed row by row in double: plain, causal,
-// with a boolean or additive mask, with a custom scale, and with grouped key/value heads.
+// with a boolean or additive mask, with a custom scale, and with grouped key/value heads; and the
+// fused kernel op that it calls when a backend provides one, on shapes that cross its blocks.
 #include "op_test_support.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <optional>
+#include <utility>
+#include <vector>
 
 namespace optest {
 namespace {
@@ -50,6 +55,19 @@ Values attention_reference(const Values& q, const Values& k, const Values& v, co
 }
 
 double no_mask(int64_t, int64_t, int64_t) { return 0; }
+
+// The fused op's result, or nothing where the device's backend does not fuse this case: a
+// backend may refuse some (ops.yaml), and scaled_dot_product_attention then takes its composite
+// path. The CPU backend fuses every case.
+std::optional<Tensor> fused_unless_refused(Device device, const std::function<Tensor()>& call) {
+  try {
+    return call();
+  } catch (const bp::Error& error) {
+    if (error.code() != bp::ErrorCode::NotImplemented) throw;
+    CHECK_MESSAGE(!device.is_cpu(), "the CPU backend refused a case: " << error.what());
+    return std::nullopt;
+  }
+}
 
 }  // namespace
 
@@ -118,6 +136,118 @@ TEST_CASE("scaled_dot_product_attention: grouped key/value heads and 2-D operand
                  attention_reference(values_of(q2), values_of(k2), values_of(v2), {1, 3, 2, 4, 2},
                                      0.1, no_mask));
   }
+}
+
+TEST_CASE("_scaled_dot_product_fused_attention: blocks, tails, causal alignment and dtypes") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const auto causal = [&](int64_t, int64_t i, int64_t j) { return j > i ? nan : 0.0; };
+  // Lengths on both sides of the kernels' block sizes, embeddings that are not whole vectors,
+  // more queries than keys as well as fewer, and two leading dims as well as one.
+  const std::vector<std::pair<Shape, Attention>> cases = {
+      {{2, 3}, {6, 77, 130, 40, 24}}, {{2}, {2, 130, 33, 16, 64}}, {{1}, {1, 1, 1, 3, 5}}};
+  for (const Device device : test_devices("_scaled_dot_product_fused_attention.out")) {
+    for (const DType dtype : {bp::kFloat32, bp::kFloat64, bp::kFloat16, bp::kBFloat16}) {
+      for (const auto& [leading, a] : cases) {
+        for (const Layout layout : {Layout::Contiguous, Layout::Transposed, Layout::Sliced}) {
+          INFO(device.str() << " " << name_of(dtype) << " " << name_of(layout) << " L=" << a.target
+                            << " S=" << a.source << " E=" << a.embed << " Ev=" << a.value_embed);
+          const auto shape = [&](int64_t rows, int64_t columns) {
+            Shape sizes = leading;
+            sizes.push_back(rows);
+            sizes.push_back(columns);
+            return sizes;
+          };
+          const Tensor q =
+              bp::mul(sample_tensor(shape(a.target, a.embed), dtype, layout, 621, device), 0.3);
+          const Tensor k =
+              bp::mul(sample_tensor(shape(a.source, a.embed), dtype, layout, 622, device), 0.3);
+          const Tensor v =
+              sample_tensor(shape(a.source, a.value_embed), dtype, layout, 623, device);
+          const Values qs = values_of(q), ks = values_of(k), vs = values_of(v);
+          const double scale = 1 / std::sqrt(static_cast<double>(a.embed));
+          const Shape out_shape = shape(a.target, a.value_embed);
+          if (auto out = fused_unless_refused(
+                  device, [&] { return bp::_scaled_dot_product_fused_attention(q, k, v); })) {
+            check_tensor(*out, out_shape, dtype, attention_reference(qs, ks, vs, a, scale, no_mask));
+          }
+          if (auto out = fused_unless_refused(device, [&] {
+                return bp::_scaled_dot_product_fused_attention(q, k, v, true, 0.2);
+              })) {
+            check_tensor(*out, out_shape, dtype, attention_reference(qs, ks, vs, a, 0.2, causal));
+          }
+
+          INFO("out= of any layout");
+          Tensor out = empty_tensor(out_shape, dtype, layout, device);
+          if (fused_unless_refused(device, [&] {
+                return bp::_scaled_dot_product_fused_attention_out(out, q, k, v, true);
+              })) {
+            check_tensor(out, out_shape, dtype, attention_reference(qs, ks, vs, a, scale, causal));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("_scaled_dot_product_fused_attention: empty operands and undefined softmax rows") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const Device device : test_devices("_scaled_dot_product_fused_attention.out")) {
+    INFO(device.str());
+    const Tensor q = sample_tensor({2, 4, 8}, bp::kFloat32, Layout::Contiguous, 631, device);
+    const Tensor v = sample_tensor({2, 5, 3}, bp::kFloat32, Layout::Contiguous, 632, device);
+
+    INFO("no keys: the product with an empty value is 0, as in the composite");
+    if (auto out = fused_unless_refused(device, [&] {
+          return bp::_scaled_dot_product_fused_attention(q, bp::zeros({2, 0, 8}).to(device),
+                                                         bp::zeros({2, 0, 3}).to(device));
+        })) {
+      check_tensor(*out, {2, 4, 3}, bp::kFloat32, Values(24, 0.0));
+    }
+    if (auto out = fused_unless_refused(device, [&] {
+          return bp::_scaled_dot_product_fused_attention(bp::zeros({2, 0, 8}).to(device),
+                                                         bp::zeros({2, 5, 8}).to(device), v);
+        })) {
+      check_tensor(*out, {2, 0, 3}, bp::kFloat32, {});
+    }
+
+    INFO("a NaN key leaves every row that sees it NaN, and only those");
+    Values key_values(80, 0.5);
+    key_values[2 * 8 + 1] = nan;  // batch 0, key position 2
+    const Tensor k = make_tensor(key_values, {2, 5, 8}, bp::kFloat32, device);
+    const std::optional<Tensor> out = fused_unless_refused(
+        device, [&] { return bp::_scaled_dot_product_fused_attention(q, k, v, true); });
+    if (!out) continue;
+    const Values values = values_of(*out);
+    for (int64_t i = 0; i < 4; ++i) {
+      for (int64_t e = 0; e < 3; ++e) {
+        INFO("batch 0, row " << i);
+        CHECK(std::isnan(values[static_cast<size_t>(i * 3 + e)]) == (i >= 2));
+        CHECK(!std::isnan(values[static_cast<size_t>(12 + i * 3 + e)]));
+      }
+    }
+  }
+}
+
+TEST_CASE("_scaled_dot_product_fused_attention refuses operands it cannot pair") {
+  const Tensor q = bp::zeros({2, 4, 8});
+  check_error(
+      [&] {
+        bp::_scaled_dot_product_fused_attention(q, bp::zeros({1, 5, 8}), bp::zeros({1, 5, 3}));
+      },
+      "must have the same leading dims (batch, heads, ...), got shapes [2, 4, 8], [1, 5, 8], [1, "
+      "5, 3]; "
+      "expand them first, or call scaled_dot_product_attention, which broadcasts");
+  check_error(
+      [&] {
+        bp::_scaled_dot_product_fused_attention(q, bp::zeros({2, 5, 8}), bp::zeros({2, 6, 3}));
+      },
+      "key must end in query's embedding size and have value's sequence length");
+  check_error(
+      [&] {
+        bp::_scaled_dot_product_fused_attention(q.to(bp::kInt32), bp::zeros({2, 5, 8}),
+                                                bp::zeros({2, 5, 3}));
+      },
+      "must share one floating-point dtype");
 }
 
 TEST_CASE("scaled_dot_product_attention refuses what it cannot compute") {

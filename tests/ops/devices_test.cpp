@@ -186,6 +186,17 @@ const std::vector<DeviceCase>& device_cases() {
          return std::vector{bp::rms_norm(floats({9, 33}, Layout::Transposed, 41, d), {33},
                                          floats({33}, Layout::Contiguous, 42, d))};
        }},
+      {"_scaled_dot_product_fused_attention.out",
+       [](Device d) {
+         // bfloat16 with head dim 64 and unit-stride rows: a case every fusing backend takes.
+         const auto heads_second = [d](int64_t length, uint64_t seed) {
+           return floats({2, length, 3, 64}, Layout::Contiguous, seed, d)
+               .to(bp::kBFloat16)
+               .transpose(1, 2);
+         };
+         return std::vector{bp::_scaled_dot_product_fused_attention(
+             heads_second(70, 52), heads_second(40, 53), heads_second(40, 54), true)};
+       }},
       {"batch_norm_inference.out",
        [](Device d) {
          return std::vector{bp::batch_norm_inference(

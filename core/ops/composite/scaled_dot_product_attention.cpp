@@ -1,14 +1,18 @@
-// scaled_dot_product_attention as PyTorch's math path computes it: softmax(query @ key^T * scale
-// + mask) @ value, over matmul, softmax and where. A row whose every position is masked out has
-// no defined softmax and comes out as NaN, as in that path.
+// scaled_dot_product_attention: the fused kernel op where the device's backend has one and the
+// arguments fit it, else PyTorch's math path: softmax(query @ key^T * scale + mask) @ value,
+// over matmul, softmax and where. A row whose every position is masked out has no defined
+// softmax and comes out as NaN, as in that path.
 #include <backplane/backplane.h>
 
+#include "../meta/attention.h"
+#include "dispatch/dispatch.h"
 #include "tensor/shape.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace bp {
 namespace {
@@ -23,30 +27,6 @@ Tensor repeat_heads(const Tensor& t, int64_t groups) {
   DimVector merged(t.sizes());
   merged[merged.size() - 3] *= groups;
   return t.unsqueeze(-3).expand(expanded).reshape(merged);
-}
-
-void check_shapes(const Tensor& query, const Tensor& key, const Tensor& value) {
-  if (query.dim() < 2 || key.dim() < 2 || value.dim() < 2) {
-    throw Error(fmt::format("{}: query, key and value need at least 2 dims (..., L or S, E), got "
-                            "shapes {}, {}, {}",
-                            kOp, detail::format_shape(query.sizes()),
-                            detail::format_shape(key.sizes()),
-                            detail::format_shape(value.sizes())));
-  }
-  if (key.size(-1) != query.size(-1) || key.size(-2) != value.size(-2)) {
-    throw Error(fmt::format("{}: key must end in query's embedding size and have value's "
-                            "sequence length: query {}, key {}, value {}",
-                            kOp, detail::format_shape(query.sizes()),
-                            detail::format_shape(key.sizes()),
-                            detail::format_shape(value.sizes())));
-  }
-  if (!is_floating_point(query.dtype()) || key.dtype() != query.dtype() ||
-      value.dtype() != query.dtype()) {
-    throw Error(fmt::format("{}: query, key and value must share one floating-point dtype, got "
-                            "{}, {}, {}",
-                            kOp, dtype_name(query.dtype()), dtype_name(key.dtype()),
-                            dtype_name(value.dtype())));
-  }
 }
 
 // Key and value heads shared by groups of query heads (grouped-query attention).
@@ -66,18 +46,32 @@ void share_heads(const Tensor& query, Tensor& key, Tensor& value) {
   value = repeat_heads(value, query_heads / kv_heads);
 }
 
+// The fused kernel op's result, or nothing when the device's backend lacks the op, the
+// operands' leading dims differ (the kernel does not broadcast), or the backend answers that
+// it does not fuse this case (BP_STATUS_UNIMPLEMENTED, a bp::Error of code NotImplemented).
+std::optional<Tensor> fused_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                      bool is_causal, std::optional<double> scale) {
+  if (!detail::has_kernel(detail::OpId::_scaled_dot_product_fused_attention_out, query.device())) {
+    return std::nullopt;
+  }
+  if (!meta::same_leading_dims(query, key) || !meta::same_leading_dims(query, value)) {
+    return std::nullopt;
+  }
+  try {
+    return _scaled_dot_product_fused_attention(query, key, value, is_causal, scale);
+  } catch (const Error& error) {
+    if (error.code() != ErrorCode::NotImplemented) throw;
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const std::optional<Tensor>& attn_mask, double dropout_p,
                                     bool is_causal, std::optional<double> scale,
                                     bool enable_gqa) {
-  if (!query.defined() || !key.defined() || !value.defined()) {
-    throw Error(fmt::format("{}: an argument is an undefined tensor (a default-constructed "
-                            "bp::Tensor)",
-                            kOp));
-  }
-  check_shapes(query, key, value);
+  meta::check_attention_operands(kOp, query, key, value);
   if (dropout_p != 0.0) {
     throw Error(fmt::format("{}: dropout_p must be 0, got {}; Backplane computes attention for "
                             "inference, without dropout",
@@ -92,6 +86,11 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
   Tensor keys = key;
   Tensor values = value;
   if (enable_gqa) share_heads(query, keys, values);
+  if (!has_mask) {
+    if (std::optional<Tensor> fused = fused_attention(query, keys, values, is_causal, scale)) {
+      return *fused;
+    }
+  }
 
   const double scale_factor = scale.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1))));
   Tensor scores = matmul(mul(query, scale_factor), keys.transpose(-2, -1));
