@@ -2,6 +2,7 @@
 // running the same convolution primitive directly, in one run. Run it once with
 // BACKPLANE_NUM_THREADS=1 and once with =2 to compare thread counts; see bench/README.md.
 #include "onednn_reference.h"
+#include "resnet50_layers.h"
 
 #include <backplane/backplane.h>
 
@@ -13,30 +14,11 @@
 
 namespace {
 
-struct ConvLayer {
-  const char* name;
-  int64_t in_channels, out_channels, size, kernel, stride, padding;
-
-  int64_t out_size() const { return (size + 2 * padding - kernel) / stride + 1; }
-};
-
-// One layer of each kind in ResNet-50: the stem, the 3x3 convolution of each stage, and a 1x1
-// expansion.
-const ConvLayer kLayers[] = {
-    {"conv1 7x7/2 3->64 224", 3, 64, 224, 7, 2, 3},
-    {"res2 3x3 64->64 56", 64, 64, 56, 3, 1, 1},
-    {"res2 1x1 64->256 56", 64, 256, 56, 1, 1, 0},
-    {"res3 3x3 128->128 28", 128, 128, 28, 3, 1, 1},
-    {"res4 3x3 256->256 14", 256, 256, 14, 3, 1, 1},
-    {"res5 3x3 512->512 7", 512, 512, 7, 3, 1, 1},
-};
+using bench::ConvLayer;
 
 void report_flops(benchmark::State& state, const ConvLayer& l, int64_t batch) {
-  const double flops =
-      2.0 * static_cast<double>(batch * l.out_channels * l.out_size() * l.out_size() *
-                                l.in_channels * l.kernel * l.kernel);
   state.counters["GFLOP/s"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * flops * 1e-9, benchmark::Counter::kIsRate);
+      static_cast<double>(state.iterations()) * l.flops(batch) * 1e-9, benchmark::Counter::kIsRate);
 }
 
 void backplane_conv(benchmark::State& state, ConvLayer l, int64_t batch) {
@@ -88,7 +70,7 @@ void onednn_conv(benchmark::State& state, ConvLayer l, int64_t batch) {
 
 int main(int argc, char** argv) {
   for (const int64_t batch : {1, 8}) {
-    for (const ConvLayer& l : kLayers) {
+    for (const ConvLayer& l : bench::kResNet50Layers) {
       const std::string name = std::string("conv2d ") + l.name + " batch " + std::to_string(batch);
       benchmark::RegisterBenchmark((name + "/backplane").c_str(), backplane_conv, l, batch)
           ->UseRealTime();

@@ -5,11 +5,18 @@
 //   - mm and addmm (4096^3, 8192^3; Float and BFloat16) next to cuBLASLt called directly with
 //     the same types, compute type and, for addmm, bias epilogue (TF32 for Float only when
 //     BACKPLANE_CUDA_ALLOW_TF32=1, for both);
+//   - conv2d with bias on ResNet-50's layer shapes (batch 32, Float16, NCHW) next to cuDNN called
+//     directly on the same tensors with the fastest algorithm cudnnFindConvolutionForwardAlgorithm
+//     measured, and cudnnAddTensor for the bias (only where CMake found cuDNN for the plugin);
+//   - scaled_dot_product_attention (8 sequences, 16 heads, 2048 and 8192 positions, head dim 128,
+//     BFloat16, causal and not) through the fused kernel, next to the composite path (matmul,
+//     softmax, matmul) that an explicit Bool mask selects;
 //   - bp::add of one element, end to end (meta, allocation, dispatch, launch) and waited for,
 //     next to a bare kernel launch and a stream synchronize.
 // Every timed iteration ends with cudaDeviceSynchronize, which waits for the plugin's stream too.
 // Without a CUDA device it prints why and exits with 77 (skipped). See bench/README.md.
 #include "cuda_bench_kernel.h"
+#include "resnet50_layers.h"
 
 #include <backplane/backplane.h>
 
@@ -17,11 +24,16 @@
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
+#if BACKPLANE_BENCH_CUDNN
+#include <cudnn.h>
+#endif
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -38,9 +50,18 @@ void check(cublasStatus_t status, const char* what) {
   }
 }
 
+#if BACKPLANE_BENCH_CUDNN
+void check(cudnnStatus_t status, const char* what) {
+  if (status != CUDNN_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": " + cudnnGetErrorString(status));
+}
+#endif
+
 void wait_for_device() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
 
-std::string dtype_label(bp::DType dtype) { return dtype == bp::kBFloat16 ? "bf16" : "f32"; }
+std::string dtype_label(bp::DType dtype) {
+  if (dtype == bp::kBFloat16) return "bf16";
+  return dtype == bp::kFloat16 ? "f16" : "f32";
+}
 
 // --- memory-bound ops ----------------------------------------------------------------------------
 
@@ -122,9 +143,14 @@ bool tf32_allowed() {
   return value != nullptr && std::strcmp(value, "1") == 0;
 }
 
-void report_flops(benchmark::State& state, int64_t n) {
-  state.counters["TFLOP/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * n * n * n / 1e12,
+void report_flops(benchmark::State& state, double flops_per_iteration) {
+  state.counters["TFLOP/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * flops_per_iteration / 1e12,
                                                  benchmark::Counter::kIsRate);
+}
+
+double matmul_flops(int64_t n) {
+  const auto size = static_cast<double>(n);
+  return 2.0 * size * size * size;
 }
 
 void BM_matmul(benchmark::State& state, bp::Device device, bp::DType dtype, int64_t n, bool with_bias) {
@@ -132,7 +158,7 @@ void BM_matmul(benchmark::State& state, bp::Device device, bp::DType dtype, int6
   const bp::Tensor bias = device_values({n}, dtype, device);
   bp::Tensor out = bp::empty({n, n}, dtype, device);
   run_memory_bound(state, [&] { with_bias ? bp::addmm_out(out, bias, a, b) : bp::mm_out(out, a, b); }, 0);
-  report_flops(state, n);
+  report_flops(state, matmul_flops(n));
 }
 
 // cuBLASLt called directly: row-major out = a @ b (+ bias per column) as column-major
@@ -208,7 +234,197 @@ void BM_reference_matmul(benchmark::State& state, bp::Device device, bp::DType d
   check(cudaSetDevice(device.index()), "cudaSetDevice");
   ReferenceMatmul reference(dtype, n, with_bias);
   run_memory_bound(state, [&] { reference.run(); }, 0);
-  report_flops(state, n);
+  report_flops(state, matmul_flops(n));
+}
+
+// --- convolution ---------------------------------------------------------------------------------
+
+// One layer's input, weight and bias at `batch`, Float16 in NCHW on the device.
+struct ConvOperands {
+  ConvOperands(const bench::ConvLayer& layer, int64_t batch, bp::Device device)
+      : input(device_values({batch, layer.in_channels, layer.size, layer.size}, bp::kFloat16, device)),
+        weight(
+            device_values({layer.out_channels, layer.in_channels, layer.kernel, layer.kernel}, bp::kFloat16, device)),
+        bias(device_values({layer.out_channels}, bp::kFloat16, device)) {}
+  bp::Tensor input, weight, bias;
+};
+
+void BM_conv2d(benchmark::State& state, bp::Device device, const bench::ConvLayer& layer, int64_t batch) {
+  const ConvOperands operands(layer, batch, device);
+  run_memory_bound(
+      state, [&] { bp::conv2d(operands.input, operands.weight, operands.bias, {layer.stride}, {layer.padding}); }, 0);
+  report_flops(state, layer.flops(batch));
+}
+
+#if BACKPLANE_BENCH_CUDNN
+// Where a device tensor's first element lives, for handing the tensor to cuDNN.
+void* device_address(const bp::Tensor& tensor) {
+  return static_cast<char*>(tensor.impl()->storage()->data()) + tensor.storage_offset() * tensor.element_size();
+}
+
+cudnnTensorDescriptor_t half_nchw_descriptor(bp::IntArrayRef sizes) {
+  cudnnTensorDescriptor_t descriptor = nullptr;
+  check(cudnnCreateTensorDescriptor(&descriptor), "cudnnCreateTensorDescriptor");
+  check(cudnnSetTensor4dDescriptor(descriptor, CUDNN_TENSOR_NCHW, CUDNN_DATA_HALF, static_cast<int>(sizes[0]),
+                                   static_cast<int>(sizes[1]), static_cast<int>(sizes[2]), static_cast<int>(sizes[3])),
+        "cudnnSetTensor4dDescriptor");
+  return descriptor;
+}
+
+// cuDNN called directly on the operands, described as the plugin describes them (Float32
+// accumulation, tensor-op math), but with the algorithm cudnnFindConvolutionForwardAlgorithm
+// measured fastest where the plugin takes its heuristic's first choice; the bias is added
+// afterwards, as the plugin adds it.
+class ReferenceConv {
+ public:
+  ReferenceConv(const bench::ConvLayer& layer, const ConvOperands& operands)
+      : operands_(operands),
+        out_(bp::empty({operands.input.size(0), layer.out_channels, layer.out_size(), layer.out_size()}, bp::kFloat16,
+                       operands.input.device())) {
+    check(cudnnCreate(&handle_), "cudnnCreate");
+    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cudnnSetStream(handle_, stream_), "cudnnSetStream");
+    input_descriptor_ = half_nchw_descriptor(operands.input.sizes());
+    bias_descriptor_ = half_nchw_descriptor({1, layer.out_channels, 1, 1});
+    out_descriptor_ = half_nchw_descriptor(out_.sizes());
+    check(cudnnCreateFilterDescriptor(&weight_descriptor_), "cudnnCreateFilterDescriptor");
+    check(cudnnSetFilter4dDescriptor(weight_descriptor_, CUDNN_DATA_HALF, CUDNN_TENSOR_NCHW,
+                                     static_cast<int>(layer.out_channels), static_cast<int>(layer.in_channels),
+                                     static_cast<int>(layer.kernel), static_cast<int>(layer.kernel)),
+          "cudnnSetFilter4dDescriptor");
+    check(cudnnCreateConvolutionDescriptor(&conv_descriptor_), "cudnnCreateConvolutionDescriptor");
+    const auto padding = static_cast<int>(layer.padding), stride = static_cast<int>(layer.stride);
+    check(cudnnSetConvolution2dDescriptor(conv_descriptor_, padding, padding, stride, stride, 1, 1,
+                                          CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+          "cudnnSetConvolution2dDescriptor");
+    check(cudnnSetConvolutionMathType(conv_descriptor_, CUDNN_TENSOR_OP_MATH), "cudnnSetConvolutionMathType");
+    cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int count = 0;
+    check(cudnnFindConvolutionForwardAlgorithm(handle_, input_descriptor_, weight_descriptor_, conv_descriptor_,
+                                               out_descriptor_, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, results),
+          "cudnnFindConvolutionForwardAlgorithm");
+    const auto fastest = std::find_if(results, results + count,
+                                      [](const auto& result) { return result.status == CUDNN_STATUS_SUCCESS; });
+    if (fastest == results + count) throw std::runtime_error("cuDNN has no algorithm for " + std::string(layer.name));
+    algorithm_ = fastest->algo;
+    // The math type the measurement ran the algorithm with (the descriptor's, or a compatible one).
+    check(cudnnSetConvolutionMathType(conv_descriptor_, fastest->mathType), "cudnnSetConvolutionMathType");
+    check(cudnnGetConvolutionForwardWorkspaceSize(handle_, input_descriptor_, weight_descriptor_, conv_descriptor_,
+                                                  out_descriptor_, algorithm_, &workspace_bytes_),
+          "cudnnGetConvolutionForwardWorkspaceSize");
+    if (workspace_bytes_ > 0) check(cudaMalloc(&workspace_, workspace_bytes_), "cudaMalloc");
+  }
+  ~ReferenceConv() {
+    cudaFree(workspace_);
+    cudnnDestroyConvolutionDescriptor(conv_descriptor_);
+    cudnnDestroyFilterDescriptor(weight_descriptor_);
+    for (cudnnTensorDescriptor_t descriptor : {input_descriptor_, bias_descriptor_, out_descriptor_}) {
+      cudnnDestroyTensorDescriptor(descriptor);
+    }
+    cudnnDestroy(handle_);
+    cudaStreamDestroy(stream_);
+  }
+  ReferenceConv(const ReferenceConv&) = delete;
+  ReferenceConv& operator=(const ReferenceConv&) = delete;
+
+  void run() {
+    const float one = 1, zero = 0;
+    check(cudnnConvolutionForward(handle_, &one, input_descriptor_, device_address(operands_.input), weight_descriptor_,
+                                  device_address(operands_.weight), conv_descriptor_, algorithm_, workspace_,
+                                  workspace_bytes_, &zero, out_descriptor_, device_address(out_)),
+          "cudnnConvolutionForward");
+    check(cudnnAddTensor(handle_, &one, bias_descriptor_, device_address(operands_.bias), &one, out_descriptor_,
+                         device_address(out_)),
+          "cudnnAddTensor");
+  }
+
+ private:
+  const ConvOperands& operands_;
+  bp::Tensor out_;
+  cudnnHandle_t handle_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  cudnnTensorDescriptor_t input_descriptor_ = nullptr;
+  cudnnTensorDescriptor_t bias_descriptor_ = nullptr;
+  cudnnTensorDescriptor_t out_descriptor_ = nullptr;
+  cudnnFilterDescriptor_t weight_descriptor_ = nullptr;
+  cudnnConvolutionDescriptor_t conv_descriptor_ = nullptr;
+  cudnnConvolutionFwdAlgo_t algorithm_{};
+  size_t workspace_bytes_ = 0;
+  void* workspace_ = nullptr;
+};
+
+void BM_reference_conv2d(benchmark::State& state, bp::Device device, const bench::ConvLayer& layer, int64_t batch) {
+  check(cudaSetDevice(device.index()), "cudaSetDevice");
+  const ConvOperands operands(layer, batch, device);
+  ReferenceConv reference(layer, operands);
+  run_memory_bound(state, [&] { reference.run(); }, 0);
+  report_flops(state, layer.flops(batch));
+}
+#endif
+
+// --- attention -----------------------------------------------------------------------------------
+
+constexpr int64_t kAttentionBatch = 8, kAttentionHeads = 16, kAttentionHeadDim = 128;
+
+// Query, key and value of kAttentionBatch sequences of `length` positions, BFloat16 on the device.
+struct AttentionOperands {
+  AttentionOperands(int64_t length, bp::Device device)
+      : query(values(length, device)), key(values(length, device)), value(values(length, device)) {}
+  static bp::Tensor values(int64_t length, bp::Device device) {
+    return device_values({kAttentionBatch, kAttentionHeads, length, kAttentionHeadDim}, bp::kBFloat16, device);
+  }
+  bp::Tensor query, key, value;
+};
+
+// The two matrix products over every (query, key) pair; a causal mask leaves half of them.
+double attention_flops(int64_t length, bool is_causal) {
+  const double flops = 4.0 * kAttentionBatch * kAttentionHeads * static_cast<double>(length) *
+                       static_cast<double>(length) * kAttentionHeadDim;
+  return is_causal ? flops / 2 : flops;
+}
+
+// Times `op`; a device without room for the composite path's score tensors (17 GB each in
+// BFloat16 at 8192 positions) skips the row instead of ending the run.
+void run_attention(benchmark::State& state, const Op& op, double flops_per_iteration) {
+  try {
+    run_memory_bound(state, op, 0);
+  } catch (const bp::Error& error) {
+    if (error.code() != bp::ErrorCode::OutOfMemory) throw;
+    state.SkipWithError(("out of device memory: " + std::string(error.what())).c_str());
+    return;
+  }
+  report_flops(state, flops_per_iteration);
+}
+
+void BM_attention(benchmark::State& state, bp::Device device, int64_t length, bool is_causal) {
+  const AttentionOperands attention(length, device);
+  // Where the backend declines to fuse a case, scaled_dot_product_attention quietly takes the
+  // composite path, and this row would time that instead.
+  try {
+    bp::_scaled_dot_product_fused_attention(attention.query, attention.key, attention.value, is_causal);
+  } catch (const bp::Error& error) {
+    if (error.code() != bp::ErrorCode::NotImplemented) throw;
+    state.SkipWithError(("no fused kernel for this case: " + std::string(error.what())).c_str());
+    return;
+  }
+  run_attention(
+      state,
+      [&] {
+        bp::scaled_dot_product_attention(attention.query, attention.key, attention.value, std::nullopt, 0.0, is_causal);
+      },
+      attention_flops(length, is_causal));
+}
+
+// The same attention through the composite path, which any explicit mask selects: all true, or
+// the causal mask (key position j attends for query position i when j <= i).
+void BM_attention_composite(benchmark::State& state, bp::Device device, int64_t length, bool is_causal) {
+  const AttentionOperands attention(length, device);
+  const bp::Tensor mask = is_causal ? bp::lt(bp::arange(length, bp::kInt64, device).view({1, length}),
+                                             bp::arange(1, length + 1, 1, bp::kInt64, device).view({length, 1}))
+                                    : bp::ones({length, length}, bp::kBool, device);
+  run_attention(
+      state, [&] { bp::scaled_dot_product_attention(attention.query, attention.key, attention.value, mask); },
+      attention_flops(length, is_causal));
 }
 
 // --- latency -------------------------------------------------------------------------------------
@@ -272,6 +488,28 @@ void register_benchmarks(bp::Device device) {
                                      device, dtype, n, with_bias)
             ->UseRealTime();
       }
+    }
+  }
+  const int64_t conv_batch = 32;
+  for (const bench::ConvLayer& layer : bench::kResNet50Layers) {
+    const std::string name =
+        std::string("conv2d ") + layer.name + " batch " + std::to_string(conv_batch) + " " + dtype_label(bp::kFloat16);
+    benchmark::RegisterBenchmark((name + "/" + gpu).c_str(), BM_conv2d, device, layer, conv_batch)->UseRealTime();
+#if BACKPLANE_BENCH_CUDNN
+    benchmark::RegisterBenchmark((name + " cuDNN (reference)/" + gpu).c_str(), BM_reference_conv2d, device, layer,
+                                 conv_batch)
+        ->UseRealTime();
+#endif
+  }
+  for (const int64_t length : {int64_t{2048}, int64_t{8192}}) {
+    for (const bool is_causal : {false, true}) {
+      const std::string name = "attention " + std::to_string(kAttentionBatch) + "x" + std::to_string(kAttentionHeads) +
+                               "x" + std::to_string(length) + "x" + std::to_string(kAttentionHeadDim) + " " +
+                               dtype_label(bp::kBFloat16) + (is_causal ? " causal" : "");
+      benchmark::RegisterBenchmark((name + "/" + gpu).c_str(), BM_attention, device, length, is_causal)->UseRealTime();
+      benchmark::RegisterBenchmark((name + " composite path (reference)/" + gpu).c_str(), BM_attention_composite,
+                                   device, length, is_causal)
+          ->UseRealTime();
     }
   }
   benchmark::RegisterBenchmark(("add 1 element, end to end/" + gpu).c_str(), BM_add_one_element, device);
