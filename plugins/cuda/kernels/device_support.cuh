@@ -66,6 +66,8 @@ template <typename T>
 struct FloatingDType : std::bool_constant<kIsFloating<T>> {};
 template <typename T>
 struct IntegerDType : std::bool_constant<std::is_integral_v<T> && !std::is_same_v<T, bool>> {};
+template <typename T>
+struct HalfDType : std::bool_constant<kIsHalfType<T>> {};
 
 // Calls fn(DeviceTypeTag<T>{}) for `dtype` when Supported<T> holds; otherwise `op` has no
 // kernel for it. Only supported types are instantiated.

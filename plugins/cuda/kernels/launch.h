@@ -117,6 +117,33 @@ void launch_rms_norm(DType dtype, const GroupShape<3>& shape, const void* input,
 // `has_bias`).
 void launch_batch_norm(DType dtype, const ElementwiseLaunch<6>& launch, double eps, bool has_weight, bool has_bias);
 
+// --- attention (attention.cu) -------------------------------------------------------------------
+
+// The operands of fused attention, in the order of their strides and addresses.
+enum AttentionOperand { kAttentionQuery, kAttentionKey, kAttentionValue, kAttentionOut, kAttentionOperands };
+
+// The kernel copies rows in pieces of this many bytes: every operand's last dim must be
+// contiguous and each of its rows must start at a multiple of it.
+inline constexpr size_t kAttentionRowAlignment = 16;
+
+// `batches` independent problems (one per index of the leading dims: batch, heads, ...), each a
+// query (L x E), key (S x E), value (S x E) and out (L x E) matrix of one operand.
+struct AttentionShape {
+  int64_t batches = 0;
+  StridedShape<kAttentionOperands> batch_offsets;  // each problem's first element, per operand
+  int64_t query_length = 0;                        // L
+  int64_t key_length = 0;                          // S
+  int64_t head_dim = 0;                            // E
+  int64_t row_strides[kAttentionOperands] = {};    // in elements; rows as kAttentionRowAlignment requires
+  bool causal = false;                             // query i attends to keys 0..i
+};
+
+// out = softmax(query @ key^T * scale) @ value per problem, accumulated in float; zeros where
+// S is 0. Fused for Float16 and BFloat16 with E of 64 or 128 only; other dtypes and head sizes,
+// and a device with too little shared memory, are refused with BP_STATUS_UNIMPLEMENTED.
+void launch_fused_attention(DType dtype, const AttentionShape& shape, const void* const* data, double scale,
+                            const LaunchTarget& target);
+
 // --- indexing (gather.cu) -----------------------------------------------------------------------
 
 // out = src picked along one dimension by Int64 indices: for each element of out, the operands'

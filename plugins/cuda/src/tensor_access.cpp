@@ -176,6 +176,9 @@ template GroupShape<2> group_shape<2>(std::string_view, std::span<const int64_t>
                                       const std::array<std::span<const int64_t>, 2>&);
 template GroupShape<3> group_shape<3>(std::string_view, std::span<const int64_t>, const DimValues<bool>&,
                                       const std::array<std::span<const int64_t>, 3>&);
+template GroupShape<kAttentionOperands> group_shape<kAttentionOperands>(
+    std::string_view, std::span<const int64_t>, const DimValues<bool>&,
+    const std::array<std::span<const int64_t>, kAttentionOperands>&);
 template GroupShape<kNormOperands> group_shape<kNormOperands>(
     std::string_view, std::span<const int64_t>, const DimValues<bool>&,
     const std::array<std::span<const int64_t>, kNormOperands>&);
