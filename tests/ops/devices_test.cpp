@@ -186,6 +186,16 @@ const std::vector<DeviceCase>& device_cases() {
          return std::vector{bp::rms_norm(floats({9, 33}, Layout::Transposed, 41, d), {33},
                                          floats({33}, Layout::Contiguous, 42, d))};
        }},
+      {"_addmm_activation.out",
+       [](Device d) {
+         return std::vector{
+             bp::_addmm_activation(floats({24}, Layout::Contiguous, 55, d),
+                                   floats({9, 13}, Layout::Transposed, 56, d),
+                                   floats({13, 24}, Layout::Sliced, 57, d), 1, 1, true),
+             bp::_addmm_activation(floats({9, 24}, Layout::Sliced, 58, d),
+                                   floats({9, 13}, Layout::Contiguous, 59, d),
+                                   floats({13, 24}, Layout::Transposed, 60, d), 0.5, 2)};
+       }},
       {"_scaled_dot_product_fused_attention.out",
        [](Device d) {
          // bfloat16 with head dim 64 and unit-stride rows: a case every fusing backend takes.

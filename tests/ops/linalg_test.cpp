@@ -1,7 +1,9 @@
-// Matrix products: mm, bmm, addmm, and linear over them.
+// Matrix products: mm, bmm, addmm, _addmm_activation, and linear over them.
 #include "op_test_support.h"
 
+#include <cmath>
 #include <limits>
+#include <numbers>
 
 namespace optest {
 namespace {
@@ -34,6 +36,19 @@ Values addmm_reference(const Values& self, const Shape& self_shape, const Values
   for (size_t i = 0; i < out.size(); ++i)
     out[i] = alpha * product[i] + (beta == 0 ? 0 : beta * addend[i]);
   return out;
+}
+
+// ReLU, or GELU in its tanh approximation, of every value.
+Values activated(Values values, bool use_gelu) {
+  for (double& x : values) {
+    if (use_gelu) {
+      const double inner = std::numbers::sqrt2 * std::numbers::inv_sqrtpi * (x + 0.044715 * x * x * x);
+      x = 0.5 * x * (1 + std::tanh(inner));
+    } else {
+      x = x < 0 ? 0 : x;
+    }
+  }
+  return values;
 }
 
 struct MatmulShape {
@@ -144,6 +159,62 @@ TEST_CASE("addmm with beta = 0 ignores NaN in self, and with an empty inner dim 
                            bp::zeros({0, 3}, bp::kFloat64, device), 2, 1),
                  {2, 3}, bp::kFloat64, {2, 4, 6, 8, 10, 12});
   }
+}
+
+TEST_CASE("_addmm_activation: addmm, then ReLU or tanh-approximated GELU, fused") {
+  struct Coefficients {
+    double beta, alpha;
+  };
+  const Coefficients coefficients[] = {{1, 1}, {2, 3}, {0, 2}};
+  // A bias row (fused as the product's bias), a full matrix, and one value.
+  const Shape self_shapes[] = {{40}, {33, 40}, {}};
+  for (const Device device : test_devices("_addmm_activation.out")) {
+    for (const DType dtype : {bp::kFloat32, bp::kFloat64, bp::kFloat16, bp::kBFloat16}) {
+      for (const auto& [beta, alpha] : coefficients) {
+        for (const Shape& self_shape : self_shapes) {
+          for (const bool use_gelu : {false, true}) {
+            INFO(device.str() << " " << name_of(dtype) << " beta " << beta << " alpha " << alpha
+                              << " self " << shape_string(self_shape) << " use_gelu "
+                              << use_gelu);
+            const Tensor self = sample_tensor(self_shape, dtype, Layout::Contiguous, 90, device);
+            const Tensor mat1 = sample_tensor({33, 17}, dtype, Layout::Sliced, 91, device);
+            const Tensor mat2 = sample_tensor({17, 40}, dtype, Layout::Transposed, 92, device);
+            const Values expected = activated(
+                addmm_reference(values_of(self), self_shape,
+                                matmul_reference(values_of(mat1), values_of(mat2), 1, 33, 17, 40),
+                                {33, 40}, beta, alpha),
+                use_gelu);
+            check_tensor(bp::_addmm_activation(self, mat1, mat2, beta, alpha, use_gelu), {33, 40},
+                         dtype, expected);
+
+            Tensor out = empty_tensor({33, 40}, dtype, Layout::Transposed, device);
+            bp::_addmm_activation_out(out, self, mat1, mat2, beta, alpha, use_gelu);
+            check_tensor(out, {33, 40}, dtype, expected);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("_addmm_activation: an empty inner dim activates beta * self; integers are refused") {
+  for (const Device device : test_devices("_addmm_activation.out")) {
+    INFO(device.str());
+    const Tensor self = make_tensor({-1, 2, -3, 4, -5, 6}, {2, 3}, bp::kFloat32, device);
+    check_tensor(bp::_addmm_activation(self, bp::zeros({2, 0}, bp::kFloat32, device),
+                                       bp::zeros({0, 3}, bp::kFloat32, device), 2, 1),
+                 {2, 3}, bp::kFloat32, {0, 4, 0, 8, 0, 12});
+  }
+  check_error(
+      [] {
+        bp::_addmm_activation(bp::zeros({2}, bp::kInt32), bp::zeros({2, 2}, bp::kInt32),
+                              bp::zeros({2, 2}, bp::kInt32));
+      },
+      "_addmm_activation: expected floating-point operands, got Int; convert them with "
+      ".to(bp::kFloat32), or call addmm and then relu or gelu");
+  check_error(
+      [] { bp::_addmm_activation(bp::zeros({3}), bp::zeros({2, 2}), bp::zeros({2, 4})); },
+      "_addmm_activation: self of shape [3] cannot be broadcast to the product's shape [2, 4]");
 }
 
 TEST_CASE("matrix products of Bool tensors are refused with a clear message") {

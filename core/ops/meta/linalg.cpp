@@ -68,23 +68,46 @@ std::array<OutputSpec, 1> bmm_out(Tensor& self, Tensor& mat2) {
   return {OutputSpec{{self.size(0), self.size(1), mat2.size(2)}, self.dtype(), device}};
 }
 
-// addmm: out [n, p] = beta * self + alpha * (mat1 [n, m] @ mat2 [m, p]); self arrives expanded
-// to [n, p] (stride 0 along broadcast dims).
-std::array<OutputSpec, 1> addmm_out(Tensor& self, Tensor& mat1, Tensor& mat2,
-                                    const Scalar& /*beta*/, const Scalar& /*alpha*/) {
+namespace {
+
+// addmm and _addmm_activation: out [n, p] = beta * self + alpha * (mat1 [n, m] @ mat2 [m, p]);
+// self arrives expanded to [n, p] (stride 0 along broadcast dims).
+std::array<OutputSpec, 1> addmm_like(const char* op, Tensor& self, Tensor& mat1, Tensor& mat2) {
   const Device device = support::common_device({&self, &mat1, &mat2});
-  check_rank(mat1, 2, "addmm", "mat1");
-  check_rank(mat2, 2, "addmm", "mat2");
-  check_same_dtype(mat1, mat2, "addmm", "mat1", "mat2");
-  check_same_dtype(self, mat1, "addmm", "self", "mat1");
-  check_multipliable(mat1, mat2, "addmm");
+  check_rank(mat1, 2, op, "mat1");
+  check_rank(mat2, 2, op, "mat2");
+  check_same_dtype(mat1, mat2, op, "mat1", "mat2");
+  check_same_dtype(self, mat1, op, "self", "mat1");
+  check_multipliable(mat1, mat2, op);
   DimVector shape{mat1.size(0), mat2.size(1)};
   if (!detail::is_expandable_to(self.sizes(), shape)) {
-    throw Error(fmt::format("addmm: self of shape {} cannot be broadcast to the product's shape {}",
-                            detail::format_shape(self.sizes()), detail::format_shape(shape)));
+    throw Error(fmt::format("{}: self of shape {} cannot be broadcast to the product's shape {}",
+                            op, detail::format_shape(self.sizes()), detail::format_shape(shape)));
   }
   support::prepare_input(self, self.dtype(), shape, device);
   return {OutputSpec{std::move(shape), mat1.dtype(), device}};
+}
+
+}  // namespace
+
+std::array<OutputSpec, 1> addmm_out(Tensor& self, Tensor& mat1, Tensor& mat2,
+                                    const Scalar& /*beta*/, const Scalar& /*alpha*/) {
+  return addmm_like("addmm", self, mat1, mat2);
+}
+
+// _addmm_activation: addmm's rules, for floating dtypes only (ReLU and GELU of integers are not
+// defined the same way everywhere).
+std::array<OutputSpec, 1> _addmm_activation_out(Tensor& self, Tensor& mat1, Tensor& mat2,
+                                                const Scalar& /*beta*/, const Scalar& /*alpha*/,
+                                                bool /*use_gelu*/) {
+  const char* const op = "_addmm_activation";
+  std::array<OutputSpec, 1> outputs = addmm_like(op, self, mat1, mat2);
+  if (!is_floating_point(mat1.dtype())) {
+    throw Error(fmt::format("{}: expected floating-point operands, got {}; convert them with "
+                            ".to(bp::kFloat32), or call addmm and then relu or gelu",
+                            op, dtype_name(mat1.dtype())));
+  }
+  return outputs;
 }
 
 }  // namespace bp::meta

@@ -2,6 +2,7 @@
 // floating one for the transcendental functions), so each kernel is one loop.
 #include "CPUNativeFunctions.h"
 
+#include "activations.h"
 #include "dtypes.h"
 #include "parallel_elements.h"
 #include "vector_math.h"
@@ -35,20 +36,6 @@ C absolute(C x) {
   } else {
     return x;  // unsigned and bool
   }
-}
-
-// GELU, exact: x * Phi(x) with Phi the standard normal CDF.
-template <typename C>
-C gelu_erf(C x) {
-  return C(0.5) * x * (C(1) + std::erf(x / std::numbers::sqrt2_v<C>));
-}
-
-// GELU, tanh approximation (Hendrycks & Gimpel), as PyTorch's approximate='tanh'.
-template <typename C>
-C gelu_tanh(C x) {
-  constexpr C kSqrt2OverPi = std::numbers::sqrt2_v<C> * std::numbers::inv_sqrtpi_v<C>;
-  constexpr C kCubic = C(0.044715);
-  return C(0.5) * x * (C(1) + std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x)));
 }
 
 }  // namespace
@@ -88,10 +75,8 @@ void silu_out(const TensorView& self, const TensorView& out) {
                           [](auto x) { return x / (decltype(x)(1) + exp_of(-x)); });
 }
 
-// Written as "x < 0 ? 0 : x" so that NaN passes through, as PyTorch's relu does.
 void relu_out(const TensorView& self, const TensorView& out) {
-  unary_op<NonBoolDType>("relu", self, out,
-                         [](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; });
+  unary_op<NonBoolDType>("relu", self, out, [](auto x) { return relu_of(x); });
 }
 
 void gelu_out(const TensorView& self, std::string_view approximate, const TensorView& out) {

@@ -65,6 +65,20 @@ MatmulProblem product(std::string_view op, const TensorView& a, const TensorView
   return problem;
 }
 
+MatmulProblem addmm_problem(std::string_view op, const TensorView& self, const TensorView& mat1,
+                            const TensorView& mat2, const bp::Scalar& beta,
+                            const bp::Scalar& alpha, const TensorView& out,
+                            Activation activation) {
+  MatmulProblem problem = product(op, mat1, mat2, out);
+  require_dtype(op, "self", self, mat1.dtype());
+  const DimValues<int64_t> self_strides = broadcast_strides(op, self, out.sizes());
+  problem.addend = operand_of(self, out.sizes(), self_strides.span());
+  problem.alpha = alpha;
+  problem.beta = beta;
+  problem.activation = activation;
+  return problem;
+}
+
 }  // namespace
 
 void mm_out(const TensorView& self, const TensorView& mat2, const TensorView& out) {
@@ -76,16 +90,18 @@ void bmm_out(const TensorView& self, const TensorView& mat2, const TensorView& o
 }
 
 // self broadcasts to out's (n, m), as in PyTorch; a bias row (linear's) is fused into the
-// product.
+// product, and so is the activation.
 void addmm_out(const TensorView& self, const TensorView& mat1, const TensorView& mat2,
                const bp::Scalar& beta, const bp::Scalar& alpha, const TensorView& out) {
-  MatmulProblem problem = product("addmm", mat1, mat2, out);
-  require_dtype("addmm", "self", self, mat1.dtype());
-  const DimValues<int64_t> self_strides = broadcast_strides("addmm", self, out.sizes());
-  problem.addend = operand_of(self, out.sizes(), self_strides.span());
-  problem.alpha = alpha;
-  problem.beta = beta;
-  run(problem);
+  run(addmm_problem("addmm", self, mat1, mat2, beta, alpha, out, Activation::None));
+}
+
+void _addmm_activation_out(const TensorView& self, const TensorView& mat1, const TensorView& mat2,
+                           const bp::Scalar& beta, const bp::Scalar& alpha, bool use_gelu,
+                           const TensorView& out) {
+  if (!is_floating_point(out.dtype())) unsupported_dtype("_addmm_activation", out.dtype());
+  run(addmm_problem("_addmm_activation", self, mat1, mat2, beta, alpha, out,
+                    use_gelu ? Activation::GeluTanh : Activation::Relu));
 }
 
 }  // namespace bp::cpu

@@ -57,6 +57,7 @@ void blocks_of(const MatmulProblem& problem) {
       converted.dtype = DType::Float32;
       converted.alpha = problem.alpha;
       converted.beta = problem.beta;
+      converted.activation = problem.activation;
       converted.a = dense_float32(a_buffer, rows, k);
       converted.b = b_float;
       converted.out = dense_float32(out_buffer, rows, m);

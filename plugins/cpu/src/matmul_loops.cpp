@@ -4,6 +4,7 @@
 // while the inner dimension is walked in slices.
 #include "matmul_problem.h"
 
+#include "activations.h"
 #include "dtypes.h"
 #include "thread_pool.h"
 
@@ -43,6 +44,17 @@ void loops_of(const MatmulProblem& problem) {
   auto* out_data = static_cast<T*>(out.data);
   const auto* addend_data = problem.addend ? static_cast<const T*>(problem.addend->data) : nullptr;
   auto value = [](T element) { return static_cast<Acc>(static_cast<compute_t<T>>(element)); };
+  // Floating dtypes only: the core refuses activations of integer products.
+  auto activate = [activation = problem.activation](Acc x) {
+    if constexpr (std::is_floating_point_v<Acc>) {
+      switch (activation) {
+        case Activation::None: return x;
+        case Activation::Relu: return relu_of(x);
+        case Activation::GeluTanh: return gelu_tanh(x);
+      }
+    }
+    return x;
+  };
 
   const int64_t row_blocks = (n + kRowBlock - 1) / kRowBlock;
   const int64_t work_per_block = std::max<int64_t>(1, kRowBlock * m * k);
@@ -80,7 +92,7 @@ void loops_of(const MatmulProblem& problem) {
             if (beta != Acc(0)) {
               result += beta * value(addend_data[problem.addend->offset(batch, i, col_begin + j)]);
             }
-            out_data[out.offset(batch, i, col_begin + j)] = static_cast<T>(result);
+            out_data[out.offset(batch, i, col_begin + j)] = static_cast<T>(activate(result));
           }
         }
       }

@@ -268,6 +268,7 @@ std::shared_ptr<const MatmulPrimitives> primitives_for(const MatmulProblem& prob
   add_to_key(key, ops.out);
   key.add(static_cast<int64_t>(ops.fusion)).add(static_cast<double>(alpha));
   if (ops.fusion == AddendFusion::Sum) key.add(static_cast<double>(beta));
+  key.add(static_cast<int64_t>(problem.activation));
   if (ops.fusion == AddendFusion::Bias || ops.fusion == AddendFusion::Binary) {
     key.add(static_cast<int64_t>(ops.addend_desc.data_type()));
     key.add(std::span<const int64_t>(ops.addend_desc.dims()));
@@ -282,6 +283,12 @@ std::shared_ptr<const MatmulPrimitives> primitives_for(const MatmulProblem& prob
     if (ops.fusion == AddendFusion::Sum) post_ops.append_sum(beta);
     if (ops.fusion == AddendFusion::Binary) {
       post_ops.append_binary(dnnl::algorithm::binary_add, ops.addend_desc);
+    }
+    // After the addend, so that the activation sees the whole sum, as the loops apply it.
+    if (problem.activation == Activation::Relu) {
+      post_ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    } else if (problem.activation == Activation::GeluTanh) {
+      post_ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_tanh, 0.0f, 0.0f);
     }
     attributes.set_post_ops(post_ops);
     const memory::desc src = matrix_desc(ops.a, type, batched);

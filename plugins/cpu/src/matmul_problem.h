@@ -27,7 +27,10 @@ struct MatrixOperand {
   MatrixOperand slice(int64_t b, int64_t row_begin, int64_t row_end, size_t element_size) const;
 };
 
-// out = alpha * (a @ b) + beta * addend for every batch. a is (batch, n, k), b (batch, k, m),
+// What a product applies to each element of its result before storing it.
+enum class Activation { None, Relu, GeluTanh };
+
+// out = activation(alpha * (a @ b) + beta * addend) for every batch. a is (batch, n, k), b (batch, k, m),
 // out and addend (batch, n, m); a or b may repeat one matrix over the batch (batch_stride 0),
 // the addend may repeat a row or column (stride 0). Without an addend, or with beta == 0, only
 // alpha * (a @ b) is written: the addend is not read at all (it may hold NaN), as in BLAS.
@@ -37,6 +40,7 @@ struct MatmulProblem {
   std::optional<MatrixOperand> addend;
   Scalar alpha = 1;
   Scalar beta = 0;
+  Activation activation = Activation::None;
 
   int64_t batch() const { return out.batch; }
   int64_t n() const { return out.rows; }

@@ -96,6 +96,18 @@ void set_preference(cublasLtMatmulPreference_t preference, cublasLtMatmulPrefere
                "describing a product");
 }
 
+// cuBLASLt's epilogue for a bias, an activation, both or neither. Its GELU is the tanh
+// approximation.
+cublasLtEpilogue_t epilogue_of(const BlasProduct& product) {
+  const bool bias = product.bias != nullptr;
+  switch (product.activation) {
+    case BlasActivation::None: return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+    case BlasActivation::Relu: return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    case BlasActivation::GeluTanh: return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
 }  // namespace
 
 Blas::Blas(int device, std::string label, DeviceAllocator& allocator)
@@ -133,10 +145,11 @@ bool Blas::try_multiply(const BlasProduct& product, cudaStream_t stream) {
   const int32_t transb = product.b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   set_desc(raw_desc, CUBLASLT_MATMUL_DESC_TRANSA, transa);
   set_desc(raw_desc, CUBLASLT_MATMUL_DESC_TRANSB, transb);
-  if (product.bias) {
-    set_desc(raw_desc, CUBLASLT_MATMUL_DESC_EPILOGUE, static_cast<uint32_t>(CUBLASLT_EPILOGUE_BIAS));
-    set_desc(raw_desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, product.bias);
+  const cublasLtEpilogue_t epilogue = epilogue_of(product);
+  if (epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+    set_desc(raw_desc, CUBLASLT_MATMUL_DESC_EPILOGUE, static_cast<uint32_t>(epilogue));
   }
+  if (product.bias) set_desc(raw_desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, product.bias);
   const Layout a = matrix_layout(product.a, types.data, product.batches);
   const Layout b = matrix_layout(product.b, types.data, product.batches);
   const Layout d = matrix_layout(product.d, types.data, product.batches);
@@ -154,7 +167,7 @@ bool Blas::try_multiply(const BlasProduct& product, cudaStream_t stream) {
     append_bytes(key, alignment_of(m->data));
   }
   append_bytes(key, product.beta != 0);
-  append_bytes(key, product.bias != nullptr);
+  append_bytes(key, epilogue);
   append_bytes(key, alignment_of(product.bias));
 
   cublasLtMatmulHeuristicResult_t chosen{};

@@ -29,9 +29,12 @@ struct BlasMatrix {
   bool transposed = false;  // A and B only
 };
 
-// D = alpha * op(A) @ op(B) + beta * D for each of `batches` products, plus, with a bias, the
-// bias vector (one element per row of D, unscaled) added to every column. With beta == 0, D is
-// not read.
+// What cuBLASLt's epilogue applies to each element of D last.
+enum class BlasActivation { None, Relu, GeluTanh };
+
+// D = activation(alpha * op(A) @ op(B) + beta * D) for each of `batches` products, plus, with a
+// bias, the bias vector (one element per row of D, unscaled) added to every column before the
+// activation. With beta == 0, D is not read.
 struct BlasProduct {
   DType dtype = DType::Float32;
   int64_t batches = 1;
@@ -41,6 +44,7 @@ struct BlasProduct {
   double alpha = 1;
   double beta = 0;
   const void* bias = nullptr;
+  BlasActivation activation = BlasActivation::None;
 };
 
 class Blas {
@@ -51,7 +55,8 @@ class Blas {
   Blas& operator=(const Blas&) = delete;
 
   // Queues the product on `stream` (Float32, Float64, Float16 or BFloat16). Returns false when
-  // cuBLASLt has no algorithm for it (a bias it cannot fuse for this dtype, say); throws
+  // cuBLASLt has no algorithm for it (a bias or activation it cannot fuse for this dtype, say);
+  // throws
   // bp::plugin::Error on failures.
   bool try_multiply(const BlasProduct& product, cudaStream_t stream);
 

@@ -1,5 +1,5 @@
-// Matrix products: mm, bmm and addmm. Floating dtypes go to cuBLASLt (addmm's bias row fused as
-// its bias epilogue where cuBLASLt can); integer dtypes to the tiled kernel of
+// Matrix products: mm, bmm, addmm and _addmm_activation. Floating dtypes go to cuBLASLt (addmm's
+// bias row and the activation fused as its epilogue where cuBLASLt can); integer dtypes to the tiled kernel of
 // kernels/matmul_int.cu. Operands cuBLASLt cannot read as they are laid out (no unit stride,
 // broadcast batches) are copied to dense scratch first; an output it cannot write, or one that
 // overlaps an input, is computed in scratch and copied out.
@@ -128,12 +128,24 @@ class Staging {
   DeviceScratch scratch_;
 };
 
-// out = alpha * (a @ b) + beta * addend, batch by batch; `addend` (addmm's self), if any, is
-// `addend_view` read through `addend_strides` over out's (rows, cols). With beta == 0 the
-// addend is not read at all (it may hold NaN), as in BLAS and PyTorch.
+// The activation applied in place to every element of `m`, when cuBLASLt did not fuse it.
+void activate(Device& device, const Matrices& m, int64_t batches, BlasActivation activation) {
+  if (activation == BlasActivation::None) return;
+  const UnaryOp op = activation == BlasActivation::Relu ? UnaryOp::Relu : UnaryOp::GeluTanh;
+  const auto sizes = m.sizes(batches);
+  const auto strides = m.strides();
+  const Operand operand{m.data, strides, m.element_bytes()};
+  for_each_launch<2>(device, sizes, {operand, operand},
+                     [&](const ElementwiseLaunch<2>& launch) { launch_unary(op, m.dtype, launch); });
+}
+
+// out = activation(alpha * (a @ b) + beta * addend), batch by batch; `addend` (addmm's self), if
+// any, is `addend_view` read through `addend_strides` over out's (rows, cols). With beta == 0
+// the addend is not read at all (it may hold NaN), as in BLAS and PyTorch. An activation is for
+// floating dtypes only.
 void matmul_into(std::string_view op, const TensorView& a_view, const TensorView& b_view, const TensorView& out_view,
                  const Scalar& alpha, const Scalar& beta, const TensorView* addend_view,
-                 std::span<const int64_t> addend_strides) {
+                 std::span<const int64_t> addend_strides, BlasActivation activation = BlasActivation::None) {
   require_dtype(op, "mat2", b_view, a_view.dtype());
   require_dtype(op, "out", out_view, a_view.dtype());
   if (addend_view) require_dtype(op, "self", *addend_view, a_view.dtype());
@@ -161,13 +173,15 @@ void matmul_into(std::string_view op, const TensorView& a_view, const TensorView
 
   if (k == 0) {  // an empty sum: out = beta * addend, or zeros
     fill__Scalar(out_view, 0);
-    if (!uses_addend) return;
-    const auto sizes = out.sizes(batches);
-    const auto out_strides = out.strides(), addend_strides3 = addend.strides();
-    const Operand out_operand{out.data, out_strides, out.element_bytes()};
-    for_each_launch<3>(device, sizes,
-                       {out_operand, out_operand, Operand{addend.data, addend_strides3, addend.element_bytes()}},
-                       [&](const ElementwiseLaunch<3>& launch) { launch_binary(BinaryOp::Add, dtype, launch, beta); });
+    if (uses_addend) {
+      const auto sizes = out.sizes(batches);
+      const auto out_strides = out.strides(), addend_strides3 = addend.strides();
+      const Operand out_operand{out.data, out_strides, out.element_bytes()};
+      for_each_launch<3>(device, sizes,
+                         {out_operand, out_operand, Operand{addend.data, addend_strides3, addend.element_bytes()}},
+                         [&](const ElementwiseLaunch<3>& launch) { launch_binary(BinaryOp::Add, dtype, launch, beta); });
+    }
+    activate(device, out, batches, activation);
     return;
   }
 
@@ -191,6 +205,7 @@ void matmul_into(std::string_view op, const TensorView& a_view, const TensorView
     product.dtype = dtype;
     product.batches = batches;
     product.alpha = alpha.to<double>();
+    product.activation = activation;
     // D = out^T = b^T @ a^T when the result is row-major (the bias then runs along out's rows);
     // D = out = a @ b when it is column-major.
     const bool row_major = as_blas(result, true, batches).has_value() && !as_blas(result, true, batches)->transposed;
@@ -220,7 +235,14 @@ void matmul_into(std::string_view op, const TensorView& a_view, const TensorView
         staging.copy(result, addend, batches);
         product.beta = beta.to<double>();
       }
-      if (!device.blas().try_multiply(product, target.stream)) {
+      bool multiplied = device.blas().try_multiply(product, target.stream);
+      if (!multiplied && activation != BlasActivation::None) {
+        // No epilogue for this activation and dtype: the plain product, then the activation.
+        product.activation = BlasActivation::None;
+        multiplied = device.blas().try_multiply(product, target.stream);
+        if (multiplied) activate(device, result, batches, activation);
+      }
+      if (!multiplied) {
         throw plugin::Error(BP_STATUS_UNIMPLEMENTED, std::string(op) + ": cuBLASLt has no algorithm for a " +
                                                          std::to_string(n) + "x" + std::to_string(k) + " @ " +
                                                          std::to_string(k) + "x" + std::to_string(m) + " product of " +
@@ -246,6 +268,19 @@ void addmm_out(const TensorView& self, const TensorView& mat1, const TensorView&
                const Scalar& alpha, const TensorView& out) {
   const DimValues<int64_t> self_strides = plugin::broadcast_strides("addmm", self, out.sizes());
   matmul_into("addmm", mat1, mat2, out, alpha, beta, &self, self_strides.span());
+}
+
+// addmm with cuBLASLt's ReLU or GELU (tanh) epilogue, fused with the bias where addmm fuses it.
+void _addmm_activation_out(const TensorView& self, const TensorView& mat1, const TensorView& mat2, const Scalar& beta,
+                           const Scalar& alpha, bool use_gelu, const TensorView& out) {
+  constexpr std::string_view op = "_addmm_activation";
+  if (!is_floating_point(out.dtype())) {
+    throw plugin::Error(BP_STATUS_UNIMPLEMENTED,
+                        std::string(op) + ": not implemented for '" + std::string(dtype_name(out.dtype())) + "'");
+  }
+  const DimValues<int64_t> self_strides = plugin::broadcast_strides(op, self, out.sizes());
+  matmul_into(op, mat1, mat2, out, alpha, beta, &self, self_strides.span(),
+              use_gelu ? BlasActivation::GeluTanh : BlasActivation::Relu);
 }
 
 }  // namespace bp::cuda
