@@ -1,6 +1,7 @@
 // The CPU backend's float32 mm against oneDNN running the same matmul primitive directly, in
 // one run: the ratio of their times is what Backplane's dispatch, checks and primitive cache
-// cost on top of oneDNN. See bench/README.md.
+// cost on top of oneDNN. And a linear layer with its activation fused (_addmm_activation)
+// against addmm followed by the activation. See bench/README.md.
 #include "onednn_reference.h"
 
 #include <backplane/backplane.h>
@@ -56,6 +57,25 @@ void onednn_mm(benchmark::State& state, MatmulShape s) {
   report_flops(state, s);
 }
 
+// A linear layer's bias and activation: fused into the product (_addmm_activation), or addmm
+// and then relu or gelu, each writing its whole output.
+void linear_activation(benchmark::State& state, MatmulShape s, bool use_gelu, bool fused) {
+  const bp::Tensor bias = bp::randn({s.n});
+  const bp::Tensor input = bp::randn({s.m, s.k});
+  const bp::Tensor weight_t = bp::randn({s.k, s.n});
+  bp::Tensor out = bp::empty({s.m, s.n});
+  for (auto _ : state) {
+    if (fused) {
+      bp::_addmm_activation_out(out, bias, input, weight_t, 1, 1, use_gelu);
+    } else {
+      bp::addmm_out(out, bias, input, weight_t);
+      use_gelu ? bp::gelu_out(out, out, "tanh") : bp::relu_out(out, out);
+    }
+    benchmark::ClobberMemory();
+  }
+  report_flops(state, s);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -64,6 +84,18 @@ int main(int argc, char** argv) {
                              std::to_string(s.k) + " (MxNxK) Float";
     benchmark::RegisterBenchmark((name + "/backplane").c_str(), backplane_mm, s)->UseRealTime();
     benchmark::RegisterBenchmark((name + "/onednn").c_str(), onednn_mm, s)->UseRealTime();
+  }
+  // A transformer's feed-forward layer on 512 tokens: width 1024, hidden 4096.
+  const MatmulShape layer{512, 4096, 1024};
+  for (const bool use_gelu : {false, true}) {
+    const std::string name =
+        std::string("linear 512x1024 -> 4096 + ") + (use_gelu ? "gelu" : "relu");
+    benchmark::RegisterBenchmark((name + "/fused").c_str(), linear_activation, layer, use_gelu,
+                                 true)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark((name + "/addmm then activation").c_str(), linear_activation,
+                                 layer, use_gelu, false)
+        ->UseRealTime();
   }
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
