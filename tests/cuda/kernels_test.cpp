@@ -1,7 +1,8 @@
 // The CUDA kernels' own paths, each against the CPU backend on the same input: 16-byte vector
 // loads and their tails at any alignment, strided walks past 8 dimensions, reductions split
 // across blocks and over columns, softmax and layer norm on rows that do and do not fit in
-// shared memory, cuBLASLt's layouts and bias epilogue, integer products, and conversions. The op
+// shared memory, cuBLASLt's layouts and its bias and activation epilogues, integer products,
+// conversions, and fused attention against the CPU backend's, fused and refused cases alike. The op
 // conformance suite (tests/ops) covers every op and dtype on small shapes.
 #include "cuda_test_support.h"
 
@@ -337,6 +338,79 @@ TEST_CASE("embedding and index_select pick rows, and refuse an index out of rang
   }
   // The device keeps working.
   same_as_cpu({weight, indices}, [](const std::vector<Tensor>& t) { return bp::embedding(t[0], t[1]); }, 0);
+}
+
+TEST_CASE("_addmm_activation: cuBLASLt's ReLU and GELU epilogues, with and without the bias") {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  for (const bp::DType dtype : {bp::kFloat32, bp::kFloat16, bp::kBFloat16, bp::kFloat64}) {
+    for (const bool use_gelu : {false, true}) {
+      INFO(bp::dtype_name(dtype) << (use_gelu ? " gelu" : " relu"));
+      const Tensor bias = normal({96}, dtype);
+      const Tensor full = normal({130, 96}, dtype);
+      const Tensor mat1 = normal({130, 70}, dtype);
+      const Tensor mat2 = normal({70, 96}, dtype);
+      // A bias row with beta = 1 is cuBLASLt's bias epilogue; a full addend is its C operand.
+      same_as_cpu({bias, mat1, mat2}, [&](const std::vector<Tensor>& t) {
+        return bp::_addmm_activation(t[0], t[1], t[2], 1, 1, use_gelu);
+      }, tolerance_of(dtype));
+      same_as_cpu({full, mat1, mat2}, [&](const std::vector<Tensor>& t) {
+        return bp::_addmm_activation(t[0], t[1], t[2].transpose(0, 1).contiguous().transpose(0, 1), 0.5, 2, use_gelu);
+      }, tolerance_of(dtype));
+    }
+  }
+}
+
+// Probabilities enter P V rounded to the 16-bit type, as in every flash-attention kernel.
+double attention_tolerance(bp::DType dtype) { return dtype == bp::kBFloat16 ? 3e-2 : 1e-2; }
+
+TEST_CASE("fused attention: half types, head sizes 64 and 128, causal or not, tails and strided heads") {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  struct Lengths {
+    int64_t query, key;
+  };
+  for (const bp::DType dtype : {bp::kFloat16, bp::kBFloat16}) {
+    for (const int64_t head_dim : {64, 128}) {
+      for (const Lengths lengths : {Lengths{256, 256}, Lengths{77, 130}, Lengths{130, 33}, Lengths{1, 1}}) {
+        for (const bool causal : {false, true}) {
+          INFO(bp::dtype_name(dtype) << " E=" << head_dim << " L=" << lengths.query << " S=" << lengths.key
+                                     << (causal ? " causal" : ""));
+          // (batch, sequence, heads, E) transposed to (batch, heads, sequence, E): strided heads, as a
+          // model's projections give them.
+          const Tensor q = normal({2, lengths.query, 3, head_dim}, dtype).transpose(1, 2);
+          const Tensor k = normal({2, lengths.key, 3, head_dim}, dtype).transpose(1, 2);
+          const Tensor v = normal({2, lengths.key, 3, head_dim}, dtype).transpose(1, 2);
+          same_as_cpu({q, k, v}, [&](const std::vector<Tensor>& t) {
+            return bp::_scaled_dot_product_fused_attention(t[0], t[1], t[2], causal);
+          }, attention_tolerance(dtype));
+        }
+      }
+    }
+    INFO("no keys: zeros");
+    same_as_cpu({normal({2, 5, 64}, dtype), normal({2, 0, 64}, dtype), normal({2, 0, 64}, dtype)},
+                [](const std::vector<Tensor>& t) { return bp::_scaled_dot_product_fused_attention(t[0], t[1], t[2]); },
+                0);
+  }
+}
+
+TEST_CASE("fused attention: cases the kernel does not fuse are refused, and take the composite path") {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  const Device gpu = cudatest::cuda_devices().front();
+  // float32, a head size of 96, and a value size unlike the key's.
+  const std::vector<std::vector<Tensor>> refused = {
+      {normal({2, 40, 64}), normal({2, 50, 64}), normal({2, 50, 64})},
+      {normal({2, 40, 96}, bp::kBFloat16), normal({2, 50, 96}, bp::kBFloat16), normal({2, 50, 96}, bp::kBFloat16)},
+      {normal({2, 40, 64}, bp::kFloat16), normal({2, 50, 64}, bp::kFloat16), normal({2, 50, 128}, bp::kFloat16)}};
+  for (const std::vector<Tensor>& operands : refused) {
+    INFO(bp::dtype_name(operands[0].dtype()) << " E=" << operands[0].size(-1) << " Ev=" << operands[2].size(-1));
+    try {
+      bp::_scaled_dot_product_fused_attention(operands[0].to(gpu), operands[1].to(gpu), operands[2].to(gpu));
+      FAIL("the fused kernel took a case it does not fuse");
+    } catch (const bp::Error& error) {
+      CHECK(error.code() == bp::ErrorCode::NotImplemented);
+    }
+    same_as_cpu(operands, [](const std::vector<Tensor>& t) { return bp::scaled_dot_product_attention(t[0], t[1], t[2]); },
+                tolerance_of(operands[0].dtype()));
+  }
 }
 
 }  // namespace
