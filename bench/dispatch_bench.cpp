@@ -42,7 +42,7 @@ void BM_kernel_direct_with_allocation(benchmark::State& state) {
   const bp::Tensor a = bp::ones({1});
   const bp::Tensor b = bp::ones({1});
   const auto kernel = reinterpret_cast<bp::detail::add_out_kernel>(
-      reinterpret_cast<void (*)()>(bp::detail::kernel_for(OpId::add_out, bp::Device::cpu())));
+      reinterpret_cast<void (*)()>(bp::detail::kernel_in_table(OpId::add_out, bp::Device::cpu())));
   const DLTensor a_view = bp::detail::to_dlpack_view(a);
   const DLTensor b_view = bp::detail::to_dlpack_view(b);
   const bp_scalar alpha = bp::Scalar(1).to_abi();

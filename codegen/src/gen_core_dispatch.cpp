@@ -148,6 +148,7 @@ std::string generate_kernels_h(const NativeFunctions& functions) {
 #include <core_generated/OpTable.h>
 #include <dispatch/dispatch.h>
 #include <dispatch/dlpack_bridge.h>
+#include <dispatch/host_fallback.h>
 
 #include <cstdint>
 #include <optional>
@@ -157,8 +158,10 @@ std::string generate_kernels_h(const NativeFunctions& functions) {
 
 // One function per kernel op, taking the schema's arguments in schema order (outputs as
 // const Tensor&, already allocated). It finds the kernel for the device of the first written
-// tensor, calls it with DLPack views and throws a bp::Error when it fails. Inline: they are
-// the last step of every op, and a call more would be most of what they cost.
+// tensor, calls it with DLPack views and throws a bp::Error when it fails. Where
+// BACKPLANE_FALLBACK=cpu sends the op to the host (no kernel), it calls itself again on host
+// copies and writes the results back. Inline: they are the last step of every op, and a call
+// more would be most of what they cost.
 namespace bp::detail::kernels {
 
 // The table stores kernels type-erased; the schema hash vouched for the real signature when
@@ -176,7 +179,19 @@ Kernel kernel_as(bp_kernel_fn fn) {
     }
     std::vector<std::string> conversions;  // locals that hold the ABI form of an argument
     std::vector<std::string> call_arguments;
+    std::vector<std::string> fallback_arguments;  // the same call, on host copies
     for (const Argument& a : op->func.arguments) {
+      switch (classify(a.type)) {
+        case TypeCategory::Tensor:
+        case TypeCategory::OptionalTensor:
+        case TypeCategory::TensorList:
+          fallback_arguments.push_back(
+              fmt::format("fallback.{}({})", a.is_write() ? "output" : "input", a.name));
+          break;
+        default:
+          fallback_arguments.push_back(a.name);
+          break;
+      }
       switch (classify(a.type)) {
         case TypeCategory::Tensor:
           // A kernel reads a tensor through the view its TensorImpl keeps; a written tensor
@@ -206,10 +221,30 @@ Kernel kernel_as(bp_kernel_fn fn) {
           break;
       }
     }
-    s += fmt::format("\ninline void {}({}) {{\n", cpp_name, kernel_wrapper_parameters(op->func));
+    std::vector<std::string> argument_names;
+    for (const Argument& a : op->func.arguments) argument_names.push_back(a.name);
+    const std::string parameters = kernel_wrapper_parameters(op->func);
+    // The host's path is a function of its own, kept out of line, so that the kernel's path
+    // stays as small as it was.
+    s += fmt::format("\ninline void {}({});\n", cpp_name, parameters);
+    s += fmt::format(
+        "\n[[gnu::cold, gnu::noinline]] inline void {0}_on_host({1}, Device device) {{\n"
+        "  HostFallback fallback(OpId::{0}, device);\n"
+        "  {0}({2});\n"
+        "  fallback.finish();\n"
+        "}}\n",
+        cpp_name, parameters, comma_list(fallback_arguments));
+    s += fmt::format("\ninline void {}({}) {{\n", cpp_name, parameters);
     s += fmt::format("  const Device device = {}.device();\n", device_source->name);
-    s += fmt::format("  auto fn = kernel_as<{0}_kernel>(kernel_for(OpId::{0}, device));\n",
-                     cpp_name);
+    // One test of the table's entry on the kernel's path, as before the fallback existed.
+    s += fmt::format(
+        "  bp_kernel_fn kernel = kernel_in_table(OpId::{0}, device);\n"
+        "  if (kernel == nullptr) [[unlikely]] {{\n"
+        "    kernel = kernel_lookup_slow(OpId::{0}, device);\n"
+        "    if (kernel == nullptr) return {0}_on_host({1}, device);\n"
+        "  }}\n",
+        cpp_name, comma_list(argument_names));
+    s += fmt::format("  auto fn = kernel_as<{}_kernel>(kernel);\n", cpp_name);
     for (const std::string& c : conversions)
       s += "  " + c + "\n";
     s += fmt::format("  check_kernel_status(fn({}), OpId::{}, device);\n}}\n",

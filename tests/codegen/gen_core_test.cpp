@@ -283,17 +283,34 @@ TEST_CASE("MetaFunctions.h: one declaration per meta name, shared by its users")
 TEST_CASE("Kernels: the device is the first written tensor's, and arguments become ABI values") {
   const std::string cpp = generate_kernels_h(ops());
   // Read tensors go by their TensorImpl's view; a written one by a copy the kernel may change.
+  // Without a kernel (BACKPLANE_FALLBACK=cpu), the same call on host copies: read tensors as
+  // inputs, written ones as outputs that are copied back.
   CHECK(contains(cpp,
                  "\ninline void add_out(const Tensor& self, const Tensor& other, const Scalar& "
                  "alpha, const Tensor& out) {\n"
                  "  const Device device = out.device();\n"
-                 "  auto fn = kernel_as<add_out_kernel>(kernel_for(OpId::add_out, device));\n"
+                 "  bp_kernel_fn kernel = kernel_in_table(OpId::add_out, device);\n"
+                 "  if (kernel == nullptr) [[unlikely]] {\n"
+                 "    kernel = kernel_lookup_slow(OpId::add_out, device);\n"
+                 "    if (kernel == nullptr) return add_out_on_host(self, other, alpha, out, "
+                 "device);\n"
+                 "  }\n"
+                 "  auto fn = kernel_as<add_out_kernel>(kernel);\n"
                  "  DLTensor out_dl = to_dlpack_view(out);\n"
                  "  check_kernel_status(fn(to_dlpack_input(self), to_dlpack_input(other), "
                  "to_abi(alpha), &out_dl), OpId::add_out, device);\n"
                  "}\n"));
-  CHECK(
-      contains(cpp, "  const Device device = self.device();\n  auto fn = kernel_as<copy__kernel>"));
+  CHECK(contains(cpp,
+                 "  const Device device = self.device();\n"
+                 "  bp_kernel_fn kernel = kernel_in_table(OpId::copy_, device);\n"));
+  CHECK(contains(cpp,
+                 "\n[[gnu::cold, gnu::noinline]] inline void add_out_on_host(const Tensor& self, "
+                 "const Tensor& other, const Scalar& alpha, const Tensor& out, Device device) {\n"
+                 "  HostFallback fallback(OpId::add_out, device);\n"
+                 "  add_out(fallback.input(self), fallback.input(other), alpha, "
+                 "fallback.output(out));\n"
+                 "  fallback.finish();\n"
+                 "}\n"));
   CHECK(contains(cpp, "  const Device device = max.device();\n"));
   CHECK(contains(cpp, "  const DLTensorList tensors_dl(tensors);\n"));
   CHECK(contains(cpp, "  const OptionalDLTensor weight_dl(weight);\n"));

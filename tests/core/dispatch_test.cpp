@@ -67,7 +67,7 @@ TEST_CASE("install_kernel puts a kernel in the table and nullptr takes it out") 
 TEST_CASE("clear_kernels empties a device type's column") {
   const Tensor a = ones({2}).to(fixture_device());
   const int16_t type = fixture_device().type();
-  const bp_kernel_fn fixture_add = detail::kernel_for(detail::OpId::add_out, fixture_device());
+  const bp_kernel_fn fixture_add = detail::kernel_in_table(detail::OpId::add_out, fixture_device());
   detail::clear_kernels(type);
   check_error([&] { add(a, a); }, ErrorCode::NotImplemented, {"add.out has no kernel"});
   detail::install_kernel(detail::OpId::add_out, type, fixture_add);

@@ -91,3 +91,21 @@ TEST_CASE("a bad BACKPLANE_LOG_LEVEL warns with the levels and keeps warn") {
         "BACKPLANE_LOG_LEVEL='verbose' is not a log level: use error, warn, info or debug; "
         "using warn");
 }
+
+TEST_CASE("BACKPLANE_FALLBACK takes cpu or off in any case") {
+  using bp::detail::FallbackPolicy;
+  using bp::detail::parse_fallback_policy;
+  CHECK(parse_fallback_policy("cpu").policy == FallbackPolicy::Cpu);
+  CHECK(parse_fallback_policy(" CPU ").policy == FallbackPolicy::Cpu);
+  CHECK(parse_fallback_policy("off").policy == FallbackPolicy::Off);
+  CHECK_FALSE(parse_fallback_policy("cpu").warning);
+}
+
+TEST_CASE("a bad BACKPLANE_FALLBACK warns with the choices and keeps off") {
+  const auto parsed = bp::detail::parse_fallback_policy("host");
+  CHECK(parsed.policy == bp::detail::FallbackPolicy::Off);
+  REQUIRE(parsed.warning);
+  CHECK(*parsed.warning ==
+        "BACKPLANE_FALLBACK='host' is not a fallback policy: use cpu (run ops a backend lacks on "
+        "the CPU) or off; using off");
+}

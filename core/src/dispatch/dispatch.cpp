@@ -52,9 +52,14 @@ std::string missing_kernel_message(OpId op, Device device, const Backend& backen
           : fmt::format("the {} plugin ({}) does not implement it", plugin.name, plugin.path);
   return fmt::format(
       "{} has no kernel for device {}: {}. Move the tensors to a device that does "
-      "(x.to(\"cpu\")) or use a plugin that implements it; `bp-info` lists each "
-      "backend's ops.",
+      "(x.to(\"cpu\")), use a plugin that implements it, or set BACKPLANE_FALLBACK=cpu to run "
+      "such ops on the CPU; `bp-info` lists each backend's ops.",
       op_name(op), device.str(), why);
+}
+
+bool host_has_kernel(OpId op) {
+  return g_dispatch_table[static_cast<size_t>(op)][Device::cpu().type()].load(
+             std::memory_order_acquire) != nullptr;
 }
 
 }  // namespace
@@ -85,6 +90,12 @@ bp_kernel_fn kernel_lookup_slow(OpId op, Device device) {
     if (device.is_cpu()) throw Error(ErrorCode::NotImplemented, missing_host_plugin_message(op));
     throw Error(ErrorCode::Internal, fmt::format("{}: no backend is loaded for device type {}",
                                                  op_name(op), device.type()));
+  }
+  // copy_ is how the fallback moves tensors between the device and the host, so it cannot
+  // itself fall back.
+  if (registry.fallback_policy() == FallbackPolicy::Cpu && !device.is_cpu() &&
+      op != OpId::copy_ && host_has_kernel(op)) {
+    return nullptr;
   }
   throw Error(ErrorCode::NotImplemented, missing_kernel_message(op, device, *backend));
 }

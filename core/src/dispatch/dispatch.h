@@ -27,14 +27,16 @@ extern DispatchRow g_dispatch_table[kOpCount];
 void install_kernel(OpId op, int16_t device_type, bp_kernel_fn fn);
 void clear_kernels(int16_t device_type);
 
-// Loads plugins if nothing has loaded yet and looks again; throws bp::Error naming the op, the
-// backend and what to do when no kernel exists.
+// Loads plugins if nothing has loaded yet and looks again. When no kernel exists: nullptr if
+// BACKPLANE_FALLBACK=cpu sends the op to the host (a device other than the host, whose backend
+// lacks the op, which the host has; never copy_), else a bp::Error naming the op, the backend
+// and what to do.
 bp_kernel_fn kernel_lookup_slow(OpId op, Device device);
 
-inline bp_kernel_fn kernel_for(OpId op, Device device) {
-  bp_kernel_fn fn =
-      g_dispatch_table[static_cast<size_t>(op)][device.type()].load(std::memory_order_acquire);
-  return fn ? fn : kernel_lookup_slow(op, device);
+// The kernel of `op` on `device` as the table holds it: nullptr until plugins load, and where
+// no kernel exists (then kernel_lookup_slow says what to do).
+inline bp_kernel_fn kernel_in_table(OpId op, Device device) {
+  return g_dispatch_table[static_cast<size_t>(op)][device.type()].load(std::memory_order_acquire);
 }
 
 // True when the backend of `device`'s type provides `op`, for composites with a faster path

@@ -116,6 +116,16 @@ LogLevelParse parse_log_level(std::string_view value) {
                       value)};
 }
 
+FallbackPolicyParse parse_fallback_policy(std::string_view value) {
+  const std::string lower = to_lower(trim(value));
+  if (lower == "off") return {FallbackPolicy::Off, std::nullopt};
+  if (lower == "cpu") return {FallbackPolicy::Cpu, std::nullopt};
+  return {FallbackPolicy::Off,
+          fmt::format("BACKPLANE_FALLBACK='{}' is not a fallback policy: use cpu (run ops a "
+                      "backend lacks on the CPU) or off; using off",
+                      value)};
+}
+
 LoaderEnvironment read_loader_environment() {
   LoaderEnvironment environment;
   if (auto level = read_variable("BACKPLANE_LOG_LEVEL")) {
@@ -127,6 +137,11 @@ LoaderEnvironment read_loader_environment() {
   if (environment.backends_value) {
     BackendSelectionParse parsed = parse_backend_selection(*environment.backends_value);
     environment.backends = parsed.selection;
+    if (parsed.warning) environment.warnings.push_back(*parsed.warning);
+  }
+  if (auto fallback = read_variable("BACKPLANE_FALLBACK")) {
+    FallbackPolicyParse parsed = parse_fallback_policy(*fallback);
+    environment.fallback = parsed.policy;
     if (parsed.warning) environment.warnings.push_back(*parsed.warning);
   }
   if (auto path = read_variable("BACKPLANE_PLUGIN_PATH")) {

@@ -39,12 +39,26 @@ struct LogLevelParse {
 
 LogLevelParse parse_log_level(std::string_view value);
 
+// BACKPLANE_FALLBACK: what happens to an op that the tensors' backend does not implement.
+enum class FallbackPolicy {
+  Off,  // a bp::Error that names the op and the backend (the default)
+  Cpu,  // the CPU backend runs it on copies of the tensors, which are copied back
+};
+
+struct FallbackPolicyParse {
+  FallbackPolicy policy = FallbackPolicy::Off;
+  std::optional<std::string> warning;  // set when the value was neither cpu nor off
+};
+
+FallbackPolicyParse parse_fallback_policy(std::string_view value);
+
 // Everything the loader takes from the environment, read once.
 struct LoaderEnvironment {
   std::optional<std::string> backends_value;  // BACKPLANE_BACKENDS as given, for messages
   BackendSelection backends;
   std::vector<std::string> plugin_path;
   LogLevel log_level = LogLevel::Warn;
+  FallbackPolicy fallback = FallbackPolicy::Off;
   std::vector<std::string> warnings;
 };
 

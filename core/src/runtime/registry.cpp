@@ -77,6 +77,11 @@ class RegistryImpl final : public Registry {
     return info;
   }
 
+  FallbackPolicy fallback_policy() const override {
+    std::lock_guard lock(mutex_);
+    return environment_.fallback;
+  }
+
   PluginInfo load(const std::string& path) override {
     std::lock_guard lock(mutex_);
     const std::filesystem::path file = std::filesystem::absolute(path);

@@ -6,6 +6,8 @@
 #include <backplane/abi.h>
 #include <backplane/runtime.h>
 
+#include "runtime/environment.h"
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -53,6 +55,8 @@ class Registry {
   // "cpu, opencl": for messages that list what is available.
   virtual std::string loaded_backend_names() const = 0;
   virtual RuntimeInfo info() const = 0;
+  // BACKPLANE_FALLBACK as read when the plugins loaded.
+  virtual FallbackPolicy fallback_policy() const = 0;
   virtual PluginInfo load(const std::string& path) = 0;
 
  protected:

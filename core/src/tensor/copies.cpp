@@ -3,6 +3,7 @@
 #include <backplane/backplane.h>
 
 #include "runtime/registry.h"
+#include "tensor/copy_contiguous.h"
 #include "tensor/element_types.h"
 
 #include <fmt/format.h>
@@ -27,27 +28,7 @@ const detail::Backend* memory_owner(Device device) {
 // Copies a contiguous tensor's bytes into a new contiguous tensor on `target`.
 Tensor transfer_contiguous(const Tensor& source, Device target) {
   Tensor result = empty(source.sizes(), source.dtype(), target);
-  const size_t nbytes = static_cast<size_t>(source.numel()) * source.element_size();
-  if (nbytes == 0) return result;
-  const detail::Backend* from = memory_owner(source.device());
-  const detail::Backend* to = memory_owner(target);
-  void* const source_data = source.impl()->storage()->data();
-  const uint64_t source_offset =
-      static_cast<uint64_t>(source.storage_offset()) * source.element_size();
-  void* const target_data = result.impl()->storage()->data();
-  if (!from && !to) {
-    std::memcpy(target_data, static_cast<const char*>(source_data) + source_offset, nbytes);
-  } else if (!from) {
-    to->copy_host_to_device(target.index(), target_data, 0,
-                            static_cast<const char*>(source_data) + source_offset, nbytes);
-  } else if (!to) {
-    from->copy_device_to_host(source.device().index(), target_data, source_data, source_offset,
-                              nbytes);
-  } else {
-    // One backend: to() sends tensors between two backends with memory of their own through
-    // the host. The plugin gets the destination's index.
-    to->copy_device_to_device(target.index(), target_data, 0, source_data, source_offset, nbytes);
-  }
+  detail::copy_contiguous(source, result);
   return result;
 }
 
@@ -65,6 +46,37 @@ void check_element_type(const Tensor& t, const char* op) {
 }
 
 }  // namespace
+
+namespace detail {
+
+void copy_contiguous(const Tensor& source, const Tensor& target) {
+  const size_t nbytes = static_cast<size_t>(source.numel()) * source.element_size();
+  if (nbytes == 0) return;
+  const Backend* from = memory_owner(source.device());
+  const Backend* to = memory_owner(target.device());
+  const char* const source_data = static_cast<const char*>(source.impl()->storage()->data());
+  const uint64_t source_offset =
+      static_cast<uint64_t>(source.storage_offset()) * source.element_size();
+  char* const target_data = static_cast<char*>(target.impl()->storage()->data());
+  const uint64_t target_offset =
+      static_cast<uint64_t>(target.storage_offset()) * target.element_size();
+  if (!from && !to) {
+    std::memcpy(target_data + target_offset, source_data + source_offset, nbytes);
+  } else if (!from) {
+    to->copy_host_to_device(target.device().index(), target_data, target_offset,
+                            source_data + source_offset, nbytes);
+  } else if (!to) {
+    from->copy_device_to_host(source.device().index(), target_data + target_offset, source_data,
+                              source_offset, nbytes);
+  } else {
+    // One backend: to() sends tensors between two backends with memory of their own through
+    // the host. The plugin gets the destination's index.
+    to->copy_device_to_device(target.device().index(), target_data, target_offset, source_data,
+                              source_offset, nbytes);
+  }
+}
+
+}  // namespace detail
 
 Tensor Tensor::contiguous() const {
   if (is_contiguous()) return *this;
