@@ -37,17 +37,6 @@ bool overlap(const Elements& dst, const Elements& src, std::span<const int64_t> 
   return dst_first < src_last && src_first < dst_last;
 }
 
-// Row-major strides of a dense tensor of `sizes`.
-std::vector<int64_t> contiguous_strides(std::span<const int64_t> sizes) {
-  std::vector<int64_t> strides(sizes.size());
-  int64_t stride = 1;
-  for (size_t d = sizes.size(); d-- > 0;) {
-    strides[d] = stride;
-    stride *= std::max<int64_t>(sizes[d], 1);
-  }
-  return strides;
-}
-
 // dst[i] = src[i] converted to dst's dtype, for every index i of `sizes`; both operands'
 // strides span `sizes`.
 void copy_elements(Device& device, std::span<const int64_t> sizes, const Elements& dst, const Elements& src) {
@@ -61,7 +50,7 @@ void copy_elements(Device& device, std::span<const int64_t> sizes, const Element
     }
     // Elements written before others are read: stage the source first.
     DeviceScratch scratch(device);
-    const std::vector<int64_t> dense_strides = contiguous_strides(sizes);
+    const std::vector<int64_t> dense_strides = plugin::contiguous_strides(sizes);
     const Elements staged{
         {static_cast<char*>(scratch.allocate(static_cast<size_t>(numel) * src.at.element_size)), dense_strides,
          src.at.element_size},

@@ -21,17 +21,6 @@ struct Elements {
   DType dtype;
 };
 
-// Row-major strides of a dense tensor of `sizes`.
-std::vector<int64_t> contiguous_strides(std::span<const int64_t> sizes) {
-  std::vector<int64_t> strides(sizes.size());
-  int64_t stride = 1;
-  for (size_t d = sizes.size(); d-- > 0;) {
-    strides[d] = stride;
-    stride *= std::max<int64_t>(sizes[d], 1);
-  }
-  return strides;
-}
-
 // The bytes `elements` spans over `sizes`, as [first, last).
 std::pair<int64_t, int64_t> byte_span(const Elements& elements, std::span<const int64_t> sizes) {
   int64_t first = elements.at.buffer.base, last = elements.at.buffer.base;
@@ -71,7 +60,7 @@ void copy_elements(Device& device, std::string_view op, std::span<const int64_t>
     const size_t bytes = static_cast<size_t>(numel) * element_size(src.dtype);
     const OwnedBuffer scratch(clCreateBuffer(device.context(), CL_MEM_READ_WRITE, bytes, nullptr, &error));
     check_cl(error, std::string(op) + ": allocating " + std::to_string(bytes) + " bytes on " + device.label());
-    const std::vector<int64_t> dense_strides = contiguous_strides(sizes);
+    const std::vector<int64_t> dense_strides = plugin::contiguous_strides(sizes);
     const Elements staged{{{scratch.get(), 0}, dense_strides}, src.dtype};
     copy_elements(device, op, sizes, staged, src);
     copy_elements(device, op, sizes, dst, staged);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace bp::plugin {
 
@@ -64,5 +65,16 @@ class TensorView {
   const DLTensor* t_;
   DType dtype_;
 };
+
+// Row-major strides of a dense tensor of `sizes`; a size-0 dimension steps like a size-1 one.
+inline std::vector<int64_t> contiguous_strides(std::span<const int64_t> sizes) {
+  std::vector<int64_t> strides(sizes.size());
+  int64_t stride = 1;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    strides[d] = stride;
+    stride *= sizes[d] > 1 ? sizes[d] : 1;
+  }
+  return strides;
+}
 
 }  // namespace bp::plugin
