@@ -375,12 +375,13 @@ TEST_CASE("fused attention: half types, head sizes 64 and 128, causal or not, ta
           INFO(bp::dtype_name(dtype) << " E=" << head_dim << " L=" << lengths.query << " S=" << lengths.key
                                      << (causal ? " causal" : ""));
           // (batch, sequence, heads, E) transposed to (batch, heads, sequence, E): strided heads, as a
-          // model's projections give them.
-          const Tensor q = normal({2, lengths.query, 3, head_dim}, dtype).transpose(1, 2);
-          const Tensor k = normal({2, lengths.key, 3, head_dim}, dtype).transpose(1, 2);
-          const Tensor v = normal({2, lengths.key, 3, head_dim}, dtype).transpose(1, 2);
+          // model's projections give them. Transposed inside fn, since to() copies a view densely.
+          const Tensor q = normal({2, lengths.query, 3, head_dim}, dtype);
+          const Tensor k = normal({2, lengths.key, 3, head_dim}, dtype);
+          const Tensor v = normal({2, lengths.key, 3, head_dim}, dtype);
           same_as_cpu({q, k, v}, [&](const std::vector<Tensor>& t) {
-            return bp::_scaled_dot_product_fused_attention(t[0], t[1], t[2], causal);
+            return bp::_scaled_dot_product_fused_attention(t[0].transpose(1, 2), t[1].transpose(1, 2),
+                                                           t[2].transpose(1, 2), causal);
           }, attention_tolerance(dtype));
         }
       }
@@ -411,6 +412,20 @@ TEST_CASE("fused attention: cases the kernel does not fuse are refused, and take
     same_as_cpu(operands, [](const std::vector<Tensor>& t) { return bp::scaled_dot_product_attention(t[0], t[1], t[2]); },
                 tolerance_of(operands[0].dtype()));
   }
+  // Query rows 2 bytes past a 16-byte boundary (the kernel copies rows in 16-byte vectors), sliced
+  // after to(), which copies a view densely.
+  const Tensor wide_query = normal({2, 40, 72}, bp::kFloat16);
+  const Tensor key = normal({2, 50, 64}, bp::kFloat16), value = normal({2, 50, 64}, bp::kFloat16);
+  auto misaligned = [](const Tensor& q) { return q.slice(2, 1, 65); };
+  try {
+    bp::_scaled_dot_product_fused_attention(misaligned(wide_query.to(gpu)), key.to(gpu), value.to(gpu));
+    FAIL("the fused kernel took misaligned rows");
+  } catch (const bp::Error& error) {
+    CHECK(error.code() == bp::ErrorCode::NotImplemented);
+  }
+  same_as_cpu({wide_query, key, value}, [&](const std::vector<Tensor>& t) {
+    return bp::scaled_dot_product_attention(misaligned(t[0]), t[1], t[2], std::nullopt, 0.0, true);
+  }, tolerance_of(bp::kFloat16));
 }
 
 }  // namespace

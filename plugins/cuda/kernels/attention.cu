@@ -280,7 +280,9 @@ __global__ void __launch_bounds__(kAttentionThreads)
     for (int half = 0; half < 2; ++half) {
       float block_max = kMasked;
 #pragma unroll
-      for (int j = 0; j < kScoreTiles; ++j) block_max = fmaxf(block_max, fmaxf(scores[j][2 * half], scores[j][2 * half + 1]));
+      for (int j = 0; j < kScoreTiles; ++j) {
+        block_max = fmaxf(block_max, fmaxf(scores[j][2 * half], scores[j][2 * half + 1]));
+      }
       block_max = across_row(block_max, [](float a, float b) { return fmaxf(a, b); });
       const float new_max = fmaxf(row_max[half], block_max);
       // While every score of the row is -inf, subtracting -inf would give NaN; 0 gives exp2 = 0.
@@ -384,7 +386,8 @@ void launch_for_head_dim(const AttentionShape& shape, const void* const* data, d
                             std::to_string(shape.query_length) + " rows need more");
   }
   allow_shared_memory(reinterpret_cast<const void*>(&fused_attention<T, HeadDim>), kBytes, "fused_attention");
-  fused_attention<T, HeadDim><<<static_cast<unsigned int>(query_blocks * shape.batches), kAttentionThreads, kBytes, target.stream>>>(
+  const auto blocks = static_cast<unsigned int>(query_blocks * shape.batches);
+  fused_attention<T, HeadDim><<<blocks, kAttentionThreads, kBytes, target.stream>>>(
       shape, static_cast<const T*>(data[kAttentionQuery]), static_cast<const T*>(data[kAttentionKey]),
       static_cast<const T*>(data[kAttentionValue]), static_cast<T*>(const_cast<void*>(data[kAttentionOut])),
       static_cast<float>(scale * std::numbers::log2e));
