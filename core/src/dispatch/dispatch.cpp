@@ -41,7 +41,14 @@ std::string missing_host_plugin_message(OpId op) {
       op_name(op), reason);
 }
 
-std::string missing_kernel_message(OpId op, Device device, const Backend& backend) {
+// Whether BACKPLANE_FALLBACK=cpu can run `op` for `device`: another device than the host, an
+// op the host has, and not copy_, which is how the fallback moves tensors.
+bool host_can_run(OpId op, Device device) {
+  return !device.is_cpu() && op != OpId::copy_ && has_kernel(op, Device::cpu());
+}
+
+std::string missing_kernel_message(OpId op, Device device, const Backend& backend,
+                                   bool host_can_run_it) {
   const PluginInfo& plugin = backend.info();
   const auto refused = std::find_if(plugin.refused_kernels.begin(), plugin.refused_kernels.end(),
                                     [&](const RefusedKernel& k) { return k.op == op_name(op); });
@@ -52,14 +59,11 @@ std::string missing_kernel_message(OpId op, Device device, const Backend& backen
           : fmt::format("the {} plugin ({}) does not implement it", plugin.name, plugin.path);
   return fmt::format(
       "{} has no kernel for device {}: {}. Move the tensors to a device that does "
-      "(x.to(\"cpu\")), use a plugin that implements it, or set BACKPLANE_FALLBACK=cpu to run "
-      "such ops on the CPU; `bp-info` lists each backend's ops.",
-      op_name(op), device.str(), why);
-}
-
-bool host_has_kernel(OpId op) {
-  return g_dispatch_table[static_cast<size_t>(op)][Device::cpu().type()].load(
-             std::memory_order_acquire) != nullptr;
+      "(x.to(\"cpu\")), {}; `bp-info` lists each backend's ops.",
+      op_name(op), device.str(), why,
+      host_can_run_it ? "use a plugin that implements it, or set BACKPLANE_FALLBACK=cpu to run "
+                        "such ops on the CPU"
+                      : "or use a plugin that implements it");
 }
 
 }  // namespace
@@ -81,9 +85,7 @@ void clear_kernels(int16_t device_type) {
 bp_kernel_fn kernel_lookup_slow(OpId op, Device device) {
   check_device_type(device.type());
   const Registry& registry = Registry::get();  // loads the plugins on first use
-  const bp_kernel_fn fn =
-      g_dispatch_table[static_cast<size_t>(op)][device.type()].load(std::memory_order_acquire);
-  if (fn) return fn;
+  if (const bp_kernel_fn fn = kernel_in_table(op, device)) return fn;
 
   const Backend* backend = registry.backend(device.type());
   if (!backend) {
@@ -91,13 +93,10 @@ bp_kernel_fn kernel_lookup_slow(OpId op, Device device) {
     throw Error(ErrorCode::Internal, fmt::format("{}: no backend is loaded for device type {}",
                                                  op_name(op), device.type()));
   }
-  // copy_ is how the fallback moves tensors between the device and the host, so it cannot
-  // itself fall back.
-  if (registry.fallback_policy() == FallbackPolicy::Cpu && !device.is_cpu() &&
-      op != OpId::copy_ && host_has_kernel(op)) {
-    return nullptr;
-  }
-  throw Error(ErrorCode::NotImplemented, missing_kernel_message(op, device, *backend));
+  const bool host_can_run_it = host_can_run(op, device);
+  if (host_can_run_it && registry.fallback_policy() == FallbackPolicy::Cpu) return nullptr;
+  throw Error(ErrorCode::NotImplemented,
+              missing_kernel_message(op, device, *backend, host_can_run_it));
 }
 
 void throw_kernel_failure(bp_status status, OpId op, Device device) {

@@ -42,10 +42,7 @@ inline bp_kernel_fn kernel_in_table(OpId op, Device device) {
 // True when the backend of `device`'s type provides `op`, for composites with a faster path
 // through a kernel op that only some backends implement. Plugins have loaded by the time a
 // tensor exists on `device`.
-inline bool has_kernel(OpId op, Device device) {
-  return g_dispatch_table[static_cast<size_t>(op)][device.type()].load(
-             std::memory_order_acquire) != nullptr;
-}
+inline bool has_kernel(OpId op, Device device) { return kernel_in_table(op, device) != nullptr; }
 
 // Turns a kernel's non-OK status into a bp::Error carrying the plugin's message.
 [[noreturn]] void throw_kernel_failure(bp_status status, OpId op, Device device);

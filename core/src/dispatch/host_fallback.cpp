@@ -35,7 +35,9 @@ std::vector<Tensor> HostFallback::input(const std::vector<Tensor>& tensors) {
 }
 
 Tensor HostFallback::output(const Tensor& t) {
-  Tensor host = t.cpu();
+  // A kernel writes every element of its outputs and reads none: an in-place op passes the
+  // tensor once more as an input, which input() copies.
+  Tensor host = empty(t.sizes(), t.dtype(), Device::cpu());
   outputs_.emplace_back(t, host);
   return host;
 }
@@ -44,7 +46,7 @@ void HostFallback::finish() {
   for (auto& [device_tensor, host] : outputs_) {
     // The core allocates outputs contiguous; only an out= view needs the device's copy_.
     if (device_tensor.is_contiguous()) {
-      copy_contiguous(host.contiguous(), device_tensor);
+      copy_contiguous(host, device_tensor);
     } else {
       device_tensor.copy_(host);
     }

@@ -24,8 +24,7 @@ class HostFallback {
   static std::optional<Tensor> input(const std::optional<Tensor>& t);
   static std::vector<Tensor> input(const std::vector<Tensor>& tensors);
 
-  // A host copy of a tensor the kernel writes, with its current values (an in-place op may read
-  // them); finish() copies it back.
+  // A host tensor of the shape and dtype of one the kernel writes; finish() copies it back.
   Tensor output(const Tensor& t);
 
   // Every output's host values into the device tensor it came from.

@@ -59,7 +59,9 @@ struct Matrix {
 };
 
 // Tiles in the compute type C, padded with zeros to whole vectors (columns) and whole row
-// groups, so that the inner loops have no tails. Allocated once per chunk of tasks.
+// groups, so that the inner loops have no tails. Allocated, zeroed, once per chunk of tasks:
+// nothing writes the padding columns of key_t and value, and every key block writes or zeroes
+// all kKeyBlock of its keys.
 template <typename C>
 struct Tiles {
   static constexpr int64_t kWidth = 4 * kLanesOf<C>;  // columns one inner-loop step covers
@@ -202,8 +204,6 @@ BP_CPU_MULTIVERSIONED void attend_block(const Problem& p, Tiles<C>& t, const Mat
   std::fill(t.output.begin(), t.output.end(), C{0});
   std::fill(t.row_max.begin(), t.row_max.end(), -std::numeric_limits<C>::infinity());
   std::fill(t.row_sum.begin(), t.row_sum.end(), C{0});
-  std::fill(t.key_t.begin(), t.key_t.end(), C{0});
-  std::fill(t.value.begin(), t.value.end(), C{0});
 
   // The last row of the block attends to keys up to its own position when causal.
   const int64_t key_end = p.causal ? std::min(p.key_length, first_row + rows) : p.key_length;
