@@ -1,6 +1,6 @@
 // The CUDA backend against the limits of the GPU it runs on, each pair measured in one run:
 //   - elementwise ops (add, mul, relu, gelu on 64M elements, Float and BFloat16) and row ops
-//     (sum over each row, softmax, layer norm on 8192x8192 and 32768x4096) as bytes moved per
+//     (sum over each row, softmax, layer norm, RMS norm on 8192x8192 and 32768x4096) as bytes moved per
 //     second, next to a device-to-device cudaMemcpy's (bytes read plus written);
 //   - mm and addmm (4096^3, 8192^3; Float and BFloat16) next to cuBLASLt called directly with
 //     the same types, compute type and, for addmm, bias epilogue (TF32 for Float only when
@@ -11,9 +11,10 @@
 //   - scaled_dot_product_attention (8 sequences, 16 heads, 2048 and 8192 positions, head dim 128,
 //     BFloat16, causal and not) through the fused kernel, next to the composite path (matmul,
 //     softmax, matmul) that an explicit Bool mask selects;
-//   - bp::add of one element, end to end (meta, allocation, dispatch, launch) and waited for,
-//     next to a bare kernel launch and a stream synchronize.
-// Every timed iteration ends with cudaDeviceSynchronize, which waits for the plugin's stream too.
+//   - bp::add of one element, end to end (meta, allocation, dispatch, launch) and waited for with
+//     bp::synchronize, next to a bare kernel launch and a stream synchronize.
+// Every other timed iteration ends with cudaDeviceSynchronize, which waits for the plugin's
+// stream too.
 // Without a CUDA device it prints why and exits with 77 (skipped). See bench/README.md.
 #include "cuda_bench_kernel.h"
 #include "resnet50_layers.h"
@@ -118,7 +119,7 @@ void BM_elementwise(benchmark::State& state, bp::Device device, Elementwise whic
   }
 }
 
-enum class RowOp { Sum, Softmax, LayerNorm };
+enum class RowOp { Sum, Softmax, LayerNorm, RmsNorm };
 
 void BM_rows(benchmark::State& state, bp::Device device, RowOp which, bp::DType dtype, int64_t rows, int64_t cols) {
   const bp::Tensor x = device_values({rows, cols}, dtype, device);
@@ -133,6 +134,8 @@ void BM_rows(benchmark::State& state, bp::Device device, RowOp which, bp::DType 
     case RowOp::LayerNorm:
       return run_memory_bound(
           state, [&] { bp::native_layer_norm_out(out, mean, rstd, x, {cols}, weight, bias, 1e-5); }, 2 * bytes);
+    case RowOp::RmsNorm:
+      return run_memory_bound(state, [&] { bp::rms_norm_out(out, x, {cols}, weight, 1e-5); }, 2 * bytes);
   }
 }
 
@@ -433,7 +436,7 @@ void BM_add_one_element(benchmark::State& state, bp::Device device) {
   const bp::Tensor a = bp::ones({1}, bp::kFloat32, device), b = bp::ones({1}, bp::kFloat32, device);
   for (auto _ : state) {
     bp::Tensor c = bp::add(a, b);
-    wait_for_device();
+    bp::synchronize(device);
     benchmark::DoNotOptimize(c.impl());
   }
 }
@@ -472,7 +475,8 @@ void register_benchmarks(bp::Device device) {
     for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{8192, 8192}, {32768, 4096}}) {
       const std::string shape = std::to_string(rows) + "x" + std::to_string(cols) + " " + type;
       for (const auto& [which, name] : {std::pair{RowOp::Sum, "sum over rows"}, std::pair{RowOp::Softmax, "softmax"},
-                                        std::pair{RowOp::LayerNorm, "layer_norm"}}) {
+                                        std::pair{RowOp::LayerNorm, "layer_norm"},
+                                        std::pair{RowOp::RmsNorm, "rms_norm"}}) {
         benchmark::RegisterBenchmark((std::string(name) + " " + shape + "/" + gpu).c_str(), BM_rows, device, which,
                                      dtype, rows, cols)
             ->UseRealTime();
