@@ -5,21 +5,11 @@
 // variable and end early under the other; ctest runs this file once more with it set to cpu.
 #include "core_test_support.h"
 
-#include <cstdlib>
 #include <string>
-#include <string_view>
 
 using namespace bp;
 using coretest::check_error;
-
-namespace {
-
-bool falls_back_to_cpu() {
-  const char* value = std::getenv("BACKPLANE_FALLBACK");
-  return value != nullptr && std::string_view(value) == "cpu";
-}
-
-}  // namespace
+using coretest::falls_back_to_cpu;
 
 TEST_CASE("without BACKPLANE_FALLBACK=cpu, an op the backend lacks is an error that suggests it") {
   if (falls_back_to_cpu()) return;

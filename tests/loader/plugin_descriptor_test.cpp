@@ -23,6 +23,8 @@ bp_status one_device(int32_t* count) {
 bp_status describe(int32_t, bp_device_properties*) { return BP_STATUS_OK; }
 const char* no_error() { return ""; }
 bp_status allocate(int32_t, uint64_t, void**) { return BP_STATUS_OK; }
+bp_status create_event(int32_t, bp_event*) { return BP_STATUS_OK; }
+bp_status record_event(int32_t, bp_event) { return BP_STATUS_OK; }
 bp_status a_kernel() { return BP_STATUS_OK; }
 bp_status another_kernel() { return BP_STATUS_OK; }
 
@@ -131,6 +133,26 @@ TEST_CASE("memory functions come all together or not at all") {
   const std::string reason = rejection(&plugin);
   CHECK(reason.find("it sets some memory functions but not deallocate, copy_host_to_device, "
                     "copy_device_to_host, copy_device_to_device") == 0);
+}
+
+TEST_CASE("event functions come all together or not at all") {
+  bp_plugin plugin = valid_descriptor();
+  plugin.event_create = create_event;
+  plugin.event_record = record_event;
+  CHECK(rejection(&plugin) ==
+        "it sets some event functions but not event_destroy, event_query, event_synchronize, "
+        "event_elapsed: a plugin with events (ABI 1.2) sets all six; one whose calls finish "
+        "their work before returning sets none");
+}
+
+TEST_CASE("a descriptor of ABI 1.1 has no events, whatever lies past its end") {
+  bp_plugin plugin = valid_descriptor();
+  plugin.struct_size = offsetof(bp_plugin, event_create);
+  plugin.abi_minor = 1;
+  plugin.event_create = create_event;  // past struct_size: must not be read
+  const bp_plugin accepted = accept_descriptor(&plugin);
+  CHECK((accepted.event_create == nullptr));
+  CHECK((accepted.event_elapsed == nullptr));
 }
 
 TEST_CASE("kernels install in ops.yaml order whatever the plugin's order") {

@@ -2,6 +2,8 @@
 // with many lanes per group (large reductions, softmax, layer norm), matrix products spanning
 // several tiles, copies within one buffer, and the limit on dimensions. The op conformance
 // suite (tests/ops) covers every op and dtype on small shapes. Skipped without OpenCL devices.
+#include "opencl_devices.h"
+
 #include <backplane/backplane.h>
 
 #include <doctest/doctest.h>
@@ -17,14 +19,6 @@ namespace {
 using bp::Device;
 using bp::Tensor;
 
-std::vector<Device> opencl_devices() {
-  std::vector<Device> found;
-  for (const Device& device : bp::devices()) {
-    if (device.type_name() == "opencl") found.push_back(device);
-  }
-  return found;
-}
-
 // Whether bp-info's description of `device` says it has double precision.
 bool has_fp64(const Device& device) {
   for (const bp::PluginInfo& plugin : bp::runtime_info().plugins) {
@@ -34,11 +28,6 @@ bool has_fp64(const Device& device) {
   }
   return false;
 }
-
-#define FOR_EACH_OPENCL_DEVICE(device)                                         \
-  const std::vector<Device> devices_ = opencl_devices();                       \
-  if (devices_.empty()) MESSAGE("skipped: the opencl backend has no devices"); \
-  for (const Device& device : devices_)
 
 // Same shape and dtype, and every element within `tolerance` (relative, plus as much absolute
 // near 0); NaN matches NaN.

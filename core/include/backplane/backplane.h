@@ -3,6 +3,7 @@
 
 #include <backplane/device.h>
 #include <backplane/error.h>
+#include <backplane/event.h>
 #include <backplane/factories.h>
 #include <backplane/generated/Functions.h>
 #include <backplane/runtime.h>

@@ -106,6 +106,56 @@ void PluginBackend::synchronize(int32_t device) const {
   check_status(plugin_.synchronize(device), "synchronize", device);
 }
 
+void PluginBackend::check_events(int32_t device, std::string_view action) const {
+  check_callable(device, action);
+  if (!has_events()) {
+    throw Error(ErrorCode::Internal,
+                fmt::format("backend '{}' has no events, so it cannot {}; asking it is a bug in "
+                            "Backplane",
+                            info_.name, action));
+  }
+}
+
+bp_event PluginBackend::create_event(int32_t device) const {
+  check_events(device, "create an event");
+  bp_event event = nullptr;
+  check_status(plugin_.event_create(device, &event), "create an event", device);
+  return event;
+}
+
+void PluginBackend::destroy_event(int32_t device, bp_event event) const noexcept {
+  if (!has_events() || shut_down_.load(std::memory_order_acquire)) return;
+  if (plugin_.event_destroy(device, event) != BP_STATUS_OK) {
+    log(LogLevel::Warn, "backend '{}' could not free an event on {}:{}: {}", info_.name,
+        info_.name, device, last_error());
+  }
+}
+
+void PluginBackend::record_event(int32_t device, bp_event event) const {
+  check_events(device, "record an event");
+  check_status(plugin_.event_record(device, event), "record an event", device);
+}
+
+bool PluginBackend::event_complete(int32_t device, bp_event event) const {
+  check_events(device, "query an event");
+  uint8_t complete = 0;
+  check_status(plugin_.event_query(device, event, &complete), "query an event", device);
+  return complete != 0;
+}
+
+void PluginBackend::synchronize_event(int32_t device, bp_event event) const {
+  check_events(device, "wait for an event");
+  check_status(plugin_.event_synchronize(device, event), "wait for an event", device);
+}
+
+double PluginBackend::event_elapsed_ms(int32_t device, bp_event start, bp_event end) const {
+  check_events(device, "time two events");
+  double milliseconds = 0;
+  check_status(plugin_.event_elapsed(device, start, end, &milliseconds), "time two events",
+               device);
+  return milliseconds;
+}
+
 std::string PluginBackend::last_error() const {
   const char* message = plugin_.last_error();
   return message ? message : "";

@@ -28,6 +28,13 @@ class PluginBackend final : public Backend {
   void copy_device_to_device(int32_t device, void* dst, uint64_t dst_offset, const void* src,
                              uint64_t src_offset, uint64_t bytes) const override;
   void synchronize(int32_t device) const override;
+  bool has_events() const override { return plugin_.event_create != nullptr; }
+  bp_event create_event(int32_t device) const override;
+  void destroy_event(int32_t device, bp_event event) const noexcept override;
+  void record_event(int32_t device, bp_event event) const override;
+  bool event_complete(int32_t device, bp_event event) const override;
+  void synchronize_event(int32_t device, bp_event event) const override;
+  double event_elapsed_ms(int32_t device, bp_event start, bp_event end) const override;
   std::string last_error() const override;
   std::vector<BackendCounter> counters() const override;
 
@@ -38,6 +45,8 @@ class PluginBackend final : public Backend {
  private:
   // Throws unless `device` is one of this backend's devices and the plugin is still running.
   void check_callable(int32_t device, std::string_view action) const;
+  // check_callable, and a bp::Error (Internal) when the plugin has no events.
+  void check_events(int32_t device, std::string_view action) const;
   // Throws a bp::Error naming the backend, the action and the plugin's message.
   void check_status(bp_status status, std::string_view action, int32_t device) const;
 

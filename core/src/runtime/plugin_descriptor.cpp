@@ -27,27 +27,49 @@ bool is_backend_name(std::string_view name) {
   });
 }
 
-// A plugin that allocates device memory must also free it and move data in and out of it;
-// one that allocates nothing leaves memory to the core and needs none of them.
+// A descriptor function's name, and whether the plugin set it.
+using NamedFunction = std::pair<const char*, bool>;
+
+// Some descriptor functions only make sense together: a plugin sets all of a `group` or none.
+// `rule` says so in the message that lists the missing ones.
+template <size_t N>
+void check_all_or_none(const NamedFunction (&functions)[N], std::string_view group,
+                       std::string_view rule) {
+  const auto given = static_cast<size_t>(std::count_if(
+      std::begin(functions), std::end(functions), [](const auto& function) { return function.second; }));
+  if (given == 0 || given == N) return;
+  std::string missing;
+  for (const auto& [name, present] : functions) {
+    if (!present) missing += fmt::format("{}{}", missing.empty() ? "" : ", ", name);
+  }
+  throw PluginRejected(fmt::format("it sets some {} but not {}: {}", group, missing, rule));
+}
+
 void check_memory_functions(const bp_plugin& plugin) {
-  const std::pair<const char*, bool> functions[] = {
+  const NamedFunction functions[] = {
       {"allocate", plugin.allocate != nullptr},
       {"deallocate", plugin.deallocate != nullptr},
       {"copy_host_to_device", plugin.copy_host_to_device != nullptr},
       {"copy_device_to_host", plugin.copy_device_to_host != nullptr},
       {"copy_device_to_device", plugin.copy_device_to_device != nullptr},
   };
-  const auto given = static_cast<size_t>(std::count_if(
-      std::begin(functions), std::end(functions), [](const auto& function) { return function.second; }));
-  if (given == 0 || given == std::size(functions)) return;
-  std::string missing;
-  for (const auto& [name, present] : functions) {
-    if (!present) missing += fmt::format("{}{}", missing.empty() ? "" : ", ", name);
-  }
-  throw PluginRejected(fmt::format(
-      "it sets some memory functions but not {}: a plugin that manages device memory sets "
-      "allocate, deallocate and the three copies; one whose devices use host memory sets none",
-      missing));
+  check_all_or_none(functions, "memory functions",
+                    "a plugin that manages device memory sets allocate, deallocate and the three "
+                    "copies; one whose devices use host memory sets none");
+}
+
+void check_event_functions(const bp_plugin& plugin) {
+  const NamedFunction functions[] = {
+      {"event_create", plugin.event_create != nullptr},
+      {"event_destroy", plugin.event_destroy != nullptr},
+      {"event_record", plugin.event_record != nullptr},
+      {"event_query", plugin.event_query != nullptr},
+      {"event_synchronize", plugin.event_synchronize != nullptr},
+      {"event_elapsed", plugin.event_elapsed != nullptr},
+  };
+  check_all_or_none(functions, "event functions",
+                    "a plugin with events (ABI 1.2) sets all six; one whose calls finish their "
+                    "work before returning sets none");
 }
 
 // Kernel entries are laid out with the plugin's own sizeof(bp_kernel), which its first entry
@@ -110,6 +132,12 @@ bp_plugin accept_descriptor(const bp_plugin* plugin) {
   readable.kernels = BP_ABI_FIELD(*plugin, kernels);
   readable.kernel_count = BP_ABI_FIELD(*plugin, kernel_count);
   readable.read_counters = BP_ABI_FIELD(*plugin, read_counters);
+  readable.event_create = BP_ABI_FIELD(*plugin, event_create);
+  readable.event_destroy = BP_ABI_FIELD(*plugin, event_destroy);
+  readable.event_record = BP_ABI_FIELD(*plugin, event_record);
+  readable.event_query = BP_ABI_FIELD(*plugin, event_query);
+  readable.event_synchronize = BP_ABI_FIELD(*plugin, event_synchronize);
+  readable.event_elapsed = BP_ABI_FIELD(*plugin, event_elapsed);
 
   if (readable.name == nullptr || !is_backend_name(readable.name)) {
     throw PluginRejected(fmt::format(
@@ -129,6 +157,7 @@ bp_plugin accept_descriptor(const bp_plugin* plugin) {
     }
   }
   check_memory_functions(readable);
+  check_event_functions(readable);
   check_kernel_table(readable);
   return readable;
 }

@@ -37,6 +37,15 @@ class Backend {
                                      const void* src, uint64_t src_offset,
                                      uint64_t bytes) const = 0;
   virtual void synchronize(int32_t device) const = 0;
+  // Events (ABI 1.2). has_events() is false for a plugin without them; calling the other event
+  // functions of such a backend is a bug in the core (ErrorCode::Internal).
+  virtual bool has_events() const = 0;
+  virtual bp_event create_event(int32_t device) const = 0;
+  virtual void destroy_event(int32_t device, bp_event event) const noexcept = 0;
+  virtual void record_event(int32_t device, bp_event event) const = 0;
+  virtual bool event_complete(int32_t device, bp_event event) const = 0;
+  virtual void synchronize_event(int32_t device, bp_event event) const = 0;
+  virtual double event_elapsed_ms(int32_t device, bp_event start, bp_event end) const = 0;
   // The plugin's message for the calling thread's latest failure.
   virtual std::string last_error() const = 0;
   // The plugin's counters as they are now; empty when it reports none.

@@ -1,7 +1,8 @@
-// The descriptor's device and memory functions. Device pointers are CUDA device addresses from
-// each device's caching allocator; copies and kernels of one device go through its one stream,
-// in order. Copies from the host return once the source has been read (staged in pinned memory);
-// copies to the host return once the destination holds the data.
+// The descriptor's device, memory, copy, event and counter functions. Device pointers are CUDA
+// device addresses from each device's caching allocator; copies and kernels of one device go
+// through its one stream, in order. Copies from the host return once the source has been read
+// (staged in pinned memory); copies to the host return once the destination holds the data. An
+// event is a cudaEvent_t recorded on the device's stream.
 #include "CUDANativeFunctions.h"
 
 #include "cuda_call.h"
@@ -101,6 +102,60 @@ bp_status synchronize(int32_t index) {
   return plugin::guard([&] { Runtime::get().device(index).synchronize(); });
 }
 
+cudaEvent_t as_cuda_event(bp_event event) { return reinterpret_cast<cudaEvent_t>(event); }
+
+bp_status event_create(int32_t index, bp_event* event) {
+  return plugin::guard([&] {
+    const Device& device = Runtime::get().device(index);
+    const DeviceGuard guard(index);
+    cudaEvent_t created = nullptr;
+    check_cuda(cudaEventCreate(&created), device.label() + ": creating an event");
+    *event = reinterpret_cast<bp_event>(created);
+  });
+}
+
+// cudaEventDestroy on an event whose work is still queued is allowed: CUDA frees it afterwards.
+bp_status event_destroy(int32_t index, bp_event event) {
+  return plugin::guard([&] {
+    const Device& device = Runtime::get().device(index);
+    check_cuda(cudaEventDestroy(as_cuda_event(event)), device.label() + ": destroying an event");
+  });
+}
+
+bp_status event_record(int32_t index, bp_event event) {
+  return plugin::guard([&] {
+    Device& device = Runtime::get().device(index);
+    check_cuda(cudaEventRecord(as_cuda_event(event), device.stream()),
+               device.label() + ": recording an event");
+  });
+}
+
+bp_status event_query(int32_t index, bp_event event, uint8_t* complete) {
+  return plugin::guard([&] {
+    const Device& device = Runtime::get().device(index);
+    const cudaError_t state = cudaEventQuery(as_cuda_event(event));
+    *complete = state == cudaSuccess ? 1 : 0;
+    if (state != cudaErrorNotReady) check_cuda(state, device.label() + ": querying an event");
+  });
+}
+
+bp_status event_synchronize(int32_t index, bp_event event) {
+  return plugin::guard([&] {
+    const Device& device = Runtime::get().device(index);
+    check_cuda(cudaEventSynchronize(as_cuda_event(event)), device.label() + ": waiting for an event");
+  });
+}
+
+bp_status event_elapsed(int32_t index, bp_event start, bp_event end, double* milliseconds) {
+  return plugin::guard([&] {
+    const Device& device = Runtime::get().device(index);
+    float elapsed = 0;
+    check_cuda(cudaEventElapsedTime(&elapsed, as_cuda_event(start), as_cuda_event(end)),
+               device.label() + ": timing two events");
+    *milliseconds = elapsed;
+  });
+}
+
 // Every device's allocator statistics (Device::counters), device by device.
 bp_status read_counters(bp_counter* counters, int64_t capacity, int64_t* count) {
   bp_status status = BP_STATUS_OK;
@@ -131,6 +186,12 @@ void configure_plugin(bp_plugin& plugin) {
   plugin.copy_device_to_device = &copy_device_to_device;
   plugin.synchronize = &synchronize;
   plugin.read_counters = &read_counters;
+  plugin.event_create = &event_create;
+  plugin.event_destroy = &event_destroy;
+  plugin.event_record = &event_record;
+  plugin.event_query = &event_query;
+  plugin.event_synchronize = &event_synchronize;
+  plugin.event_elapsed = &event_elapsed;
 }
 
 }  // namespace bp::cuda

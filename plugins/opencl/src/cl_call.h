@@ -51,5 +51,6 @@ using OwnedQueue = Owned<cl_command_queue, clReleaseCommandQueue>;
 using OwnedProgram = Owned<cl_program, clReleaseProgram>;
 using OwnedKernel = Owned<cl_kernel, clReleaseKernel>;
 using OwnedBuffer = Owned<cl_mem, clReleaseMemObject>;
+using OwnedEvent = Owned<cl_event, clReleaseEvent>;
 
 }  // namespace bp::opencl

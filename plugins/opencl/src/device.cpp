@@ -77,7 +77,9 @@ OwnedContext create_context(cl_device_id device, const std::string& label) {
 
 OwnedQueue create_queue(cl_context context, cl_device_id device, const std::string& label) {
   cl_int error = CL_SUCCESS;
-  cl_command_queue queue = clCreateCommandQueue(context, device, 0, &error);  // in order
+  // In order; profiling gives events (markers) the device's timestamps.
+  cl_command_queue queue =
+      clCreateCommandQueue(context, device, CL_QUEUE_PROFILING_ENABLE, &error);
   check_cl(error, "clCreateCommandQueue for " + label);
   return OwnedQueue(queue);
 }

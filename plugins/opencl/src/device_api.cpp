@@ -1,6 +1,7 @@
-// The descriptor's device and memory functions: devices are those the runtime found, memory is
-// OpenCL buffers (a device pointer is a cl_mem), and copies go through each device's in-order
-// queue, blocking where the host's memory is involved.
+// The descriptor's device, memory and event functions: devices are those the runtime found,
+// memory is OpenCL buffers (a device pointer is a cl_mem), copies go through each device's
+// in-order queue, blocking where the host's memory is involved, and an event is the marker its
+// latest record enqueued.
 #include "OpenCLNativeFunctions.h"
 
 #include "cl_call.h"
@@ -8,6 +9,7 @@
 
 #include <backplane/sdk/device_properties.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace bp::opencl {
@@ -109,6 +111,83 @@ bp_status synchronize(int32_t index) {
   });
 }
 
+// A bp_event: the marker of its latest record (none before the first), whose completion and
+// profiled end time are the event's.
+struct Marker {
+  OwnedEvent recorded;
+};
+
+Marker& as_marker(bp_event event) { return *reinterpret_cast<Marker*>(event); }
+
+bp_status event_create(int32_t index, bp_event* event) {
+  return plugin::guard([&] {
+    Runtime::get().device(index);  // checks the index
+    *event = reinterpret_cast<bp_event>(new Marker);
+  });
+}
+
+// Releasing a marker that is still queued is allowed: OpenCL keeps it until it completes.
+bp_status event_destroy(int32_t index, bp_event event) {
+  return plugin::guard([&] {
+    Runtime::get().device(index);
+    delete &as_marker(event);
+  });
+}
+
+bp_status event_record(int32_t index, bp_event event) {
+  return plugin::guard([&] {
+    Device& device = Runtime::get().device(index);
+    cl_event marker = nullptr;
+    check_cl(clEnqueueMarkerWithWaitList(device.queue(), 0, nullptr, &marker),
+             "recording an event on " + device.label());
+    as_marker(event).recorded = OwnedEvent(marker);
+    // Submitted now, the marker completes with the work before it even if nothing waits.
+    check_cl(clFlush(device.queue()), "submitting an event on " + device.label());
+  });
+}
+
+bp_status event_query(int32_t index, bp_event event, uint8_t* complete) {
+  return plugin::guard([&] {
+    const Device& device = Runtime::get().device(index);
+    const cl_event marker = as_marker(event).recorded.get();
+    cl_int status = CL_COMPLETE;
+    if (marker != nullptr) {
+      check_cl(clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                              nullptr),
+               "querying an event on " + device.label());
+    }
+    if (status < 0) {
+      throw plugin::Error(BP_STATUS_DEVICE_ERROR, device.label() +
+                                                      ": the work before the event failed: " +
+                                                      cl_error_text(status));
+    }
+    *complete = status == CL_COMPLETE ? 1 : 0;
+  });
+}
+
+bp_status event_synchronize(int32_t index, bp_event event) {
+  return plugin::guard([&] {
+    const Device& device = Runtime::get().device(index);
+    const cl_event marker = as_marker(event).recorded.get();
+    if (marker == nullptr) return;
+    check_cl(clWaitForEvents(1, &marker), "waiting for an event on " + device.label());
+  });
+}
+
+bp_status event_elapsed(int32_t index, bp_event start, bp_event end, double* milliseconds) {
+  return plugin::guard([&] {
+    const Device& device = Runtime::get().device(index);
+    const auto end_time = [&](bp_event event) {
+      cl_ulong nanoseconds = 0;
+      check_cl(clGetEventProfilingInfo(as_marker(event).recorded.get(), CL_PROFILING_COMMAND_END,
+                                       sizeof nanoseconds, &nanoseconds, nullptr),
+               "reading an event's time on " + device.label());
+      return static_cast<int64_t>(nanoseconds);
+    };
+    *milliseconds = static_cast<double>(end_time(end) - end_time(start)) * 1e-6;
+  });
+}
+
 void shutdown() { Runtime::get().shutdown(); }
 
 }  // namespace
@@ -123,6 +202,12 @@ void configure_plugin(bp_plugin& plugin) {
   plugin.copy_device_to_host = &copy_device_to_host;
   plugin.copy_device_to_device = &copy_device_to_device;
   plugin.synchronize = &synchronize;
+  plugin.event_create = &event_create;
+  plugin.event_destroy = &event_destroy;
+  plugin.event_record = &event_record;
+  plugin.event_query = &event_query;
+  plugin.event_synchronize = &event_synchronize;
+  plugin.event_elapsed = &event_elapsed;
 }
 
 }  // namespace bp::opencl

@@ -11,7 +11,8 @@
  * that lie past the plugin's `struct_size` as absent.
  *
  * Minor versions: 1.0 is the first; 1.1 added bp_counter, bp_plugin::read_counters and the
- * kernel argument type bp_optional_float (schema `float?`).
+ * kernel argument type bp_optional_float (schema `float?`); 1.2 added events (bp_event and the
+ * bp_plugin::event_* functions).
  *
  * The small value types passed *by value* to kernels (bp_scalar and the list/optional structs)
  * carry no `struct_size`: their layout is frozen for a major version, because a kernel's C
@@ -30,7 +31,7 @@ extern "C" {
 #endif
 
 #define BP_ABI_MAJOR 1
-#define BP_ABI_MINOR 1
+#define BP_ABI_MINOR 2
 
 /* The symbol every plugin exports; its type is bp_plugin_entry_fn. */
 #define BP_PLUGIN_ENTRY_SYMBOL "backplane_plugin_entry"
@@ -180,6 +181,16 @@ typedef struct bp_counter {
 } bp_counter;
 
 /* ---------------------------------------------------------------------------------------- */
+/* Events (ABI 1.2)                                                                          */
+/* ---------------------------------------------------------------------------------------- */
+
+/* A point in one device's queue of work. Recording an event marks everything queued on that
+ * device so far; the event completes once all of that work has finished. The plugin owns the
+ * object behind the handle (a cudaEvent_t, a cl_event marker); the core only passes it back, to
+ * the same plugin and device it was created for. */
+typedef struct bp_event_object* bp_event;
+
+/* ---------------------------------------------------------------------------------------- */
 /* The plugin descriptor                                                                     */
 /* ---------------------------------------------------------------------------------------- */
 
@@ -237,6 +248,31 @@ typedef struct bp_plugin {
    * calls it again with more room when N exceeds `capacity`. May be called from any thread at
    * any time, also while kernels run. */
   bp_status (*read_counters)(bp_counter* counters, int64_t capacity, int64_t* count);
+
+  /* ABI 1.2. Optional, all six or none. A plugin whose functions return before the device has
+   * finished the work they queued provides them, so that applications can wait for and time
+   * part of that work without waiting for all of it. Without them the core makes do with
+   * synchronize: recording an event waits for the device and reads the host's clock.
+   * Each may be called from any thread; calls on one event come from one thread at a time. */
+
+  /* `*event` receives a new event of `device`, not yet recorded. */
+  bp_status (*event_create)(int32_t device, bp_event* event);
+  /* Frees an event. Work it was recorded behind may still be running; the event must not
+   * outlive nor delay it. */
+  bp_status (*event_destroy)(int32_t device, bp_event event);
+  /* Marks the point after everything queued on `device` so far. Recording again moves the mark
+   * to the present. Returns without waiting. */
+  bp_status (*event_record)(int32_t device, bp_event event);
+  /* `*complete` = 1 when the work before the mark has finished (also for an event never
+   * recorded), else 0. Does not wait. A failure of that work may be reported here. */
+  bp_status (*event_query)(int32_t device, bp_event event, uint8_t* complete);
+  /* Waits until the work before the mark has finished (returns at once for an event never
+   * recorded), and reports that work's failure. */
+  bp_status (*event_synchronize)(int32_t device, bp_event event);
+  /* `*milliseconds` = the device's time from the mark of `start` to that of `end`, both
+   * recorded on `device` and complete (the core waits for both first). Negative when `end`
+   * was recorded first. */
+  bp_status (*event_elapsed)(int32_t device, bp_event start, bp_event end, double* milliseconds);
 } bp_plugin;
 
 /* The exported entry point. The core passes its own ABI version, so that a plugin may adapt
