@@ -145,6 +145,39 @@ TEST_CASE("layer norm: rows kept in shared memory, longer rows read twice, strid
   }, 1e-4);
 }
 
+TEST_CASE("row kernels whose row cache reaches the 48 KB every kernel may use beside its static shared memory") {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  // One row of 48 KB exactly, and one just under: with the kernels' own __shared__ arrays the
+  // block needs more than 48 KB, which it may use only after opting in.
+  for (const bp::DType dtype : {bp::kFloat32, bp::kFloat16, bp::kFloat64}) {
+    const int64_t full_row = int64_t{48 * 1024} / static_cast<int64_t>(bp::element_size(dtype));
+    for (const int64_t width : {full_row, full_row - 20}) {
+      INFO(bp::dtype_name(dtype) << ", rows of " << width);
+      const Tensor x = normal({3, width}, dtype);
+      const Tensor weight = normal({width}, dtype), bias = normal({width}, dtype);
+      const double tolerance = dtype == bp::kFloat32 ? 1e-4 : tolerance_of(dtype);
+      same_as_cpu({x}, [](const std::vector<Tensor>& t) { return bp::softmax(t[0], 1); }, tolerance);
+      same_as_cpu({x, weight, bias}, [&](const std::vector<Tensor>& t) {
+        return std::get<0>(bp::native_layer_norm(t[0], {width}, t[1], t[2], 1e-5));
+      }, tolerance);
+      same_as_cpu({x, weight}, [&](const std::vector<Tensor>& t) {
+        return bp::rms_norm(t[0], {width}, t[1], 1e-5);
+      }, tolerance);
+    }
+  }
+}
+
+TEST_CASE("addmm with a bias row that does not start on 16 bytes takes the addend path") {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  for (const bp::DType dtype : {bp::kFloat32, bp::kFloat16, bp::kBFloat16}) {
+    INFO(bp::dtype_name(dtype));
+    const Tensor a = normal({128, 64}, dtype), b = normal({64, 96}, dtype), buffer = normal({97}, dtype);
+    same_as_cpu({buffer, a, b}, [](const std::vector<Tensor>& t) {
+      return bp::addmm(t[0].slice(0, 1, 97), t[1], t[2]);  // the bias starts one element in
+    }, dtype == bp::kFloat32 ? 1e-4 : tolerance_of(dtype));
+  }
+}
+
 TEST_CASE("matrix products: every layout, the bias epilogue, addends, batches, integers") {
   SKIP_WITHOUT_CUDA_DEVICE();
   for (const bp::DType dtype : {bp::kFloat32, bp::kFloat64, bp::kFloat16, bp::kBFloat16}) {

@@ -371,10 +371,13 @@ template <typename T, int HeadDim>
 void launch_for_head_dim(const AttentionShape& shape, const void* const* data, double scale,
                          const LaunchTarget& target) {
   constexpr size_t kBytes = kSharedBytes<T, HeadDim>;
-  if (kBytes > target.max_shared_memory) {
+  const void* kernel = reinterpret_cast<const void*>(&fused_attention<T, HeadDim>);
+  const size_t static_bytes = static_shared_memory(kernel, "fused_attention");
+  if (kBytes + static_bytes > target.max_shared_memory) {
     throw plugin::Error(BP_STATUS_UNIMPLEMENTED,
                         std::string(kOp) + ": the fused kernel for head size " + std::to_string(HeadDim) + " needs " +
-                            std::to_string(kBytes) + " bytes of shared memory per block, and this device allows " +
+                            std::to_string(kBytes + static_bytes) +
+                            " bytes of shared memory per block, and this device allows " +
                             std::to_string(target.max_shared_memory));
   }
   const int64_t query_blocks = (shape.query_length + kQueryBlock - 1) / kQueryBlock;
@@ -385,7 +388,7 @@ void launch_for_head_dim(const AttentionShape& shape, const void* const* data, d
                             std::to_string(INT32_MAX) + ", and " + std::to_string(shape.batches) + " indices of " +
                             std::to_string(shape.query_length) + " rows need more");
   }
-  allow_shared_memory(reinterpret_cast<const void*>(&fused_attention<T, HeadDim>), kBytes, "fused_attention");
+  allow_shared_memory(kernel, kBytes, static_bytes, "fused_attention");
   const auto blocks = static_cast<unsigned int>(query_blocks * shape.batches);
   fused_attention<T, HeadDim><<<blocks, kAttentionThreads, kBytes, target.stream>>>(
       shape, static_cast<const T*>(data[kAttentionQuery]), static_cast<const T*>(data[kAttentionKey]),

@@ -247,8 +247,15 @@ inline unsigned int grid_blocks(int64_t work, int64_t per_block, const LaunchTar
 // kernel image for this device, a sticky error from earlier work).
 void check_launch(std::string_view kernel);
 
-// Raises `kernel`'s dynamic shared memory limit to `bytes` where that exceeds the 48 KB every
-// kernel may use.
-void allow_shared_memory(const void* kernel, size_t bytes, std::string_view name);
+// What every kernel may use without opting in: static and dynamic shared memory together.
+inline constexpr size_t kDefaultSharedMemory = 48 * 1024;
+
+// The shared memory `kernel` declares statically (its __shared__ arrays), as compiled for the
+// current device.
+size_t static_shared_memory(const void* kernel, std::string_view name);
+
+// Raises `kernel`'s dynamic shared memory limit to `dynamic_bytes` where that and its
+// `static_bytes` together exceed kDefaultSharedMemory.
+void allow_shared_memory(const void* kernel, size_t dynamic_bytes, size_t static_bytes, std::string_view name);
 
 }  // namespace bp::cuda

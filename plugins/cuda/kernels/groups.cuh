@@ -118,15 +118,19 @@ RowLayout row_layout(int64_t groups, int64_t group_size, int64_t members_per_thr
                      bool allow_splits, const LaunchTarget& target);
 
 // A row layout without splits whose teams keep their group's members in shared memory, so that
-// the input is read once, when a group of `element_size`-byte members fits (`cached`); fewer
-// teams per block if that makes them fit.
+// the input is read once, when a group of `element_size`-byte members fits (`cached`) beside
+// the kernel's `static_shared_bytes`; fewer teams per block if that makes them fit.
 struct CachedRowLayout {
   RowLayout rows;
   bool cached = false;
   size_t shared_bytes = 0;  // dynamic shared memory per block
 };
 CachedRowLayout cached_row_layout(int64_t groups, int64_t group_size, size_t element_size,
-                                  int64_t members_per_thread, const LaunchTarget& target);
+                                  int64_t members_per_thread, size_t static_shared_bytes, const LaunchTarget& target);
+// cached_row_layout for `kernel` on the current device: reads its static shared memory and
+// raises its dynamic limit to what the layout uses.
+CachedRowLayout prepare_cached_rows(const void* kernel, std::string_view name, int64_t groups, int64_t group_size,
+                                    size_t element_size, int64_t members_per_thread, const LaunchTarget& target);
 
 // The splits of a column-layout launch (gridDim.y).
 unsigned int column_splits(int64_t groups, int64_t group_size, const LaunchTarget& target);

@@ -10,10 +10,18 @@ void check_launch(std::string_view kernel) {
   check_cuda(cudaGetLastError(), "launching the CUDA kernel " + std::string(kernel));
 }
 
-void allow_shared_memory(const void* kernel, size_t bytes, std::string_view name) {
-  if (bytes <= 48 * 1024) return;
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
-             "allowing the CUDA kernel " + std::string(name) + " " + std::to_string(bytes) + " bytes of shared memory");
+size_t static_shared_memory(const void* kernel, std::string_view name) {
+  cudaFuncAttributes attributes{};
+  check_cuda(cudaFuncGetAttributes(&attributes, kernel),
+             "reading the attributes of the CUDA kernel " + std::string(name));
+  return attributes.sharedSizeBytes;
+}
+
+void allow_shared_memory(const void* kernel, size_t dynamic_bytes, size_t static_bytes, std::string_view name) {
+  if (static_bytes + dynamic_bytes <= kDefaultSharedMemory) return;
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dynamic_bytes)),
+             "allowing the CUDA kernel " + std::string(name) + " " + std::to_string(dynamic_bytes) +
+                 " bytes of dynamic shared memory beside its " + std::to_string(static_bytes) + " static ones");
 }
 
 namespace {
@@ -56,20 +64,32 @@ RowLayout row_layout(int64_t groups, int64_t group_size, int64_t members_per_thr
 }
 
 CachedRowLayout cached_row_layout(int64_t groups, int64_t group_size, size_t element_size,
-                                  int64_t members_per_thread, const LaunchTarget& target) {
+                                  int64_t members_per_thread, size_t static_shared_bytes, const LaunchTarget& target) {
   CachedRowLayout layout;
   layout.rows = row_layout(groups, group_size, members_per_thread, kMaxTeamThreads, false, target);
+  // A block's static and dynamic shared memory together stay within the device's limit.
+  const size_t budget =
+      target.max_shared_memory > static_shared_bytes ? target.max_shared_memory - static_shared_bytes : 0;
   const size_t row_bytes = static_cast<size_t>(group_size) * element_size;
-  if (row_bytes == 0 || row_bytes > target.max_shared_memory) return layout;
+  if (row_bytes == 0 || row_bytes > budget) return layout;
   // Whole warps per block: teams narrower than a warp come in multiples that fill one.
   const unsigned int step = std::max(1u, static_cast<unsigned int>(kWarpSize) / layout.rows.team);
-  unsigned int slots = static_cast<unsigned int>(std::min<size_t>(layout.rows.slots, target.max_shared_memory / row_bytes));
+  unsigned int slots = static_cast<unsigned int>(std::min<size_t>(layout.rows.slots, budget / row_bytes));
   slots -= slots % step;
   if (slots == 0) return layout;
   layout.rows.slots = slots;
   layout.rows.blocks = grid_blocks(groups, slots, target);
   layout.cached = true;
   layout.shared_bytes = row_bytes * slots;
+  return layout;
+}
+
+CachedRowLayout prepare_cached_rows(const void* kernel, std::string_view name, int64_t groups, int64_t group_size,
+                                    size_t element_size, int64_t members_per_thread, const LaunchTarget& target) {
+  const size_t static_bytes = static_shared_memory(kernel, name);
+  const CachedRowLayout layout =
+      cached_row_layout(groups, group_size, element_size, members_per_thread, static_bytes, target);
+  allow_shared_memory(kernel, layout.shared_bytes, static_bytes, name);
   return layout;
 }
 

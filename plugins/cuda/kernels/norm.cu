@@ -145,8 +145,8 @@ void launch_layer_norm(DType dtype, const GroupShape<kNormOperands>& shape, cons
     using T = typename decltype(tag)::type;
     auto operand = [&](int k) { return static_cast<T*>(const_cast<void*>(data[k])); };
     const CachedRowLayout layout =
-        cached_row_layout(shape.groups, shape.group_size, sizeof(T), kNormMembersPerThread, target);
-    allow_shared_memory(reinterpret_cast<const void*>(&layer_norm_rows<T>), layout.shared_bytes, "layer_norm");
+        prepare_cached_rows(reinterpret_cast<const void*>(&layer_norm_rows<T>), "layer_norm", shape.groups,
+                            shape.group_size, sizeof(T), kNormMembersPerThread, target);
     layer_norm_rows<<<layout.rows.blocks, dim3(layout.rows.team, layout.rows.slots), layout.shared_bytes,
                       target.stream>>>(shape, operand(kNormInput), operand(kNormOut), operand(kNormMean),
                                        operand(kNormRstd), operand(kNormWeight), operand(kNormBias),
@@ -163,8 +163,8 @@ void launch_rms_norm(DType dtype, const GroupShape<3>& shape, const void* input,
     using C = compute_t<T>;
     const C epsilon = eps ? static_cast<C>(*eps) : std::numeric_limits<C>::epsilon();
     const CachedRowLayout layout =
-        cached_row_layout(shape.groups, shape.group_size, sizeof(T), kNormMembersPerThread, target);
-    allow_shared_memory(reinterpret_cast<const void*>(&rms_norm_rows<T>), layout.shared_bytes, "rms_norm");
+        prepare_cached_rows(reinterpret_cast<const void*>(&rms_norm_rows<T>), "rms_norm", shape.groups,
+                            shape.group_size, sizeof(T), kNormMembersPerThread, target);
     rms_norm_rows<<<layout.rows.blocks, dim3(layout.rows.team, layout.rows.slots), layout.shared_bytes,
                     target.stream>>>(shape, static_cast<const T*>(input), static_cast<T*>(out),
                                      static_cast<const T*>(weight), epsilon, layout.cached);

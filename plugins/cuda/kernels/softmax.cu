@@ -146,9 +146,9 @@ void launch_softmax(DType dtype, const GroupShape<2>& shape, const void* input, 
       check_launch(name);
       return;
     }
-    const CachedRowLayout layout =
-        cached_row_layout(shape.groups, shape.group_size, sizeof(T), kSoftmaxMembersPerThread, target);
-    allow_shared_memory(reinterpret_cast<const void*>(&softmax_rows<T>), layout.shared_bytes, name);
+    const CachedRowLayout layout = prepare_cached_rows(reinterpret_cast<const void*>(&softmax_rows<T>), name,
+                                                       shape.groups, shape.group_size, sizeof(T),
+                                                       kSoftmaxMembersPerThread, target);
     softmax_rows<<<layout.rows.blocks, dim3(layout.rows.team, layout.rows.slots), layout.shared_bytes,
                    target.stream>>>(shape, in, o, logarithm, layout.cached);
     check_launch(name);
