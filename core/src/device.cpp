@@ -22,7 +22,9 @@ constexpr std::string_view kHostName = "cpu";
 
 }  // namespace
 
-Device::Device(std::string_view spec) {
+namespace detail {
+
+Device parse_device(std::string_view spec, const Registry& registry) {
   const size_t colon = spec.find(':');
   const std::string_view name = spec.substr(0, colon);
   int64_t index = 0;
@@ -36,9 +38,8 @@ Device::Device(std::string_view spec) {
   }
   if (name.empty()) throw_malformed(spec);
 
-  const detail::Registry& registry = detail::Registry::get();
   const std::optional<int16_t> type =
-      name == kHostName ? std::optional<int16_t>(kHostType) : registry.device_type_of(name);
+      name == kHostName ? std::optional<int16_t>(Device::kHostType) : registry.device_type_of(name);
   if (!type) {
     const std::string loaded = registry.loaded_backend_names();
     throw Error(
@@ -49,7 +50,7 @@ Device::Device(std::string_view spec) {
                     name, spec, loaded.empty() ? "none" : loaded));
   }
   // The host exists without a cpu plugin; it then has just the one device.
-  const detail::Backend* backend = registry.backend(*type);
+  const Backend* backend = registry.backend(*type);
   const int64_t count = backend ? backend->device_count() : 1;
   if (index >= count) {
     throw Error(fmt::format(
@@ -57,9 +58,15 @@ Device::Device(std::string_view spec) {
         count == 0 ? std::string("no devices (`bp-info` says why)")
                    : fmt::format("{} device(s), {}:0..{}:{}", count, name, name, count - 1)));
   }
-  type_ = *type;
-  index_ = static_cast<int16_t>(index);
+  return Device(*type, static_cast<int16_t>(index));
 }
+
+}  // namespace detail
+
+Device::Device(std::string_view spec)
+    : Device(detail::parse_device(spec, detail::Registry::get())) {}
+
+Device default_device() { return detail::Registry::get().default_device(); }
 
 std::string_view Device::type_name() const {
   if (is_cpu()) return kHostName;

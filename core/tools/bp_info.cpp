@@ -97,6 +97,7 @@ void print_human(const bp::RuntimeInfo& runtime) {
   if (runtime.plugins.empty()) {
     fmt::print("No plugin loaded.\n");
   } else {
+    fmt::print("Default device: {}\n\n", runtime.default_device.str());
     fmt::print("Plugins loaded:\n\n");
     for (const bp::PluginInfo& plugin : runtime.plugins) {
       print_plugin(runtime, plugin);
@@ -160,6 +161,7 @@ void print_json(const bp::RuntimeInfo& runtime) {
   }
   fmt::print("{}\n", json_object({{"plugins", json_array(plugins)},
                                   {"failures", json_array(failures)},
+                                  {"default_device", json_string(runtime.default_device.str())},
                                   {"warnings", json_string_array(runtime.warnings)}}));
 }
 

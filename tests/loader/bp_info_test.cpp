@@ -214,6 +214,53 @@ TEST_CASE("BACKPLANE_PLUGIN_PATH entries all load and a missing one is only a wa
   CHECK(contains(result.err, "[backplane] warn: " + warning));
 }
 
+TEST_CASE("BACKPLANE_DEFAULT_DEVICE names the default device, which bp-info shows") {
+  const std::string path = fixture_path("fixture");
+  CHECK(bp_info_json({{"BACKPLANE_PLUGIN_PATH", path}})["default_device"].string() == "cpu");
+  for (const char* spec : {"fixture", "fixture:0", " fixture:0 "}) {
+    INFO(spec);
+    const JsonValue info =
+        bp_info_json({{"BACKPLANE_PLUGIN_PATH", path}, {"BACKPLANE_DEFAULT_DEVICE", spec}});
+    CHECK(info["default_device"].string() == "fixture:0");
+    CHECK(info["warnings"].array().empty());
+  }
+  const ChildResult human =
+      run_bp_info({}, {{"BACKPLANE_PLUGIN_PATH", path}, {"BACKPLANE_DEFAULT_DEVICE", "fixture"}});
+  CHECK(human.out.starts_with("Default device: fixture:0\n"));
+}
+
+TEST_CASE("a BACKPLANE_DEFAULT_DEVICE that names no loaded device warns why and keeps cpu") {
+  const std::string path = fixture_path("fixture");
+  const struct {
+    EnvironmentVariables environment;
+    const char* reason;
+  } cases[] = {
+      {{{"BACKPLANE_PLUGIN_PATH", path}, {"BACKPLANE_DEFAULT_DEVICE", "fixture:1"}},
+       "device index 1 is out of range in 'fixture:1': fixture has 1 device(s)"},
+      {{{"BACKPLANE_PLUGIN_PATH", path}, {"BACKPLANE_DEFAULT_DEVICE", "fixtur"}},
+       "unknown device type 'fixtur' in 'fixtur': the loaded backends are"},
+      {{{"BACKPLANE_PLUGIN_PATH", path}, {"BACKPLANE_DEFAULT_DEVICE", "fixture:x"}},
+       "invalid device string 'fixture:x'"},
+      {{{"BACKPLANE_PLUGIN_PATH", path},
+        {"BACKPLANE_BACKENDS", "cpu"},
+        {"BACKPLANE_DEFAULT_DEVICE", "fixture"}},
+       "A backend that failed to load or that BACKPLANE_BACKENDS excludes is not available"},
+  };
+  for (const auto& [environment, reason] : cases) {
+    INFO(reason);
+    const ChildResult result = run_bp_info({"--json"}, environment);
+    REQUIRE(result.exit_code == 0);
+    const JsonValue info = parse_json(result.out);
+    CHECK(info["default_device"].string() == "cpu");
+    const std::vector<std::string> warnings = strings(info["warnings"]);
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].starts_with("BACKPLANE_DEFAULT_DEVICE='"));
+    CHECK(contains(warnings[0], "names no loaded device, so cpu is the default"));
+    CHECK(contains(warnings[0], reason));
+    CHECK(contains(result.err, "[backplane] warn: " + warnings[0]));
+  }
+}
+
 TEST_CASE("BACKPLANE_LOG_LEVEL=error keeps warnings off stderr but in the runtime info") {
   const ChildResult result =
       run_bp_info({"--json"}, {{"BACKPLANE_PLUGIN_PATH", "/nonexistent"},

@@ -38,4 +38,9 @@ class Device {
   int16_t index_ = 0;
 };
 
+// The device that factories (empty, zeros, ones, full, randn, rand, arange, ...) and
+// bp::Event use when none is given: BACKPLANE_DEFAULT_DEVICE, resolved once when plugins load,
+// else the host. Tensors made from host data (from_blob, from_vector) stay on the host.
+Device default_device();
+
 }  // namespace bp

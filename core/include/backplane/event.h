@@ -17,7 +17,7 @@ void synchronize(Device device);
 class Event {
  public:
   // An event of `device`, not yet recorded.
-  explicit Event(Device device = Device::cpu());
+  explicit Event(Device device = default_device());
   ~Event();
   Event(Event&& other) noexcept;
   Event& operator=(Event&& other) noexcept;

@@ -11,7 +11,7 @@ namespace {
 // before promotion picks the computing dtype.
 Tensor wrap_number(const Scalar& value) {
   const DType dtype = value.is_floating_point() ? kFloat64 : value.is_bool() ? kBool : kInt64;
-  Tensor wrapped = scalar_tensor(value, dtype);
+  Tensor wrapped = scalar_tensor(value, dtype, Device::cpu());
   wrapped.impl()->set_wrapped_number(true);
   return wrapped;
 }

@@ -16,7 +16,7 @@ struct OutputSpec {
   DimVector sizes;
   DType dtype = kFloat32;
   // nullopt when no tensor argument decides the device (arange): an out= tensor may be on any
-  // device, and a fresh output goes to the host.
+  // device, and a fresh output goes to default_device().
   std::optional<Device> device;
 };
 
@@ -24,7 +24,7 @@ namespace detail {
 
 // A fresh, contiguous output (through the device's caching allocator).
 inline Tensor allocate_output(const OutputSpec& spec) {
-  return empty(spec.sizes, spec.dtype, spec.device.value_or(Device::cpu()));
+  return empty(spec.sizes, spec.dtype, spec.device ? *spec.device : default_device());
 }
 
 // An `out=` or in-place tensor checked against its spec.

@@ -144,6 +144,9 @@ LoaderEnvironment read_loader_environment() {
     environment.fallback = parsed.policy;
     if (parsed.warning) environment.warnings.push_back(*parsed.warning);
   }
+  if (auto device = read_variable("BACKPLANE_DEFAULT_DEVICE")) {
+    environment.default_device = std::string(trim(*device));
+  }
   if (auto path = read_variable("BACKPLANE_PLUGIN_PATH")) {
     environment.plugin_path = parse_plugin_path(*path);
   }

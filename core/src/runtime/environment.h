@@ -59,6 +59,8 @@ struct LoaderEnvironment {
   std::vector<std::string> plugin_path;
   LogLevel log_level = LogLevel::Warn;
   FallbackPolicy fallback = FallbackPolicy::Off;
+  // BACKPLANE_DEFAULT_DEVICE as given, trimmed; the registry resolves it once plugins loaded.
+  std::optional<std::string> default_device;
   std::vector<std::string> warnings;
 };
 

@@ -74,6 +74,7 @@ class RegistryImpl final : public Registry {
     info.failures = failures_;
     info.warnings = warnings_;
     info.kernel_ops.assign(std::begin(kOpNames), std::end(kOpNames));
+    info.default_device = default_device_;
     return info;
   }
 
@@ -81,6 +82,10 @@ class RegistryImpl final : public Registry {
     std::lock_guard lock(mutex_);
     return environment_.fallback;
   }
+
+  // Written once, by resolve_default_device inside Registry::get's call_once, which orders it
+  // before every read.
+  Device default_device() const override { return default_device_; }
 
   PluginInfo load(const std::string& path) override {
     std::lock_guard lock(mutex_);
@@ -109,6 +114,24 @@ class RegistryImpl final : public Registry {
     }
     for (const PluginCandidate& candidate : search.candidates) load_candidate(candidate);
     check_selected_names_exist();
+  }
+
+  // BACKPLANE_DEFAULT_DEVICE against the backends that loaded. Called once loading is done and
+  // without the lock: parsing asks this registry for names and device counts, which lock it.
+  void resolve_default_device() {
+    const std::optional<std::string> spec = [&] {
+      std::lock_guard lock(mutex_);
+      return environment_.default_device;
+    }();
+    if (!spec) return;
+    try {
+      default_device_ = parse_device(*spec, *this);
+    } catch (const Error& error) {
+      std::lock_guard lock(mutex_);
+      record_warning(fmt::format("BACKPLANE_DEFAULT_DEVICE='{}' names no loaded device, so cpu "
+                                 "is the default: {}",
+                                 *spec, error.what()));
+    }
   }
 
   // In reverse load order. Each backend's kernels leave the dispatch table first, so that an
@@ -265,6 +288,7 @@ class RegistryImpl final : public Registry {
   std::array<std::atomic<const PluginBackend*>, kMaxDeviceTypes> by_type_{};
   std::array<std::string, kMaxDeviceTypes> type_names_;
   std::atomic<int16_t> type_count_{1};  // the host type always exists
+  Device default_device_;
 };
 
 // Never destroyed: storages and kernels may still reach backends during static destruction.
@@ -279,6 +303,7 @@ Registry& Registry::get() {
   static std::once_flag loaded;
   std::call_once(loaded, [] {
     registry_instance().load_from_environment();
+    registry_instance().resolve_default_device();
     // Registered once loading is done: at exit it runs after the destructors of static objects
     // made later, which may still use the plugins, and before those of objects made earlier.
     std::atexit([] { registry_instance().shut_down_plugins(); });

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <backplane/abi.h>
+#include <backplane/device.h>
 #include <backplane/runtime.h>
 
 #include "runtime/environment.h"
@@ -66,10 +67,16 @@ class Registry {
   virtual RuntimeInfo info() const = 0;
   // BACKPLANE_FALLBACK as read when the plugins loaded.
   virtual FallbackPolicy fallback_policy() const = 0;
+  // BACKPLANE_DEFAULT_DEVICE as resolved once the plugins loaded; the host when unset.
+  virtual Device default_device() const = 0;
   virtual PluginInfo load(const std::string& path) = 0;
 
  protected:
   ~Registry() = default;
 };
+
+// "cuda:1", "cuda" (index 0) or "cpu" against `registry`'s loaded backends; a bp::Error says
+// what is wrong with a malformed string, an unknown backend or an index out of range.
+Device parse_device(std::string_view spec, const Registry& registry);
 
 }  // namespace bp::detail

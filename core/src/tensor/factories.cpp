@@ -74,7 +74,7 @@ Tensor ones(IntArrayRef sizes, DType dtype, Device device) { return full(sizes, 
 
 // Written on the host without a kernel, so that wrapped numbers need no cpu plugin.
 Tensor scalar_tensor(const Scalar& value, DType dtype, Device device) {
-  Tensor host = empty({}, dtype);
+  Tensor host = empty({}, dtype, Device::cpu());
   plugin::visit(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     *host.data_ptr<T>() = value.to<T>();
@@ -99,7 +99,7 @@ Tensor from_vector(const std::vector<T>& values, IntArrayRef sizes) {
     throw Error(fmt::format("from_vector: {} values do not fill shape {}, which holds {}",
                             values.size(), detail::format_shape(sizes), numel));
   }
-  Tensor result = empty(sizes, detail::dtype_of<T>());
+  Tensor result = empty(sizes, detail::dtype_of<T>(), Device::cpu());
   if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> packs bits
     auto* out = result.data_ptr<bool>();
     for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];

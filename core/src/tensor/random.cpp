@@ -50,7 +50,7 @@ void check_floating(DType dtype, const char* op) {
 // Fills a new host tensor with next(engine) for every element, then moves it to `device`.
 template <typename Next>
 Tensor generate(IntArrayRef sizes, DType dtype, Device device, Next next) {
-  Tensor host = empty(sizes, dtype);
+  Tensor host = empty(sizes, dtype, Device::cpu());
   const int64_t numel = host.numel();
   {
     HostGenerator& generator = host_generator();
