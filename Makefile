@@ -3,7 +3,7 @@
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
-.PHONY: demo test sanitize bench install deps build clean
+.PHONY: demo test sanitize bench install gpu-bundle deps build clean
 
 deps:
 	@scripts/install-deps.sh
@@ -35,6 +35,11 @@ sanitize: deps
 bench: build
 	@for program in build/bin/bench_*; do echo "== $$program"; "$$program"; status=$$?; \
 		[ $$status -eq 0 ] || [ $$status -eq 77 ] || exit 1; done
+
+# A self-contained archive that checks the CUDA backend on a GPU machine without Backplane's
+# build dependencies: see plugins/cuda/README.md.
+gpu-bundle: build
+	scripts/make-gpu-bundle.sh build build/backplane-gpu.tar.xz
 
 install: build
 	cmake --install build --prefix "$(PREFIX)"
