@@ -149,6 +149,7 @@ std::string generate_kernels_h(const NativeFunctions& functions) {
 #include <dispatch/dispatch.h>
 #include <dispatch/dlpack_bridge.h>
 #include <dispatch/host_fallback.h>
+#include <dispatch/op_trace.h>
 
 #include <cstdint>
 #include <optional>
@@ -236,6 +237,7 @@ Kernel kernel_as(bp_kernel_fn fn) {
         cpp_name, parameters, comma_list(fallback_arguments));
     s += fmt::format("\ninline void {}({}) {{\n", cpp_name, parameters);
     s += fmt::format("  const Device device = {}.device();\n", device_source->name);
+    s += fmt::format("  const OpTraceScope trace(OpId::{}, device);\n", cpp_name);
     // One test of the table's entry on the kernel's path, as before the fallback existed.
     s += fmt::format(
         "  bp_kernel_fn kernel = kernel_in_table(OpId::{0}, device);\n"

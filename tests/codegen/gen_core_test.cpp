@@ -283,12 +283,13 @@ TEST_CASE("MetaFunctions.h: one declaration per meta name, shared by its users")
 TEST_CASE("Kernels: the device is the first written tensor's, and arguments become ABI values") {
   const std::string cpp = generate_kernels_h(ops());
   // Read tensors go by their TensorImpl's view; a written one by a copy the kernel may change.
-  // Without a kernel (BACKPLANE_FALLBACK=cpu), the same call on host copies: read tensors as
+  // The whole call is one traced op (BACKPLANE_TRACE). Without a kernel (BACKPLANE_FALLBACK=cpu), the same call on host copies: read tensors as
   // inputs, written ones as outputs that are copied back.
   CHECK(contains(cpp,
                  "\ninline void add_out(const Tensor& self, const Tensor& other, const Scalar& "
                  "alpha, const Tensor& out) {\n"
                  "  const Device device = out.device();\n"
+                 "  const OpTraceScope trace(OpId::add_out, device);\n"
                  "  bp_kernel_fn kernel = kernel_in_table(OpId::add_out, device);\n"
                  "  if (kernel == nullptr) [[unlikely]] {\n"
                  "    kernel = kernel_lookup_slow(OpId::add_out, device);\n"
@@ -302,6 +303,7 @@ TEST_CASE("Kernels: the device is the first written tensor's, and arguments beco
                  "}\n"));
   CHECK(contains(cpp,
                  "  const Device device = self.device();\n"
+                 "  const OpTraceScope trace(OpId::copy_, device);\n"
                  "  bp_kernel_fn kernel = kernel_in_table(OpId::copy_, device);\n"));
   CHECK(contains(cpp,
                  "\n[[gnu::cold, gnu::noinline]] inline void add_out_on_host(const Tensor& self, "

@@ -147,6 +147,7 @@ LoaderEnvironment read_loader_environment() {
   if (auto device = read_variable("BACKPLANE_DEFAULT_DEVICE")) {
     environment.default_device = std::string(trim(*device));
   }
+  environment.trace_path = read_variable("BACKPLANE_TRACE");
   if (auto path = read_variable("BACKPLANE_PLUGIN_PATH")) {
     environment.plugin_path = parse_plugin_path(*path);
   }

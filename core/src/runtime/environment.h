@@ -61,6 +61,8 @@ struct LoaderEnvironment {
   FallbackPolicy fallback = FallbackPolicy::Off;
   // BACKPLANE_DEFAULT_DEVICE as given, trimmed; the registry resolves it once plugins loaded.
   std::optional<std::string> default_device;
+  // BACKPLANE_TRACE: the file to write a trace of dispatched ops to.
+  std::optional<std::string> trace_path;
   std::vector<std::string> warnings;
 };
 

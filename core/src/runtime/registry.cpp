@@ -3,6 +3,7 @@
 #include "runtime/registry.h"
 
 #include "dispatch/dispatch.h"
+#include "dispatch/op_trace.h"
 #include "runtime/environment.h"
 #include "runtime/log.h"
 #include "runtime/plugin_backend.h"
@@ -105,6 +106,9 @@ class RegistryImpl final : public Registry {
     environment_ = read_loader_environment();
     set_log_level(environment_.log_level);
     for (const std::string& warning : environment_.warnings) record_warning(warning);
+    if (environment_.trace_path) {
+      if (auto failure = start_tracing(*environment_.trace_path)) record_warning(*failure);
+    }
 
     const std::filesystem::path default_folder = default_plugin_folder();
     PluginSearch search = find_plugin_files(environment_.plugin_path, default_folder);
@@ -306,7 +310,10 @@ Registry& Registry::get() {
     registry_instance().resolve_default_device();
     // Registered once loading is done: at exit it runs after the destructors of static objects
     // made later, which may still use the plugins, and before those of objects made earlier.
-    std::atexit([] { registry_instance().shut_down_plugins(); });
+    std::atexit([] {
+      finish_tracing();
+      registry_instance().shut_down_plugins();
+    });
   });
   return registry_instance();
 }

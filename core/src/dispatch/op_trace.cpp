@@ -1,0 +1,143 @@
+#include "dispatch/op_trace.h"
+
+#include "runtime/log.h"
+
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <system_error>
+#include <vector>
+
+namespace bp::detail {
+
+constinit std::atomic<bool> g_tracing{false};
+
+namespace {
+
+struct TracedOp {
+  OpId op;
+  Device device;
+  int64_t start_ns;
+  int64_t end_ns;
+};
+
+// One thread's ops. Its lock is taken by that thread for each op and by the writer at exit, so
+// it is never contended while ops run.
+struct ThreadTrace {
+  explicit ThreadTrace(uint32_t id) : id(id) {}
+  const uint32_t id;
+  std::mutex mutex;
+  std::vector<TracedOp> ops;
+};
+
+struct TraceState {
+  std::mutex mutex;  // guards threads
+  std::string path;
+  std::chrono::steady_clock::time_point epoch;
+  // Never freed: a thread that ends leaves its ops for the writer.
+  std::vector<ThreadTrace*> threads;
+};
+
+TraceState& state() {
+  static TraceState* const trace = new TraceState();
+  return *trace;
+}
+
+ThreadTrace& this_thread_trace() {
+  thread_local ThreadTrace* trace = [] {
+    TraceState& s = state();
+    std::lock_guard lock(s.mutex);
+    s.threads.push_back(new ThreadTrace(static_cast<uint32_t>(s.threads.size() + 1)));
+    return s.threads.back();
+  }();
+  return *trace;
+}
+
+// Microseconds with nanosecond digits, as the trace format counts time.
+std::string microseconds(int64_t ns) { return fmt::format("{}.{:03}", ns / 1000, ns % 1000); }
+
+std::string trace_json(const TraceState& s) {
+  const int pid = static_cast<int>(getpid());
+  std::string json = "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
+  bool first = true;
+  for (ThreadTrace* thread : s.threads) {
+    std::lock_guard lock(thread->mutex);
+    for (const TracedOp& traced : thread->ops) {
+      json += fmt::format(
+          "{}{{\"name\": \"{}\", \"cat\": \"kernel\", \"ph\": \"X\", \"ts\": {}, \"dur\": {}, "
+          "\"pid\": {}, \"tid\": {}, \"args\": {{\"device\": \"{}\"}}}}",
+          first ? "" : ",\n", kOpNames[static_cast<size_t>(traced.op)],
+          microseconds(traced.start_ns), microseconds(traced.end_ns - traced.start_ns), pid,
+          thread->id, traced.device.str());
+      first = false;
+    }
+  }
+  return json + "\n]}\n";
+}
+
+}  // namespace
+
+int64_t trace_clock_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                              state().epoch)
+      .count();
+}
+
+void record_traced_op(OpId op, Device device, int64_t start_ns) noexcept {
+  const int64_t end_ns = trace_clock_ns();
+  try {
+    ThreadTrace& trace = this_thread_trace();
+    std::lock_guard lock(trace.mutex);
+    trace.ops.push_back({op, device, start_ns, end_ns});
+  } catch (...) {
+    // Out of memory for the trace: the op itself succeeded, and the trace loses this entry.
+  }
+}
+
+std::optional<std::string> start_tracing(const std::string& path) {
+  {
+    std::ofstream probe(path, std::ios::trunc);
+    if (!probe) {
+      return fmt::format("BACKPLANE_TRACE='{}' cannot be written ({}); no trace is kept. Name a "
+                         "file in a folder that exists and that this process may write to",
+                         path, std::error_code(errno, std::generic_category()).message());
+    }
+  }
+  TraceState& s = state();
+  s.path = path;
+  s.epoch = std::chrono::steady_clock::now();
+  g_tracing.store(true, std::memory_order_relaxed);
+  return std::nullopt;
+}
+
+void finish_tracing() noexcept {
+  if (!g_tracing.exchange(false)) return;
+  TraceState& s = state();
+  try {
+    std::string json;
+    {
+      std::lock_guard lock(s.mutex);
+      json = trace_json(s);
+    }
+    const std::string temporary = s.path + ".partial";
+    {
+      std::ofstream out(temporary, std::ios::trunc | std::ios::binary);
+      out << json;
+      if (!out.flush()) throw std::system_error(errno, std::generic_category(), "writing " + temporary);
+    }
+    std::filesystem::rename(temporary, s.path);
+  } catch (const std::exception& e) {
+    log(LogLevel::Error, "BACKPLANE_TRACE: the trace could not be written to {}: {}", s.path,
+        e.what());
+  }
+}
+
+}  // namespace bp::detail

@@ -1,0 +1,50 @@
+// BACKPLANE_TRACE: every kernel op dispatched, with its device, thread, start and duration,
+// written at exit as a Chrome trace (JSON "X" events), which chrome://tracing and Perfetto
+// open. The generated kernel wrappers (Kernels.h) hold an OpTraceScope around each call; with
+// tracing off it costs one load and one branch on the way in and one compare on the way out.
+#pragma once
+
+#include <backplane/device.h>
+#include <core_generated/OpTable.h>
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace bp::detail {
+
+// Set while plugins load, before any kernel can be found, when tracing starts.
+extern constinit std::atomic<bool> g_tracing;
+
+// Nanoseconds on the steady clock since tracing started.
+int64_t trace_clock_ns() noexcept;
+// Keeps one finished op for the trace; called only while tracing.
+void record_traced_op(OpId op, Device device, int64_t start_ns) noexcept;
+
+class OpTraceScope {
+ public:
+  OpTraceScope(OpId op, Device device) noexcept : op_(op), device_(device) {
+    if (g_tracing.load(std::memory_order_relaxed)) [[unlikely]] start_ns_ = trace_clock_ns();
+  }
+  ~OpTraceScope() {
+    if (start_ns_ >= 0) [[unlikely]] record_traced_op(op_, device_, start_ns_);
+  }
+  OpTraceScope(const OpTraceScope&) = delete;
+  OpTraceScope& operator=(const OpTraceScope&) = delete;
+
+ private:
+  OpId op_;
+  Device device_;
+  int64_t start_ns_ = -1;  // -1: not traced
+};
+
+// Starts tracing into `path`, which is created (or emptied) now so that a path that cannot be
+// written is known at once. Returns why it could not start, leaving tracing off.
+std::optional<std::string> start_tracing(const std::string& path);
+
+// Writes what was traced to the path tracing started with (through a temporary file renamed
+// over it) and turns tracing off. Failures are logged; called once, at exit.
+void finish_tracing() noexcept;
+
+}  // namespace bp::detail

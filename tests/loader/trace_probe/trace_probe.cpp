@@ -1,0 +1,23 @@
+// trace_probe N: N additions on one thread and, at the same time, N multiplications on another,
+// then one softmax on the main thread, all on the host; the trace test runs it with
+// BACKPLANE_TRACE set and reads the trace it leaves at exit.
+#include <backplane/backplane.h>
+
+#include <cstdlib>
+#include <thread>
+
+int main(int argc, char** argv) {
+  if (argc != 2) return 2;
+  const long count = std::atol(argv[1]);
+  const bp::Tensor a = bp::ones({16}), b = bp::ones({16});
+  std::thread adding([&] {
+    for (long i = 0; i < count; ++i) bp::add(a, b);
+  });
+  std::thread multiplying([&] {
+    for (long i = 0; i < count; ++i) bp::mul(a, b);
+  });
+  adding.join();
+  multiplying.join();
+  bp::softmax(a, 0);
+  return 0;
+}
