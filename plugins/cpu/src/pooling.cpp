@@ -200,8 +200,8 @@ void max_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size
   if (onednn_pools(out.dtype()) && !dilated) {
     return onednn_pool(dnnl::algorithm::pooling_max, w, self, out);
   }
-  pool2d_loops(self, out, pooling_axis(w, 0, self.size(2), out.size(2), false),
-               pooling_axis(w, 1, self.size(3), out.size(3), false), PoolReduction::Max,
+  pool2d_loops(self, out, plugin::pooling_axis(w, 0, self.size(2), out.size(2), false),
+               plugin::pooling_axis(w, 1, self.size(3), out.size(3), false), PoolReduction::Max,
                std::nullopt);
 }
 
@@ -221,8 +221,9 @@ void avg_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size
       return onednn_pool(dnnl::algorithm::pooling_avg_include_padding, w, self, out);
     }
   }
-  pool2d_loops(self, out, pooling_axis(w, 0, self.size(2), out.size(2), count_include_pad),
-               pooling_axis(w, 1, self.size(3), out.size(3), count_include_pad),
+  pool2d_loops(self, out,
+               plugin::pooling_axis(w, 0, self.size(2), out.size(2), count_include_pad),
+               plugin::pooling_axis(w, 1, self.size(3), out.size(3), count_include_pad),
                PoolReduction::Average, divisor_override);
 }
 
@@ -241,7 +242,8 @@ void adaptive_avg_pool2d_out(const TensorView& self, std::span<const int64_t> ou
                          {1, 1}};
     return onednn_pool(dnnl::algorithm::pooling_avg_exclude_padding, tiles, self, out);
   }
-  pool2d_loops(self, out, adaptive_axis(height, out_height), adaptive_axis(width, out_width),
+  pool2d_loops(self, out, plugin::adaptive_axis(height, out_height),
+               plugin::adaptive_axis(width, out_width),
                PoolReduction::Average, std::nullopt);
 }
 

@@ -52,40 +52,6 @@ void pool_plane(const TensorView& input, const TensorView& out, int64_t n, int64
 
 }  // namespace
 
-PoolAxis pooling_axis(const plugin::Window2d& window, int d, int64_t in_size, int64_t out_size,
-                      bool include_padding) {
-  PoolAxis axis;
-  axis.step = window.dilation[d];
-  const int64_t padding = window.padding[d];
-  for (int64_t o = 0; o < out_size; ++o) {
-    const int64_t start = o * window.stride[d] - padding;
-    // Taps before the input are skipped whole steps at a time.
-    const int64_t skipped = start < 0 ? (-start + axis.step - 1) / axis.step : 0;
-    const int64_t first = start + skipped * axis.step;
-    const int64_t last_tap = start + (window.kernel[d] - 1) * axis.step;
-    const int64_t last = std::min(last_tap, in_size - 1);
-    const int64_t count = first > last ? 0 : (last - first) / axis.step + 1;
-    axis.first.push_back(first);
-    axis.count.push_back(count);
-    // The padded window: from start, at most to the end of the right padding.
-    axis.divisor.push_back(
-        include_padding ? std::min(start + window.kernel[d], in_size + padding) - start : count);
-  }
-  return axis;
-}
-
-PoolAxis adaptive_axis(int64_t in_size, int64_t out_size) {
-  PoolAxis axis;
-  for (int64_t o = 0; o < out_size; ++o) {
-    const int64_t start = plugin::adaptive_window_start(o, in_size, out_size);
-    const int64_t end = plugin::adaptive_window_end(o, in_size, out_size);
-    axis.first.push_back(start);
-    axis.count.push_back(end - start);
-    axis.divisor.push_back(end - start);
-  }
-  return axis;
-}
-
 void pool2d_loops(const TensorView& input, const TensorView& out, const PoolAxis& rows,
                   const PoolAxis& cols, PoolReduction reduction,
                   std::optional<int64_t> divisor_override) {

@@ -14,21 +14,7 @@
 
 namespace bp::cpu {
 
-// The windows along one spatial dim: output index o reads count[o] input elements, the first at
-// first[o] and then every `step`; `divisor[o]` is what an average divides their sum by along
-// this dim (the product over both dims is the divisor).
-struct PoolAxis {
-  std::vector<int64_t> first, count, divisor;
-  int64_t step = 1;
-};
-
-// Pooling windows of `window` along dim `d` over `in_size` inputs, for `out_size` outputs.
-// Averages divide by the padded window's extent within the padded input when `include_padding`,
-// else by the elements inside the input.
-PoolAxis pooling_axis(const plugin::Window2d& window, int d, int64_t in_size, int64_t out_size,
-                      bool include_padding);
-// adaptive_avg_pool2d's windows: [floor(o * in / out), ceil((o + 1) * in / out)).
-PoolAxis adaptive_axis(int64_t in_size, int64_t out_size);
+using plugin::PoolAxis;
 
 enum class PoolReduction { Max, Average };
 

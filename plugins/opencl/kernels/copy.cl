@@ -1,7 +1,8 @@
 // Strided copies between any two dtypes (copy_, cat, contiguous), in one program per device:
 // copy_<from>_to_<to> for each pair, in the two forms of ELEMENTWISE_KERNEL. The value
 // converts as a C++ static_cast from the source's compute type, as in the CPU backend.
-// Same-dtype copies use copy_bits<width>, which moves bits unchanged (NaN payloads included).
+// Same-dtype copies use copy_bits<width>, which moves bits unchanged (NaN payloads included), as
+// do gathers (gather_bits<width>).
 
 // `types` is (from, to).
 #define COPY_FROM(from, to) from
@@ -49,3 +50,15 @@ ELEMENTWISE_KERNEL(copy_bits8, BITS_PARAMS, BITS_BODY, uchar)
 ELEMENTWISE_KERNEL(copy_bits16, BITS_PARAMS, BITS_BODY, ushort)
 ELEMENTWISE_KERNEL(copy_bits32, BITS_PARAMS, BITS_BODY, uint)
 ELEMENTWISE_KERNEL(copy_bits64, BITS_PARAMS, BITS_BODY, ulong)
+
+// Gathering rows, by width, for embedding and index_select: out = src at src's offset plus
+// `step` times the index. The host gives src stride 0 along the gathered dim and index stride 0
+// along the others, and has checked every index.
+#define GATHER_PARAMS(P, type)                                                                 \
+  P(__global type, out), P(__global const type, src), P(__global const long, index),          \
+      const long step
+#define GATHER_BODY(AT, type) out[AT(out)] = src[AT(src) + index[AT(index)] * step];
+ELEMENTWISE_KERNEL(gather_bits8, GATHER_PARAMS, GATHER_BODY, uchar)
+ELEMENTWISE_KERNEL(gather_bits16, GATHER_PARAMS, GATHER_BODY, ushort)
+ELEMENTWISE_KERNEL(gather_bits32, GATHER_PARAMS, GATHER_BODY, uint)
+ELEMENTWISE_KERNEL(gather_bits64, GATHER_PARAMS, GATHER_BODY, ulong)

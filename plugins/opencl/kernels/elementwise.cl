@@ -41,11 +41,26 @@ UNARY_KERNEL(log_, log(x))
 UNARY_KERNEL(sqrt_, sqrt(x))
 UNARY_KERNEL(tanh_, saturating_tanh(x))
 UNARY_KERNEL(sigmoid, LIT(1.0) / (LIT(1.0) + exp(-x)))
+UNARY_KERNEL(silu, x / (LIT(1.0) + exp(-x)))
 // GELU exactly (x * Phi(x)), and PyTorch's approximate='tanh'.
 UNARY_KERNEL(gelu_erf, LIT(0.5) * x * (LIT(1.0) + erf(x * LIT(0.70710678118654752440))))
 UNARY_KERNEL(gelu_tanh, LIT(0.5) * x *
                             (LIT(1.0) + saturating_tanh(LIT(0.79788456080286535588) *
                                                        (x + LIT(0.044715) * x * x * x))))
+
+// Batch norm with running statistics, per channel: the host gives mean, var, weight and bias
+// stride 0 in every dim but the channel's. An absent weight or bias is not read.
+#define BATCH_NORM_PARAMS(P, unused)                                                           \
+  P(__global elem_t, out), P(__global const elem_t, a), P(__global const elem_t, mean),       \
+      P(__global const elem_t, var), P(__global const elem_t, weight),                         \
+      P(__global const elem_t, bias), const compute_t eps, const int has_weight,               \
+      const int has_bias
+#define BATCH_NORM_BODY(AT, unused)                                                            \
+  const compute_t scale = (has_weight ? LOAD(weight, AT(weight)) : LIT(1.0)) /                 \
+                          sqrt(LOAD(var, AT(var)) + eps);                                      \
+  const compute_t shift = has_bias ? LOAD(bias, AT(bias)) : LIT(0.0);                          \
+  STORE(out, AT(out), (LOAD(a, AT(a)) - LOAD(mean, AT(mean))) * scale + shift);
+ELEMENTWISE_KERNEL(batch_norm, BATCH_NORM_PARAMS, BATCH_NORM_BODY, )
 #endif
 
 // Bool out = x op y; NaN compares false.

@@ -1,4 +1,4 @@
-// softmax, log_softmax and layer norm: each group is normalised by statistics of its own
+// softmax, log_softmax, layer norm and RMS norm: each group is normalised by statistics of its own
 // members. Floating dtypes only.
 
 // softmax (log_softmax when `logarithm`) along the reduced dimension. Subtracting the group's
@@ -78,6 +78,36 @@ __kernel void layer_norm(GROUP_PARAMS, GROUPED(__global const elem_t, in),
     if (active && LANE == 0) {
       STORE(mean, GROUP_AT(mean, gc), group_mean);
       STORE(rstd, GROUP_AT(rstd, gc), group_rstd);
+    }
+  }
+}
+
+// RMS norm over the trailing dimensions: out = x * rstd * weight, rstd = 1 / sqrt(mean(x^2) +
+// eps), in acc_t.
+__kernel void rms_norm(GROUP_PARAMS, GROUPED(__global const elem_t, in),
+                       GROUPED(__global elem_t, out), PER_MEMBER(__global const elem_t, weight),
+                       const int has_weight, const acc_t eps) {
+  __local acc_t scratch[WG_SIZE];
+  for (long first = FIRST_GROUP; first < groups; first += NEXT_GROUPS) {
+    const long g = first + SLOT;
+    const bool active = g < groups;
+    const long8 gc = unravel(active ? g : 0, kept_ndim, kept_size);
+    const long in_start = GROUP_AT(in, gc);
+    const long out_start = GROUP_AT(out, gc);
+
+    acc_t squares = 0;
+    for (long p = LANE; active && p < group_size; p += LANES) {
+      const acc_t x = LOAD(in, in_start + MEMBER_AT(in, unravel(p, member_ndim, member_size)));
+      squares += x * x;
+    }
+    const acc_t group_rstd =
+        (acc_t)1 / sqrt(sum_lanes(squares, scratch) / (acc_t)group_size + eps);
+
+    for (long p = LANE; active && p < group_size; p += LANES) {
+      const long8 mc = unravel(p, member_ndim, member_size);
+      acc_t y = LOAD(in, in_start + MEMBER_AT(in, mc)) * group_rstd;
+      if (has_weight) y *= LOAD(weight, weight_base + MEMBER_AT(weight, mc));
+      STORE(out, out_start + MEMBER_AT(out, mc), y);
     }
   }
 }

@@ -1,4 +1,4 @@
-// Elementwise ops: arithmetic, functions of one tensor, comparisons and where. The core's meta
+// Elementwise ops: arithmetic, functions of one tensor, comparisons, where and batch norm. The core's meta
 // step has broadcast the inputs to out's shape and converted them to one dtype, so each op is
 // one kernel of kernels/elementwise.cl over operands of one shape; a table entry says which.
 #include "OpenCLNativeFunctions.h"
@@ -38,6 +38,7 @@ constexpr ElementwiseOp kLog{"log", "log_", DTypes::Floating};
 constexpr ElementwiseOp kSqrt{"sqrt", "sqrt_", DTypes::Floating};
 constexpr ElementwiseOp kTanh{"tanh", "tanh_", DTypes::Floating};
 constexpr ElementwiseOp kSigmoid{"sigmoid", "sigmoid", DTypes::Floating};
+constexpr ElementwiseOp kSilu{"silu", "silu", DTypes::Floating};
 constexpr ElementwiseOp kRelu{"relu", "relu", DTypes::NonBool};
 constexpr ElementwiseOp kGeluErf{"gelu", "gelu_erf", DTypes::Floating};
 constexpr ElementwiseOp kGeluTanh{"gelu", "gelu_tanh", DTypes::Floating};
@@ -139,6 +140,7 @@ void sqrt_out(const TensorView& self, const TensorView& out) { unary(kSqrt, self
 void tanh_out(const TensorView& self, const TensorView& out) { unary(kTanh, self, out); }
 void sigmoid_out(const TensorView& self, const TensorView& out) { unary(kSigmoid, self, out); }
 void relu_out(const TensorView& self, const TensorView& out) { unary(kRelu, self, out); }
+void silu_out(const TensorView& self, const TensorView& out) { unary(kSilu, self, out); }
 
 void gelu_out(const TensorView& self, std::string_view approximate, const TensorView& out) {
   if (approximate == "none") return unary(kGeluErf, self, out);

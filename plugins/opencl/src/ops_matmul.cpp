@@ -1,5 +1,5 @@
-// Matrix products: mm, bmm and addmm over any strides, with the tiled kernel of
-// kernels/matmul.cl.
+// Matrix products: mm, bmm, addmm and _addmm_activation over any strides, with the tiled kernel
+// of kernels/matmul.cl; the activation runs on the result in place.
 #include "OpenCLNativeFunctions.h"
 
 #include "dtype_support.h"
@@ -82,6 +82,18 @@ void addmm_out(const TensorView& self, const TensorView& mat1, const TensorView&
                const Scalar& beta, const Scalar& alpha, const TensorView& out) {
   const auto self_strides = plugin::broadcast_strides("addmm", self, out.sizes());
   matmul_into("addmm", mat1, mat2, out, alpha, beta, &self, self_strides.span());
+}
+
+// addmm, then ReLU or GELU (tanh approximation, as every backend's fused epilogue) in place.
+void _addmm_activation_out(const TensorView& self, const TensorView& mat1, const TensorView& mat2,
+                           const Scalar& beta, const Scalar& alpha, bool use_gelu, const TensorView& out) {
+  require_supported(device_of(out), "_addmm_activation", out.dtype(), DTypes::Floating);
+  addmm_out(self, mat1, mat2, beta, alpha, out);
+  if (use_gelu) {
+    gelu_out(out, "tanh", out);
+  } else {
+    relu_out(out, out);
+  }
 }
 
 }  // namespace bp::opencl

@@ -1,10 +1,12 @@
-// softmax, log_softmax and layer norm (kernels/normalization.cl): group kernels whose groups
-// are normalised by their own statistics. Floating dtypes only, as in the CPU backend.
+// softmax, log_softmax, layer norm and RMS norm (kernels/normalization.cl): group kernels whose
+// groups are normalised by their own statistics; batch norm with running statistics, an
+// elementwise kernel (kernels/elementwise.cl). Floating dtypes only, as in the CPU backend.
 #include "OpenCLNativeFunctions.h"
 
 #include "dtype_support.h"
 #include "kernel_launch.h"
 
+#include <cfloat>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -91,6 +93,79 @@ void native_layer_norm_out(const TensorView& input, std::span<const int64_t> nor
       .add(accumulator_scalar(device, input.dtype(), eps));
   launch(device, device.program(KernelSource::Normalization, input.dtype()), "layer_norm", args,
          group_work(device, shape));
+}
+
+// Each group is one index of the leading dimensions; its members span the trailing
+// `normalized_shape`. Without eps, the epsilon of the dtype's compute type, as the CPU backend.
+void rms_norm_out(const TensorView& input, std::span<const int64_t> normalized_shape,
+                  const TensorView* weight, std::optional<double> eps, const TensorView& out) {
+  constexpr std::string_view op = "rms_norm";
+  Device& device = device_of(out);
+  const int64_t ndim = input.dim();
+  const auto normalized_dims = static_cast<int64_t>(normalized_shape.size());
+  plugin::check(normalized_dims <= ndim,
+                std::string(op) + ": normalized_shape has more dimensions than the input");
+  require_dtype(op, "out", out, input.dtype());
+  if (weight) require_dtype(op, "weight", *weight, input.dtype());
+  require_supported(device, op, input.dtype(), DTypes::Floating);
+
+  plugin::DimValues<bool> normalized(static_cast<size_t>(ndim), false);
+  for (int64_t d = ndim - normalized_dims; d < ndim; ++d) normalized[static_cast<size_t>(d)] = true;
+  const plugin::DimValues<int64_t> unused(static_cast<size_t>(ndim), 0);
+  const auto weight_strides = weight ? plugin::broadcast_strides(op, *weight, input.sizes()) : unused;
+  enum RmsNormOperand : size_t { kInput, kOut, kWeight };
+  const GroupShape shape = split_groups(input.sizes(), normalized,
+                                        {input.strides(), out.strides(), weight_strides.span()}, op);
+  if (shape.groups() == 0 || shape.group_size() == 0) return;
+
+  const Buffer in = buffer_of(input);
+  const double epsilon = eps.value_or(input.dtype() == DType::Float64 ? DBL_EPSILON : FLT_EPSILON);
+  KernelArgs args;
+  args.add_group_params(shape)
+      .add_grouped(in, shape, kInput)
+      .add_grouped(buffer_of(out), shape, kOut)
+      .add_per_member(weight ? buffer_of(*weight) : in, shape, kWeight)
+      .add(cl_int{weight != nullptr})
+      .add(accumulator_scalar(device, input.dtype(), epsilon));
+  launch(device, device.program(KernelSource::Normalization, input.dtype()), "rms_norm", args,
+         group_work(device, shape));
+}
+
+// out = (input - running_mean) / sqrt(running_var + eps) * weight + bias along dim 1, the
+// channels: the per-channel tensors are walked with stride 0 in every other dim.
+void batch_norm_inference_out(const TensorView& input, const TensorView* weight, const TensorView* bias,
+                              const TensorView& running_mean, const TensorView& running_var, double eps,
+                              const TensorView& out) {
+  constexpr std::string_view op = "batch_norm";
+  Device& device = device_of(out);
+  require_dtype(op, "out", out, input.dtype());
+  require_dtype(op, "running_mean", running_mean, input.dtype());
+  require_dtype(op, "running_var", running_var, input.dtype());
+  if (weight) require_dtype(op, "weight", *weight, input.dtype());
+  if (bias) require_dtype(op, "bias", *bias, input.dtype());
+  require_supported(device, op, input.dtype(), DTypes::Floating);
+  plugin::check(input.dim() >= 2, std::string(op) + ": the input needs a channel dimension (dim 1)");
+  if (out.numel() == 0) return;
+
+  // A per-channel tensor's strides over input's shape: its own along the channels, else 0. An
+  // absent weight or bias is not read; input stands in for it.
+  const auto channel_strides = [&](const TensorView* parameter) {
+    plugin::DimValues<int64_t> strides(static_cast<size_t>(input.dim()), 0);
+    if (parameter) strides[1] = parameter->stride(0);
+    return strides;
+  };
+  const auto mean_strides = channel_strides(&running_mean), var_strides = channel_strides(&running_var);
+  const auto weight_strides = channel_strides(weight), bias_strides = channel_strides(bias);
+  const std::vector<Operand> operands{operand_of(out),
+                                      operand_of(input),
+                                      {buffer_of(running_mean), mean_strides.span()},
+                                      {buffer_of(running_var), var_strides.span()},
+                                      {buffer_of(weight ? *weight : input), weight_strides.span()},
+                                      {buffer_of(bias ? *bias : input), bias_strides.span()}};
+  KernelArgs tail;
+  tail.add(compute_scalar(input.dtype(), eps)).add(cl_int{weight != nullptr}).add(cl_int{bias != nullptr});
+  launch_elementwise(device, device.program(KernelSource::Elementwise, input.dtype()), "batch_norm", op,
+                     out.sizes(), operands, tail);
 }
 
 }  // namespace bp::opencl
