@@ -251,6 +251,46 @@ TEST_CASE("cpu kernel paths: float32 exp is within 2 ulp everywhere, subnormal r
   CHECK_MESSAGE(wrong == 0, wrong << " of " << n << " results are off by more than 2 ulp");
 }
 
+TEST_CASE("cpu kernel paths: float32 tanh is within 3 ulp everywhere, signs and limits kept") {
+  std::vector<float> inputs;
+  // Every binade from 2^-30 to 2^5, both signs, a few hundred values each: the series below
+  // |x| = 0.3, the exponential form above, and the switch between them.
+  for (int exponent = -30; exponent <= 5; ++exponent) {
+    for (int k = 0; k < 256; ++k) {
+      const float x = std::ldexp(1.0f + static_cast<float>(k) / 256.0f, exponent);
+      inputs.push_back(x);
+      inputs.push_back(-x);
+    }
+  }
+  const float specials[] = {0.0f, -0.0f, 0.3f, std::nextafter(0.3f, 0.0f), 1e-40f, 9.0f, 20.0f,
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN()};
+  inputs.insert(inputs.end(), std::begin(specials), std::end(specials));
+  const auto n = static_cast<int64_t>(inputs.size());
+  const std::vector<float> actual = bp::tanh(bp::from_vector(inputs, {n})).to_vector<float>();
+  size_t wrong = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const double exact = std::tanh(static_cast<double>(inputs[i]));
+    const auto rounded = static_cast<float>(exact);
+    bool ok;
+    if (std::isnan(exact)) {
+      ok = std::isnan(actual[i]);
+    } else if (rounded == 0.0f) {
+      ok = actual[i] == rounded && std::signbit(actual[i]) == std::signbit(rounded);
+    } else {
+      const double ulp = std::nextafter(std::abs(rounded), std::numeric_limits<float>::infinity()) -
+                         std::abs(rounded);
+      ok = std::abs(actual[i] - exact) <= 3 * ulp && std::abs(actual[i]) <= 1.0f;
+    }
+    if (!ok && ++wrong <= 5) {
+      INFO("tanh(" << inputs[i] << ") = " << actual[i] << ", exactly " << exact);
+      CHECK(false);
+    }
+  }
+  CHECK_MESSAGE(wrong == 0, wrong << " of " << n << " results are off by more than 3 ulp");
+}
+
 double sum_of(const Values& values) { return std::accumulate(values.begin(), values.end(), 0.0); }
 
 TEST_CASE("cpu kernel paths: sums over rows, columns and everything at boundary lengths") {

@@ -2,6 +2,8 @@
 // and the matrix products that fuse an activation (_addmm_activation).
 #pragma once
 
+#include "vector_math.h"
+
 #include <cmath>
 #include <numbers>
 
@@ -19,12 +21,13 @@ C gelu_erf(C x) {
   return C(0.5) * x * (C(1) + std::erf(x / std::numbers::sqrt2_v<C>));
 }
 
-// GELU, tanh approximation (Hendrycks & Gimpel), as PyTorch's approximate='tanh'.
+// GELU, tanh approximation (Hendrycks & Gimpel), as PyTorch's approximate='tanh'; through
+// tanh_of, so that float loops of it vectorise.
 template <typename C>
 C gelu_tanh(C x) {
   constexpr C kSqrt2OverPi = std::numbers::sqrt2_v<C> * std::numbers::inv_sqrtpi_v<C>;
   constexpr C kCubic = C(0.044715);
-  return C(0.5) * x * (C(1) + std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x)));
+  return C(0.5) * x * (C(1) + tanh_of(kSqrt2OverPi * (x + kCubic * x * x * x)));
 }
 
 }  // namespace bp::cpu

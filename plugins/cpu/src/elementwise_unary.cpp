@@ -61,7 +61,7 @@ void sqrt_out(const TensorView& self, const TensorView& out) {
 }
 
 void tanh_out(const TensorView& self, const TensorView& out) {
-  unary_op<FloatingDType>("tanh", self, out, [](auto x) { return std::tanh(x); });
+  unary_op<FloatingDType>("tanh", self, out, [](auto x) { return tanh_of(x); });
 }
 
 void sigmoid_out(const TensorView& self, const TensorView& out) {

@@ -186,6 +186,33 @@ F exp_of_nonpositive(F x) {
   return flushed ? lanes_of<F>(0.0f) : result;
 }
 
+// tanh(x) for float lanes, within 3 ulp of the exact value (checked against double over every
+// float exponent), ±1 at ±inf, NaN for NaN, -0 for -0. Scalar and vector lanes compute the
+// same bits.
+//
+// Below |x| = 0.3, the odd Taylor series to x^11 (the first term left out is under 2e-8 of the
+// result there); above, (1 - e) / (1 + e) with e = e^(-2|x|) <= 0.55, whose numerator no longer
+// cancels; both on |x|, the sign of x put back last. Both are computed and one is selected, so
+// that loops vectorise.
+template <typename F>
+F tanh_lanes(F x) {
+  using Bits = LaneBits<F>;
+  const Bits sign = std::bit_cast<Bits>(x) & 0x80000000u;
+  const F magnitude = std::bit_cast<F>(std::bit_cast<Bits>(x) & 0x7fffffffu);
+  const F e = exp_lanes(magnitude * -2.0f);
+  const F far = (1.0f - e) / (1.0f + e);
+  const F square = magnitude * magnitude;
+  F series = lanes_of<F>(1382.0f / 155925.0f);
+  series = series * square - 62.0f / 2835.0f;
+  series = series * square + 17.0f / 315.0f;
+  series = series * square - 2.0f / 15.0f;
+  series = series * square + 1.0f / 3.0f;
+  const F near = magnitude - magnitude * square * series;
+  return std::bit_cast<F>(std::bit_cast<Bits>(magnitude < 0.3f ? near : far) | sign);
+}
+
+inline float tanh_vectorizable(float x) { return tanh_lanes(x); }
+
 // e^x in the compute type C: exp_lanes for float, the C library for double.
 template <typename C>
 C exp_of(C x) {
@@ -193,6 +220,16 @@ C exp_of(C x) {
     return exp_vectorizable(x);
   } else {
     return std::exp(x);
+  }
+}
+
+// tanh(x) in the compute type C: tanh_lanes for float, the C library for double.
+template <typename C>
+C tanh_of(C x) {
+  if constexpr (std::is_same_v<C, float>) {
+    return tanh_vectorizable(x);
+  } else {
+    return std::tanh(x);
   }
 }
 
