@@ -6,13 +6,11 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <mutex>
+#include <string>
 #include <system_error>
 #include <vector>
 
