@@ -1,7 +1,9 @@
 // The OpenCL kernels' own paths, each against the CPU backend on the same input: group kernels
-// with many lanes per group (large reductions, softmax, layer norm), matrix products spanning
-// several tiles, copies within one buffer, and the limit on dimensions. The op conformance
-// suite (tests/ops) covers every op and dtype on small shapes. Skipped without OpenCL devices.
+// with many lanes per group (large reductions, softmax, layer and RMS norm), batch norm, conv2d
+// and pooling over images spanning many work-groups, gathers of many indices, matrix products
+// spanning several tiles, copies within one buffer, and the limit on dimensions. The op
+// conformance suite (tests/ops) covers every op and dtype on small shapes. Skipped without
+// OpenCL devices.
 #include "opencl_devices.h"
 
 #include <backplane/backplane.h>
@@ -126,6 +128,79 @@ TEST_CASE("vs cpu: softmax and layer norm over large and small groups") {
         check_close(mean, cpu_mean, 1e-5, "layer_norm mean " + where);
         check_close(rstd, cpu_rstd, 1e-4, "layer_norm rstd " + where);
       }
+    }
+  }
+}
+
+TEST_CASE("vs cpu: RMS norm over large and small groups, and batch norm per channel") {
+  bp::manual_seed(15);
+  FOR_EACH_OPENCL_DEVICE(device) {
+    const Tensor base = bp::randn({5, 300, 24});
+    const Tensor base_on = base.to(device);
+    for (const View& view : kViews) {
+      const Tensor x = view.of(base), on = view.of(base_on);
+      const std::string where = device.str() + " " + x.str() + " " + view.name;
+      const std::vector<int64_t> normalized{x.size(1), x.size(2)};
+      const Tensor weight = bp::randn(normalized);
+      check_close(bp::rms_norm(on, normalized, weight.to(device), 1e-6),
+                  bp::rms_norm(x, normalized, weight, 1e-6), 1e-4, "rms_norm " + where);
+      const int64_t channels = x.size(1);
+      const Tensor mean = bp::randn({channels}), var = bp::rand({channels}).add(0.5);
+      const Tensor scale = bp::randn({channels}), shift = bp::randn({channels});
+      check_close(bp::batch_norm_inference(on, scale.to(device), shift.to(device), mean.to(device),
+                                           var.to(device), 1e-5),
+                  bp::batch_norm_inference(x, scale, shift, mean, var, 1e-5), 1e-5,
+                  "batch_norm " + where);
+    }
+  }
+}
+
+TEST_CASE("vs cpu: conv2d and pooling over images spanning many work-groups") {
+  bp::manual_seed(16);
+  FOR_EACH_OPENCL_DEVICE(device) {
+    const Tensor image = bp::randn({2, 16, 33, 31});
+    const Tensor image_on = image.to(device);
+    const Tensor weight = bp::randn({32, 8, 3, 3}).mul(0.2), bias = bp::randn({32});
+    for (const bool channels_last : {false, true}) {
+      // The same values in another memory order: (N, H, W, C) storage seen as (N, C, H, W).
+      const auto layout = [&](const Tensor& t) {
+        return channels_last ? t.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2}) : t;
+      };
+      const Tensor x = layout(image), on = layout(image_on);
+      const std::string where = device.str() + (channels_last ? " channels last" : " contiguous");
+      check_close(bp::conv2d(on, weight.to(device), bias.to(device), {2, 1}, {1, 2}, {1, 2}, 2),
+                  bp::conv2d(x, weight, bias, {2, 1}, {1, 2}, {1, 2}, 2), 1e-4, "conv2d " + where);
+      check_close(bp::max_pool2d(on, {3, 2}, {2, 2}, {1, 1}, {1, 1}, true),
+                  bp::max_pool2d(x, {3, 2}, {2, 2}, {1, 1}, {1, 1}, true), 0, "max_pool2d " + where);
+      check_close(bp::avg_pool2d(on, {3, 3}, {2, 2}, {1, 1}, true, false),
+                  bp::avg_pool2d(x, {3, 3}, {2, 2}, {1, 1}, true, false), 1e-5, "avg_pool2d " + where);
+      check_close(bp::adaptive_avg_pool2d(on, {5, 7}), bp::adaptive_avg_pool2d(x, {5, 7}), 1e-5,
+                  "adaptive_avg_pool2d " + where);
+    }
+  }
+}
+
+TEST_CASE("vs cpu: embedding of many indices, and index_select along each dim") {
+  bp::manual_seed(17);
+  FOR_EACH_OPENCL_DEVICE(device) {
+    const Tensor table = bp::randn({1000, 48});
+    const Tensor indices = bp::rand({64, 37}).mul(1000).to(bp::kInt64);
+    check_close(bp::embedding(table.to(device), indices.to(device)), bp::embedding(table, indices), 0,
+                "embedding " + device.str());
+    check_close(bp::embedding(table.to(device), indices.to(device).transpose(0, 1)),
+                bp::embedding(table, indices.transpose(0, 1)), 0, "embedding, transposed indices " + device.str());
+    const Tensor source = bp::randn({30, 40, 50});
+    for (const int64_t dim : {0, 1, 2}) {
+      const Tensor index = bp::rand({100}).mul(static_cast<double>(source.size(dim))).to(bp::kInt64);
+      check_close(bp::index_select(source.to(device), dim, index.to(device)),
+                  bp::index_select(source, dim, index), 0, "index_select along " + std::to_string(dim));
+    }
+    try {
+      bp::embedding(table.to(device), bp::full({3}, 1000, bp::kInt64).to(device));
+      FAIL("an index past the table was accepted");
+    } catch (const bp::Error& error) {
+      CHECK(std::string(error.what()).find("embedding: index 1000 is out of range for a dimension of size 1000") !=
+            std::string::npos);
     }
   }
 }
