@@ -75,6 +75,7 @@ void print_plugin(const bp::RuntimeInfo& runtime, const bp::PluginInfo& plugin) 
                  device.description.empty() ? "" : fmt::format(" ({})", device.description));
     }
   }
+  fmt::print("  events: {}\n", plugin.has_events ? "yes" : "none (bp::Event waits for the device)");
   const std::vector<std::string> missing = missing_ops(runtime, plugin);
   fmt::print("  ops: {}/{}{}\n", plugin.ops.size(), runtime.kernel_ops.size(),
              missing.empty() ? "" : fmt::format(", missing: {}", fmt::join(missing, ", ")));
@@ -147,6 +148,7 @@ std::string plugin_json(const bp::RuntimeInfo& runtime, const bp::PluginInfo& pl
       {"refused_kernels", json_array(refused)},
       {"counters", json_object(counter_members)},
       {"counters_error", json_string(counters.error)},
+      {"events", plugin.has_events ? "true" : "false"},
   });
 }
 

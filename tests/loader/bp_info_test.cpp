@@ -94,6 +94,8 @@ TEST_CASE("bp-info --json describes every plugin and every failure with the docu
   CHECK(device["device"].string() == "fixture:0");
   CHECK(device["name"].string() == "fixture device");
   CHECK(device["total_memory"].number() == 1 << 20);
+  CHECK_FALSE(fixture["events"].boolean());
+  CHECK(plugin_named(info, "fixture_device_memory")["events"].boolean());
 
   CHECK(plugin_named(info, "fixture_no_devices")["device_note"].string() ==
         "fixture_no_devices: no driver is installed on this machine");
@@ -132,7 +134,7 @@ TEST_CASE("plugin failures are warnings on stderr and bp-info still exits 0") {
   CHECK(contains(result.out, fixture_path("garbage")));
 }
 
-TEST_CASE("bp-info shows devices and op coverage with the ops a plugin lacks") {
+TEST_CASE("bp-info shows devices, events and op coverage with the ops a plugin lacks") {
   const ChildResult result = run_bp_info({}, {{"BACKPLANE_PLUGIN_PATH", fixture_dir()}});
   REQUIRE(result.exit_code == 0);
   CHECK(contains(result.out, "fixture 0.0.1 (ABI " + std::to_string(BP_ABI_MAJOR) + "."));
@@ -140,6 +142,8 @@ TEST_CASE("bp-info shows devices and op coverage with the ops a plugin lacks") {
   CHECK(contains(result.out, "missing: sub.out, mul.out"));
   CHECK(contains(result.out, "devices: none: fixture_no_devices: no driver is installed"));
   CHECK(contains(result.out, "refused kernel mul.out: its schema hash"));
+  CHECK(contains(result.out, "  events: none (bp::Event waits for the device)\n"));
+  CHECK(contains(result.out, "  events: yes\n"));  // fixture_device_memory
 }
 
 TEST_CASE("BACKPLANE_BACKENDS=cpu makes bp-info list only cpu and opens no other plugin") {

@@ -205,6 +205,7 @@ const T& get(const Variant& value, const char* kind) {
 
 const std::string& JsonValue::string() const { return get<std::string>(value_, "a string"); }
 double JsonValue::number() const { return get<double>(value_, "a number"); }
+bool JsonValue::boolean() const { return get<bool>(value_, "true or false"); }
 const JsonValue::Array& JsonValue::array() const {
   return *get<std::shared_ptr<Array>>(value_, "an array");
 }

@@ -30,6 +30,7 @@ class JsonValue {
   // Each throws std::runtime_error when the value is of another kind or the key is missing.
   const std::string& string() const;
   double number() const;
+  bool boolean() const;
   const Array& array() const;
   const Object& object() const;
   const JsonValue& operator[](const std::string& key) const;

@@ -30,6 +30,9 @@ struct PluginInfo {
   uint32_t abi_minor = 0;
   std::vector<DeviceInfo> devices;
   std::string device_note;  // why there are no devices, when the plugin said so
+  // Whether the plugin has events of its own (ABI 1.2): without them bp::Event waits for the
+  // device when it records.
+  bool has_events = false;
   std::vector<std::string> ops;  // kernels accepted, in ops.yaml order
   std::vector<RefusedKernel> refused_kernels;
 };

@@ -73,6 +73,7 @@ StartedPlugin start_plugin(const bp_plugin& plugin, const std::filesystem::path&
   info.abi_major = plugin.abi_major;
   info.abi_minor = plugin.abi_minor;
   info.devices = describe_devices(plugin, device_type, info.device_note);
+  info.has_events = plugin.event_create != nullptr;
 
   KernelReview review = review_kernels(plugin);
   for (const AcceptedKernel& kernel : review.accepted) {
