@@ -7,6 +7,7 @@ packages=(
   cmake ninja-build ccache g++ pkg-config
   libboost-dev libboost-filesystem-dev libfmt-dev libyaml-cpp-dev libdlpack-dev doctest-dev libbenchmark-dev libdnnl-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
+  xz-utils  # make gpu-bundle packs with tar -J
 )
 
 missing=()
