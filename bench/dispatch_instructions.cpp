@@ -13,7 +13,8 @@
 int main(int argc, char** argv) {
   const long calls = argc == 2 ? std::strtol(argv[1], nullptr, 10) : 0;
   if (calls <= 0) {
-    std::fprintf(stderr, "usage: dispatch_instructions CALLS (a positive count of bp::add calls)\n");
+    std::fprintf(stderr,
+                 "usage: dispatch_instructions CALLS (a positive count of bp::add calls)\n");
     return 2;
   }
   const bp::Tensor a = bp::ones({1}), b = bp::ones({1});

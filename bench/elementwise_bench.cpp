@@ -4,8 +4,8 @@
 //
 // Bytes processed count what each kernel must read and write once, at least:
 //   add, mul: two 64 MB inputs read, one 64 MB output written (192 MB);
-//   relu, tanh, gelu (tanh), softmax, log_softmax, layer_norm, rms_norm, memcpy: 64 MB read,
-//     64 MB written
+//   relu, tanh, gelu (exact and tanh), softmax, log_softmax, layer_norm, rms_norm, memcpy:
+//     64 MB read, 64 MB written
 //     (128 MB; layer norm's weight, bias, mean and rstd add 64 KB, rms norm's weight 16 KB);
 //   sum over either dim of 4096 x 4096: 64 MB read, 16 KB written.
 // memcpy runs on one thread, and on two (each copying half): what a second thread can add on
@@ -71,7 +71,8 @@ bp::Tensor square_input() {
 
 // Functions whose arithmetic, not memory, may set the pace: on values in [-4, 4), where tanh
 // has not yet saturated.
-void run_activation(benchmark::State& state, const std::function<void(bp::Tensor&, const bp::Tensor&)>& op) {
+void run_activation(benchmark::State& state,
+                    const std::function<void(bp::Tensor&, const bp::Tensor&)>& op) {
   const bp::Tensor a = square_input().view({kElements});
   bp::Tensor out = bp::empty({kElements});
   for (auto _ : state) {
@@ -85,6 +86,11 @@ void BM_tanh_16M(benchmark::State& state) {
   run_activation(state, [](bp::Tensor& out, const bp::Tensor& a) { bp::tanh_out(out, a); });
 }
 BENCHMARK(BM_tanh_16M)->UseRealTime();
+
+void BM_gelu_16M(benchmark::State& state) {
+  run_activation(state, [](bp::Tensor& out, const bp::Tensor& a) { bp::gelu_out(out, a); });
+}
+BENCHMARK(BM_gelu_16M)->UseRealTime();
 
 void BM_gelu_tanh_16M(benchmark::State& state) {
   run_activation(state, [](bp::Tensor& out, const bp::Tensor& a) { bp::gelu_out(out, a, "tanh"); });

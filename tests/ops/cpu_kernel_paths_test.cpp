@@ -291,6 +291,52 @@ TEST_CASE("cpu kernel paths: float32 tanh is within 3 ulp everywhere, signs and 
   CHECK_MESSAGE(wrong == 0, wrong << " of " << n << " results are off by more than 3 ulp");
 }
 
+TEST_CASE("cpu kernel paths: float32 exact GELU keeps its relative accuracy far into the left tail") {
+  std::vector<float> inputs;
+  for (int exponent = -30; exponent <= 4; ++exponent) {
+    for (int k = 0; k < 256; ++k) {
+      const float x = std::ldexp(1.0f + static_cast<float>(k) / 256.0f, exponent);
+      inputs.push_back(x);
+      inputs.push_back(-x);
+    }
+  }
+  const auto n = static_cast<int64_t>(inputs.size());
+  const std::vector<float> actual = bp::gelu(bp::from_vector(inputs, {n})).to_vector<float>();
+  size_t wrong = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const long double x = inputs[i];
+    const long double exact = 0.5L * x * std::erfc(-x / std::sqrt(2.0L));
+    const auto rounded = static_cast<float>(exact);
+    // 5 ulp down to x = -5, 9 ulp down to -9 (results above 1e-18), then 2e-6 of the result
+    // until it leaves the normal floats.
+    bool ok;
+    if (std::abs(rounded) < std::numeric_limits<float>::min()) {
+      ok = std::abs(actual[i] - exact) <= 1e-44L;
+    } else {
+      const long double ulp =
+          std::nextafter(std::abs(rounded), std::numeric_limits<float>::infinity()) - std::abs(rounded);
+      const long double allowed = x >= -5 ? 5 * ulp : x >= -9 ? 9 * ulp : 2e-6L * std::abs(exact);
+      ok = std::abs(actual[i] - exact) <= allowed;
+    }
+    if (!ok && ++wrong <= 5) {
+      INFO("gelu(" << inputs[i] << ") = " << actual[i] << ", exactly " << static_cast<double>(exact));
+      CHECK(false);
+    }
+  }
+  CHECK_MESSAGE(wrong == 0, wrong << " of " << n << " results are off by more than allowed");
+
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> special =
+      bp::gelu(bp::from_vector(std::vector<float>{inf, -inf, NAN, -0.0f, 0.0f, -30.0f}, {6}))
+          .to_vector<float>();
+  CHECK(special[0] == inf);
+  CHECK(std::isnan(special[1]));  // 0.5 * -inf * (1 + erf(-inf)), as the formula gives
+  CHECK(std::isnan(special[2]));
+  CHECK((special[3] == 0.0f && std::signbit(special[3])));
+  CHECK((special[4] == 0.0f && !std::signbit(special[4])));
+  CHECK((special[5] == 0.0f && std::signbit(special[5])));
+}
+
 double sum_of(const Values& values) { return std::accumulate(values.begin(), values.end(), 0.0); }
 
 TEST_CASE("cpu kernel paths: sums over rows, columns and everything at boundary lengths") {

@@ -129,7 +129,9 @@ void finish_tracing() noexcept {
     {
       std::ofstream out(temporary, std::ios::trunc | std::ios::binary);
       out << json;
-      if (!out.flush()) throw std::system_error(errno, std::generic_category(), "writing " + temporary);
+      if (!out.flush()) {
+        throw std::system_error(errno, std::generic_category(), "writing " + temporary);
+      }
     }
     std::filesystem::rename(temporary, s.path);
   } catch (const std::exception& e) {

@@ -4,8 +4,10 @@
 
 #include "vector_math.h"
 
+#include <bit>
 #include <cmath>
 #include <numbers>
+#include <type_traits>
 
 namespace bp::cpu {
 
@@ -15,10 +17,24 @@ C relu_of(C x) {
   return x < C(0) ? C(0) : x;
 }
 
-// GELU, exact: x * Phi(x) with Phi the standard normal CDF.
+// GELU, exact: x * Phi(x) with Phi the standard normal CDF. In float lanes through erfc, so that
+// neither side cancels: x - x/2 erfc(x / sqrt 2) for x >= 0, x/2 erfc(-x / sqrt 2) below (which
+// keeps -0 and NaN at -inf, as the formula with erf gives; beyond |x| = 20 erfc is 0).
+template <typename F>
+F gelu_erf_lanes(F x) {
+  using Bits = LaneBits<F>;
+  const F magnitude = std::bit_cast<F>(std::bit_cast<Bits>(x) & 0x7fffffffu);
+  const F tail = 0.5f * x * erfc_over_sqrt2_lanes(magnitude);
+  return x > 0.0f ? x - (magnitude > 20.0f ? lanes_of<F>(0.0f) : tail) : tail;
+}
+
 template <typename C>
 C gelu_erf(C x) {
-  return C(0.5) * x * (C(1) + std::erf(x / std::numbers::sqrt2_v<C>));
+  if constexpr (std::is_same_v<C, float>) {
+    return gelu_erf_lanes(x);
+  } else {
+    return C(0.5) * x * (C(1) + std::erf(x / std::numbers::sqrt2_v<C>));
+  }
 }
 
 // GELU, tanh approximation (Hendrycks & Gimpel), as PyTorch's approximate='tanh'; through

@@ -1,4 +1,4 @@
-// Elementwise ops: arithmetic, functions of one tensor, comparisons, where and batch norm. The core's meta
+// Elementwise ops: arithmetic, functions of one tensor, comparisons and where. The core's meta
 // step has broadcast the inputs to out's shape and converted them to one dtype, so each op is
 // one kernel of kernels/elementwise.cl over operands of one shape; a table entry says which.
 #include "OpenCLNativeFunctions.h"
