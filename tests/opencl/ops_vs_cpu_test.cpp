@@ -205,6 +205,23 @@ TEST_CASE("vs cpu: embedding of many indices, and index_select along each dim") 
   }
 }
 
+TEST_CASE("vs cpu: exact GELU keeps its relative accuracy in the left tail") {
+  FOR_EACH_OPENCL_DEVICE(device) {
+    // gelu(-9) is about -1e-18: 1 + erf(x / sqrt 2) would have cancelled to 0 long before.
+    const Tensor x = bp::arange(0, 600, 1, bp::kFloat32).mul(-0.01).sub(3);  // -3 ... -8.99
+    const std::vector<float> got = bp::gelu(x.to(device)).cpu().to_vector<float>();
+    const std::vector<float> want = bp::gelu(x).to_vector<float>();
+    size_t off = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (!(std::abs(got[i] / want[i] - 1) <= 1e-4f) && off++ == 0) {
+        CHECK_MESSAGE(false, "gelu(" << -3 - 0.01 * static_cast<double>(i) << ") = " << got[i]
+                                     << " on " << device.str() << ", " << want[i] << " on cpu");
+      }
+    }
+    CHECK_MESSAGE(off == 0, off << " of " << got.size() << " differ by more than 1e-4 relative");
+  }
+}
+
 TEST_CASE("vs cpu: matrix products spanning several tiles in any layout") {
   bp::manual_seed(13);
   FOR_EACH_OPENCL_DEVICE(device) {

@@ -145,8 +145,8 @@ __device__ __forceinline__ float math_sqrt(float x) { return sqrtf(x); }
 __device__ __forceinline__ double math_sqrt(double x) { return sqrt(x); }
 __device__ __forceinline__ float math_tanh(float x) { return tanhf(x); }
 __device__ __forceinline__ double math_tanh(double x) { return tanh(x); }
-__device__ __forceinline__ float math_erf(float x) { return erff(x); }
-__device__ __forceinline__ double math_erf(double x) { return erf(x); }
+__device__ __forceinline__ float math_erfc(float x) { return erfcf(x); }
+__device__ __forceinline__ double math_erfc(double x) { return erfc(x); }
 
 // --- vectors ------------------------------------------------------------------------------------
 

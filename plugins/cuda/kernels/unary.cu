@@ -60,12 +60,13 @@ struct Sigmoid {
   __device__ C operator()(C x) const { return C(1) / (C(1) + math_exp(-x)); }
 };
 
-// GELU, exact: x * Phi(x) with Phi the standard normal CDF.
+// GELU, exact: x * Phi(x) with Phi the standard normal CDF, as x/2 erfc(-x / sqrt 2), which
+// does not cancel for negative x as 1 + erf(x / sqrt 2) does.
 struct GeluErf {
   template <typename C>
   __device__ C operator()(C x) const {
     constexpr C kSqrt2 = C(1.41421356237309504880);
-    return C(0.5) * x * (C(1) + math_erf(x / kSqrt2));
+    return C(0.5) * x * math_erfc(-x / kSqrt2);
   }
 };
 

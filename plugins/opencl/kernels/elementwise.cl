@@ -42,8 +42,9 @@ UNARY_KERNEL(sqrt_, sqrt(x))
 UNARY_KERNEL(tanh_, saturating_tanh(x))
 UNARY_KERNEL(sigmoid, LIT(1.0) / (LIT(1.0) + exp(-x)))
 UNARY_KERNEL(silu, x / (LIT(1.0) + exp(-x)))
-// GELU exactly (x * Phi(x)), and PyTorch's approximate='tanh'.
-UNARY_KERNEL(gelu_erf, LIT(0.5) * x * (LIT(1.0) + erf(x * LIT(0.70710678118654752440))))
+// GELU exactly (x * Phi(x)), as x/2 erfc(-x / sqrt 2), which does not cancel for negative x as
+// 1 + erf(x / sqrt 2) does; and PyTorch's approximate='tanh'.
+UNARY_KERNEL(gelu_erf, LIT(0.5) * x * erfc(-x * LIT(0.70710678118654752440)))
 UNARY_KERNEL(gelu_tanh, LIT(0.5) * x *
                             (LIT(1.0) + saturating_tanh(LIT(0.79788456080286535588) *
                                                        (x + LIT(0.044715) * x * x * x))))
