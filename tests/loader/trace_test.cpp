@@ -84,6 +84,17 @@ TEST_CASE("BACKPLANE_TRACE writes every dispatched kernel op as a Chrome trace e
   std::filesystem::remove_all(folder);
 }
 
+TEST_CASE("a trace that cannot be written at exit is an error on stderr, and the process exits as usual") {
+  const std::filesystem::path folder = fresh_folder("backplane-trace-vanishing-test");
+  const std::filesystem::path trace = folder / "ops.json";
+  const ChildResult result = test_support::run_child(
+      {TRACE_PROBE_EXECUTABLE, "3", "--remove-trace-folder"}, {{"BACKPLANE_TRACE", trace.string()}});
+  CHECK(result.exit_code == 0);
+  CHECK(contains(result.err, "[backplane] error: BACKPLANE_TRACE: the trace could not be written to " +
+                                 trace.string()));
+  CHECK_FALSE(std::filesystem::exists(folder));
+}
+
 TEST_CASE("a BACKPLANE_TRACE path that cannot be written warns, and the process runs untraced") {
   const std::filesystem::path folder = fresh_folder("backplane-trace-unwritable-test");
   const std::string unwritable = (folder / "missing-folder" / "ops.json").string();

@@ -1,13 +1,16 @@
-// trace_probe N: N additions on one thread and, at the same time, N multiplications on another,
-// then one softmax on the main thread, all on the host; the trace test runs it with
-// BACKPLANE_TRACE set and reads the trace it leaves at exit.
+// trace_probe N [--remove-trace-folder]: N additions on one thread and, at the same time, N
+// multiplications on another, then one softmax on the main thread, all on the host; the trace
+// test runs it with BACKPLANE_TRACE set and reads the trace it leaves at exit. With the flag, the
+// folder BACKPLANE_TRACE names is removed before exit, so that the trace cannot be written.
 #include <backplane/backplane.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <string_view>
 #include <thread>
 
 int main(int argc, char** argv) {
-  if (argc != 2) return 2;
+  if (argc != 2 && argc != 3) return 2;
   const long count = std::atol(argv[1]);
   const bp::Tensor a = bp::ones({16}), b = bp::ones({16});
   std::thread adding([&] {
@@ -19,5 +22,8 @@ int main(int argc, char** argv) {
   adding.join();
   multiplying.join();
   bp::softmax(a, 0);
+  if (argc == 3 && std::string_view(argv[2]) == "--remove-trace-folder") {
+    std::filesystem::remove_all(std::filesystem::path(std::getenv("BACKPLANE_TRACE")).parent_path());
+  }
   return 0;
 }
