@@ -18,6 +18,7 @@
 // Without a CUDA device it prints why and exits with 77 (skipped). See bench/README.md.
 #include "cuda_bench_kernel.h"
 #include "resnet50_layers.h"
+#include "target_table.h"
 
 #include <backplane/backplane.h>
 
@@ -37,7 +38,11 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -458,28 +463,34 @@ void BM_bare_launch(benchmark::State& state, bp::Device device) {
 
 // --- registration --------------------------------------------------------------------------------
 
-void register_benchmarks(bp::Device device) {
+// Registers every benchmark, and returns the targets of the CUDA backend as ratios between them
+// (bench/README.md).
+std::vector<bench::Target> register_benchmarks(bp::Device device) {
+  using Measure = bench::Target::Measure;
+  std::vector<bench::Target> targets;
   const std::string gpu = device.str();
   const int64_t elements = int64_t{64} << 20;
   for (const bp::DType dtype : {bp::kFloat32, bp::kBFloat16}) {
     const std::string type = dtype_label(dtype);
     const int64_t bytes = elements * static_cast<int64_t>(bp::element_size(dtype));
-    benchmark::RegisterBenchmark(("memcpy 64M " + type + " (reference)/" + gpu).c_str(), BM_memcpy, device, bytes)
-        ->UseRealTime();
+    const std::string memcpy_name = "memcpy 64M " + type + " (reference)/" + gpu;
+    benchmark::RegisterBenchmark(memcpy_name.c_str(), BM_memcpy, device, bytes)->UseRealTime();
     for (const auto& [which, name] : {std::pair{Elementwise::Add, "add"}, std::pair{Elementwise::Mul, "mul"},
                                       std::pair{Elementwise::Relu, "relu"}, std::pair{Elementwise::Gelu, "gelu"}}) {
-      benchmark::RegisterBenchmark((std::string(name) + " 64M " + type + "/" + gpu).c_str(), BM_elementwise, device,
-                                   which, dtype, elements)
+      const std::string op = std::string(name) + " 64M " + type;
+      benchmark::RegisterBenchmark((op + "/" + gpu).c_str(), BM_elementwise, device, which, dtype, elements)
           ->UseRealTime();
+      targets.push_back({op + " vs memcpy", op + "/" + gpu, memcpy_name, Measure::Rate, 0.9});
     }
     for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{8192, 8192}, {32768, 4096}}) {
       const std::string shape = std::to_string(rows) + "x" + std::to_string(cols) + " " + type;
       for (const auto& [which, name] : {std::pair{RowOp::Sum, "sum over rows"}, std::pair{RowOp::Softmax, "softmax"},
                                         std::pair{RowOp::LayerNorm, "layer_norm"},
                                         std::pair{RowOp::RmsNorm, "rms_norm"}}) {
-        benchmark::RegisterBenchmark((std::string(name) + " " + shape + "/" + gpu).c_str(), BM_rows, device, which,
-                                     dtype, rows, cols)
+        const std::string op = std::string(name) + " " + shape;
+        benchmark::RegisterBenchmark((op + "/" + gpu).c_str(), BM_rows, device, which, dtype, rows, cols)
             ->UseRealTime();
+        targets.push_back({op + " vs memcpy", op + "/" + gpu, memcpy_name, Measure::Rate, 0.85});
       }
     }
     for (const int64_t n : {int64_t{4096}, int64_t{8192}}) {
@@ -491,6 +502,8 @@ void register_benchmarks(bp::Device device) {
         benchmark::RegisterBenchmark((op + size + " cuBLASLt (reference)/" + gpu).c_str(), BM_reference_matmul,
                                      device, dtype, n, with_bias)
             ->UseRealTime();
+        targets.push_back({op + size + " vs cuBLASLt", op + size + "/" + gpu,
+                           op + size + " cuBLASLt (reference)/" + gpu, Measure::Rate, 0.95});
       }
     }
   }
@@ -503,6 +516,7 @@ void register_benchmarks(bp::Device device) {
     benchmark::RegisterBenchmark((name + " cuDNN (reference)/" + gpu).c_str(), BM_reference_conv2d, device, layer,
                                  conv_batch)
         ->UseRealTime();
+    targets.push_back({name + " vs cuDNN", name + "/" + gpu, name + " cuDNN (reference)/" + gpu, Measure::Rate, 0.9});
 #endif
   }
   for (const int64_t length : {int64_t{2048}, int64_t{8192}}) {
@@ -514,11 +528,27 @@ void register_benchmarks(bp::Device device) {
       benchmark::RegisterBenchmark((name + " composite path (reference)/" + gpu).c_str(), BM_attention_composite,
                                    device, length, is_causal)
           ->UseRealTime();
+      targets.push_back({name + " vs the composite path", name + "/" + gpu,
+                         name + " composite path (reference)/" + gpu, Measure::Rate, 3.0});
+      targets.push_back({name + " vs mm 4096^3 bf16 (FLOP rate)", name + "/" + gpu, "mm 4096^3 bf16/" + gpu,
+                         Measure::Rate, 0.5});
     }
   }
   benchmark::RegisterBenchmark(("add 1 element, end to end/" + gpu).c_str(), BM_add_one_element, device);
   benchmark::RegisterBenchmark(("bare kernel launch + synchronize (reference)/" + gpu).c_str(), BM_bare_launch,
                                device);
+  targets.push_back({"add 1 element, end to end, vs a bare launch + synchronize", "add 1 element, end to end/" + gpu,
+                     "bare kernel launch + synchronize (reference)/" + gpu, Measure::Time, 1.5, /*at_most=*/true});
+  return targets;
+}
+
+// Another --benchmark_format gets Google Benchmark's own reporter, without the table.
+bool console_format(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.starts_with("--benchmark_format=") && arg != "--benchmark_format=console") return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -536,9 +566,18 @@ int main(int argc, char** argv) {
     std::printf("bench_cuda: skipped, no CUDA device: %s\n", reason.c_str());
     return 77;
   }
-  register_benchmarks(gpus.front());
+  std::vector<bench::Target> targets = register_benchmarks(gpus.front());
+  const bool console = console_format(argc, argv);
   benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  if (console) {
+    bench::TargetTableReporter reporter(std::move(targets), isatty(fileno(stdout))
+                                                                ? bench::TargetTableReporter::OO_ColorTabular
+                                                                : bench::TargetTableReporter::OO_Tabular);
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+  } else {
+    benchmark::RunSpecifiedBenchmarks();
+  }
   benchmark::Shutdown();
   return 0;
 }
