@@ -38,7 +38,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -542,15 +541,6 @@ std::vector<bench::Target> register_benchmarks(bp::Device device) {
   return targets;
 }
 
-// Another --benchmark_format gets Google Benchmark's own reporter, without the table.
-bool console_format(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg.starts_with("--benchmark_format=") && arg != "--benchmark_format=console") return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -567,7 +557,7 @@ int main(int argc, char** argv) {
     return 77;
   }
   std::vector<bench::Target> targets = register_benchmarks(gpus.front());
-  const bool console = console_format(argc, argv);
+  const bool console = bench::console_format(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   if (console) {

@@ -11,6 +11,7 @@
 
 #include "dispatch/dispatch.h"
 #include "dispatch/dlpack_bridge.h"
+#include "report_support.h"
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -20,7 +21,6 @@
 #include <cstdio>
 #include <map>
 #include <string>
-#include <string_view>
 
 namespace {
 
@@ -62,10 +62,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& run : runs) {
-      if (run.error_occurred) continue;
-      const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
-      const bool single = run.run_type == Run::RT_Iteration && run.repetitions <= 1;
-      if (median || single) {
+      if (bench::summarises(run)) {
+        const bool median = run.run_type == Run::RT_Aggregate;
         times_[run.run_name.function_name] = {run.GetAdjustedRealTime(),
                                               run.GetAdjustedCPUTime(),
                                               benchmark::GetTimeUnitString(run.time_unit),
@@ -101,21 +99,10 @@ class RatioReporter : public benchmark::ConsoleReporter {
   std::map<std::string, Times> times_;
 };
 
-// Another --benchmark_format gets Google Benchmark's own reporter, without the ratio.
-bool console_format(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg.starts_with("--benchmark_format=") && arg != "--benchmark_format=console") {
-      return false;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool console = console_format(argc, argv);
+  const bool console = bench::console_format(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   if (console) {

@@ -4,6 +4,8 @@
 // or failed) are left out.
 #pragma once
 
+#include "report_support.h"
+
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -37,10 +39,7 @@ class TargetTableReporter : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& run : runs) {
-      if (run.error_occurred) continue;
-      const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
-      const bool single = run.run_type == Run::RT_Iteration && run.repetitions <= 1;
-      if (!median && !single) continue;
+      if (!summarises(run)) continue;
       Result& result = results_[run.run_name.function_name];
       result.seconds = run.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(run.time_unit);
       for (const char* counter : {"bytes_per_second", "TFLOP/s"}) {
@@ -52,7 +51,9 @@ class TargetTableReporter : public benchmark::ConsoleReporter {
 
   void Finalize() override {
     ConsoleReporter::Finalize();
-    std::string table = "\n| what | ours | reference | ratio | target | met |\n| --- | --- | --- | --- | --- | --- |\n";
+    std::string table =
+        "\n| what | ours | reference | ratio | target | met |\n"
+        "| --- | --- | --- | --- | --- | --- |\n";
     int rows = 0;
     for (const Target& target : targets_) {
       const auto ours = results_.find(target.ours), reference = results_.find(target.reference);
@@ -64,9 +65,9 @@ class TargetTableReporter : public benchmark::ConsoleReporter {
       const double ratio = a / b;
       const bool met = target.at_most ? ratio <= target.bound : ratio >= target.bound;
       char row[512];
-      std::snprintf(row, sizeof row, "| %s | %s | %s | %.3fx | %s %.2fx | %s |\n", target.what.c_str(),
-                    format(a, by_time).c_str(), format(b, by_time).c_str(), ratio, target.at_most ? "<=" : ">=",
-                    target.bound, met ? "yes" : "no");
+      std::snprintf(row, sizeof row, "| %s | %s | %s | %.3fx | %s %.2fx | %s |\n",
+                    target.what.c_str(), format(a, by_time).c_str(), format(b, by_time).c_str(),
+                    ratio, target.at_most ? "<=" : ">=", target.bound, met ? "yes" : "no");
       table += row;
       ++rows;
     }
