@@ -222,6 +222,46 @@ TEST_CASE("cpu kernel paths: bfloat16 converts to and from float32 exactly, roun
   CHECK_MESSAGE(wrong == 0, wrong << " of " << n << " float32 values narrow wrongly");
 }
 
+// The unit in the last place of float at |rounded|.
+long double ulp_of(float rounded) {
+  return std::nextafter(std::abs(rounded), std::numeric_limits<float>::infinity()) -
+         std::abs(rounded);
+}
+
+// Every binade from 2^low to 2^high, both signs, 256 values each.
+std::vector<float> binade_samples(int low, int high) {
+  std::vector<float> values;
+  for (int exponent = low; exponent <= high; ++exponent) {
+    for (int k = 0; k < 256; ++k) {
+      const float x = std::ldexp(1.0f + static_cast<float>(k) / 256.0f, exponent);
+      values.push_back(x);
+      values.push_back(-x);
+    }
+  }
+  return values;
+}
+
+// Runs the float32 function `op` on every input at once (vector loops and scalar tails) and
+// checks each result with ok(x, result, exact), exact = exact_of(x) in long double; names the
+// first few failures.
+template <typename Op, typename Exact, typename Ok>
+void check_each_result(const char* name, const std::vector<float>& inputs, Op op, Exact exact_of,
+                       Ok ok) {
+  const auto n = static_cast<int64_t>(inputs.size());
+  const std::vector<float> actual = op(bp::from_vector(inputs, {n})).template to_vector<float>();
+  size_t wrong = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const long double exact = exact_of(static_cast<long double>(inputs[i]));
+    if (!ok(inputs[i], actual[i], exact) && ++wrong <= 5) {
+      INFO(name << "(" << inputs[i] << ") = " << actual[i] << ", exactly "
+                << static_cast<double>(exact));
+      CHECK(false);
+    }
+  }
+  CHECK_MESSAGE(wrong == 0, wrong << " of " << n << " results of " << name
+                                  << " are off by more than allowed");
+}
+
 TEST_CASE("cpu kernel paths: float32 exp is within 2 ulp everywhere, subnormal results included") {
   std::vector<float> inputs;
   for (float x = -110.0f; x < 90.0f; x += 0.0037f) inputs.push_back(x);
@@ -230,100 +270,55 @@ TEST_CASE("cpu kernel paths: float32 exp is within 2 ulp everywhere, subnormal r
                             -std::numeric_limits<float>::infinity(),
                             std::numeric_limits<float>::quiet_NaN()};
   inputs.insert(inputs.end(), std::begin(specials), std::end(specials));
-  const auto n = static_cast<int64_t>(inputs.size());
-  const std::vector<float> actual = bp::exp(bp::from_vector(inputs, {n})).to_vector<float>();
-  size_t wrong = 0;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const double exact = std::exp(static_cast<double>(inputs[i]));
-    const auto rounded = static_cast<float>(exact);
-    bool ok;
-    if (std::isnan(exact) || std::isinf(rounded)) {
-      ok = std::isnan(exact) ? std::isnan(actual[i]) : actual[i] == rounded;
-    } else {
-      const double ulp = std::nextafter(rounded, std::numeric_limits<float>::infinity()) - rounded;
-      ok = std::abs(actual[i] - exact) <= 2 * ulp;
-    }
-    if (!ok && ++wrong <= 5) {
-      INFO("exp(" << inputs[i] << ") = " << actual[i] << ", exactly " << exact);
-      CHECK(false);
-    }
-  }
-  CHECK_MESSAGE(wrong == 0, wrong << " of " << n << " results are off by more than 2 ulp");
+  check_each_result(
+      "exp", inputs, [](const Tensor& t) { return bp::exp(t); },
+      [](long double x) { return std::exp(static_cast<double>(x)); },
+      [](float, float actual, long double exact) {
+        const auto rounded = static_cast<float>(exact);
+        if (std::isnan(exact)) return std::isnan(actual);
+        if (std::isinf(rounded)) return actual == rounded;
+        return std::abs(actual - exact) <= 2 * ulp_of(rounded);
+      });
 }
 
 TEST_CASE("cpu kernel paths: float32 tanh is within 3 ulp everywhere, signs and limits kept") {
-  std::vector<float> inputs;
-  // Every binade from 2^-30 to 2^5, both signs, a few hundred values each: the series below
-  // |x| = 0.3, the exponential form above, and the switch between them.
-  for (int exponent = -30; exponent <= 5; ++exponent) {
-    for (int k = 0; k < 256; ++k) {
-      const float x = std::ldexp(1.0f + static_cast<float>(k) / 256.0f, exponent);
-      inputs.push_back(x);
-      inputs.push_back(-x);
-    }
-  }
+  // Every binade from 2^-30 to 2^5, both signs: the series below |x| = 0.3, the exponential form
+  // above, and the switch between them.
+  std::vector<float> inputs = binade_samples(-30, 5);
   const float specials[] = {0.0f, -0.0f, 0.3f, std::nextafter(0.3f, 0.0f), 1e-40f, 9.0f, 20.0f,
                             std::numeric_limits<float>::infinity(),
                             -std::numeric_limits<float>::infinity(),
                             std::numeric_limits<float>::quiet_NaN()};
   inputs.insert(inputs.end(), std::begin(specials), std::end(specials));
-  const auto n = static_cast<int64_t>(inputs.size());
-  const std::vector<float> actual = bp::tanh(bp::from_vector(inputs, {n})).to_vector<float>();
-  size_t wrong = 0;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const double exact = std::tanh(static_cast<double>(inputs[i]));
-    const auto rounded = static_cast<float>(exact);
-    bool ok;
-    if (std::isnan(exact)) {
-      ok = std::isnan(actual[i]);
-    } else if (rounded == 0.0f) {
-      ok = actual[i] == rounded && std::signbit(actual[i]) == std::signbit(rounded);
-    } else {
-      const double ulp = std::nextafter(std::abs(rounded), std::numeric_limits<float>::infinity()) -
-                         std::abs(rounded);
-      ok = std::abs(actual[i] - exact) <= 3 * ulp && std::abs(actual[i]) <= 1.0f;
-    }
-    if (!ok && ++wrong <= 5) {
-      INFO("tanh(" << inputs[i] << ") = " << actual[i] << ", exactly " << exact);
-      CHECK(false);
-    }
-  }
-  CHECK_MESSAGE(wrong == 0, wrong << " of " << n << " results are off by more than 3 ulp");
+  check_each_result(
+      "tanh", inputs, [](const Tensor& t) { return bp::tanh(t); },
+      [](long double x) { return std::tanh(static_cast<double>(x)); },
+      [](float, float actual, long double exact) {
+        const auto rounded = static_cast<float>(exact);
+        if (std::isnan(exact)) return std::isnan(actual);
+        if (rounded == 0.0f) {
+          return actual == rounded && std::signbit(actual) == std::signbit(rounded);
+        }
+        return std::abs(actual - exact) <= 3 * ulp_of(rounded) && std::abs(actual) <= 1.0f;
+      });
 }
 
-TEST_CASE("cpu kernel paths: float32 exact GELU keeps its relative accuracy far into the left tail") {
-  std::vector<float> inputs;
-  for (int exponent = -30; exponent <= 4; ++exponent) {
-    for (int k = 0; k < 256; ++k) {
-      const float x = std::ldexp(1.0f + static_cast<float>(k) / 256.0f, exponent);
-      inputs.push_back(x);
-      inputs.push_back(-x);
-    }
-  }
-  const auto n = static_cast<int64_t>(inputs.size());
-  const std::vector<float> actual = bp::gelu(bp::from_vector(inputs, {n})).to_vector<float>();
-  size_t wrong = 0;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const long double x = inputs[i];
-    const long double exact = 0.5L * x * std::erfc(-x / std::sqrt(2.0L));
-    const auto rounded = static_cast<float>(exact);
-    // 5 ulp down to x = -5, 9 ulp down to -9 (results above 1e-18), then 2e-6 of the result
-    // until it leaves the normal floats.
-    bool ok;
-    if (std::abs(rounded) < std::numeric_limits<float>::min()) {
-      ok = std::abs(actual[i] - exact) <= 1e-44L;
-    } else {
-      const long double ulp =
-          std::nextafter(std::abs(rounded), std::numeric_limits<float>::infinity()) - std::abs(rounded);
-      const long double allowed = x >= -5 ? 5 * ulp : x >= -9 ? 9 * ulp : 2e-6L * std::abs(exact);
-      ok = std::abs(actual[i] - exact) <= allowed;
-    }
-    if (!ok && ++wrong <= 5) {
-      INFO("gelu(" << inputs[i] << ") = " << actual[i] << ", exactly " << static_cast<double>(exact));
-      CHECK(false);
-    }
-  }
-  CHECK_MESSAGE(wrong == 0, wrong << " of " << n << " results are off by more than allowed");
+TEST_CASE("cpu kernel paths: float32 exact GELU keeps its relative accuracy in the left tail") {
+  // 5 ulp down to x = -5, 9 ulp down to -9 (results above 1e-18), then 2e-6 of the result
+  // until it leaves the normal floats.
+  check_each_result(
+      "gelu", binade_samples(-30, 4), [](const Tensor& t) { return bp::gelu(t); },
+      [](long double x) { return 0.5L * x * std::erfc(-x / std::sqrt(2.0L)); },
+      [](float x, float actual, long double exact) {
+        const auto rounded = static_cast<float>(exact);
+        if (std::abs(rounded) < std::numeric_limits<float>::min()) {
+          return std::abs(actual - exact) <= 1e-44L;
+        }
+        const long double ulp = ulp_of(rounded);
+        const long double allowed =
+            x >= -5 ? 5 * ulp : x >= -9 ? 9 * ulp : 2e-6L * std::abs(exact);
+        return std::abs(actual - exact) <= allowed;
+      });
 
   const float inf = std::numeric_limits<float>::infinity();
   const std::vector<float> special =
