@@ -25,10 +25,13 @@ SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:use_sigaltstack=0 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
+# A failure of LeakSanitizer's own exit-time tracer (not a leak) gets one rerun of the tests
+# it hit; tests/sanitizers/rerun-tracer-crashes.sh says exactly when.
 sanitize: deps
 	cmake --preset sanitize
 	cmake --build --preset sanitize -j $(JOBS)
-	$(SANITIZER_ENV) ctest --preset sanitize -j $(JOBS)
+	$(SANITIZER_ENV) ctest --preset sanitize -j $(JOBS) || \
+		$(SANITIZER_ENV) tests/sanitizers/rerun-tracer-crashes.sh build-sanitize --preset sanitize
 
 # Every benchmark program in turn; bench/README.md says which ratios to read from each. Exit
 # status 77 is a program skipping itself (bench_cuda without a GPU).
