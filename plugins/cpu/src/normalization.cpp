@@ -188,20 +188,6 @@ void log_softmax_int_out(const TensorView& self, int64_t dim,
 
 namespace {
 
-// Layer norm and rms norm: each group is one index of the leading dimensions; its elements
-// span the trailing `normalized_shape`, which the meta step has checked against the input's
-// shape, and given weight and bias the input's dtype.
-DimValues<bool> normalized_dims(std::string_view op, const TensorView& input,
-                                std::span<const int64_t> normalized_shape) {
-  const int64_t ndim = input.dim();
-  const auto count = static_cast<int64_t>(normalized_shape.size());
-  plugin::check(count <= ndim,
-                std::string(op) + ": normalized_shape has more dimensions than the input");
-  DimValues<bool> normalized(static_cast<size_t>(ndim), false);
-  for (int64_t d = ndim - count; d < ndim; ++d) normalized[static_cast<size_t>(d)] = true;
-  return normalized;
-}
-
 // Strides that read an optional weight or bias over the input's shape; an absent one is never
 // read, and zero strides stand in for it.
 DimValues<int64_t> parameter_strides(std::string_view op, std::string_view name,
@@ -213,13 +199,16 @@ DimValues<int64_t> parameter_strides(std::string_view op, std::string_view name,
 
 }  // namespace
 
+// Layer norm and RMS norm: each group is one index of the leading dimensions; its elements
+// span the trailing `normalized_shape`, which the meta step has checked against the input's
+// shape.
 void native_layer_norm_out(const TensorView& input, std::span<const int64_t> normalized_shape,
                            const TensorView* weight, const TensorView* bias, double eps,
                            const TensorView& out0, const TensorView& out1, const TensorView& out2) {
   constexpr std::string_view op = "native_layer_norm";
   for (const TensorView* output : {&out0, &out1, &out2})
     require_dtype(op, "outputs", *output, input.dtype());
-  const DimValues<bool> normalized = normalized_dims(op, input, normalized_shape);
+  const DimValues<bool> normalized = trailing_dims(op, input.dim(), normalized_shape);
   const DimValues<int64_t> mean_strides =
       reduced_output_strides(out1, normalized, /*keepdim=*/true);
   const DimValues<int64_t> rstd_strides =
@@ -259,7 +248,7 @@ void rms_norm_out(const TensorView& input, std::span<const int64_t> normalized_s
                   const TensorView* weight, std::optional<double> eps, const TensorView& out) {
   constexpr std::string_view op = "rms_norm";
   require_dtype(op, "out", out, input.dtype());
-  const DimValues<bool> normalized = normalized_dims(op, input, normalized_shape);
+  const DimValues<bool> normalized = trailing_dims(op, input.dim(), normalized_shape);
   const DimValues<int64_t> weight_strides = parameter_strides(op, "weight", weight, input);
   enum RmsNormOperand { kInput, kOut, kWeight, kOperands };
   const ReductionLoops<kOperands> loops(

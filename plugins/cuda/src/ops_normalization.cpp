@@ -13,15 +13,6 @@
 namespace bp::cuda {
 namespace {
 
-// Which dims of an input of `ndim` dims the trailing `normalized_shape` covers.
-DimValues<bool> trailing_dims(std::string_view op, int64_t ndim, std::span<const int64_t> normalized_shape) {
-  const auto normalized_dims = static_cast<int64_t>(normalized_shape.size());
-  plugin::check(normalized_dims <= ndim, std::string(op) + ": normalized_shape has more dimensions than the input");
-  DimValues<bool> normalized(static_cast<size_t>(ndim), false);
-  for (int64_t d = ndim - normalized_dims; d < ndim; ++d) normalized[static_cast<size_t>(d)] = true;
-  return normalized;
-}
-
 // softmax, or log_softmax, along `dim`; the meta step has given self out's dtype.
 void softmax_into(std::string_view op, const TensorView& self, int64_t dim, const TensorView& out, bool logarithm) {
   require_dtype(op, "self", self, out.dtype());

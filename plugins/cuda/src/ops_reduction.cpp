@@ -49,13 +49,13 @@ void max_into(std::string_view op, const TensorView& self, const DimValues<bool>
 
 void sum_IntList_out(const TensorView& self, std::optional<std::span<const int64_t>> dim, bool keepdim,
                      std::optional<DType> /*dtype: out already has it*/, const TensorView& out) {
-  sum_into("sum", self, reduced_dims("sum", self.dim(), dim.value_or(std::span<const int64_t>())), keepdim, out,
+  sum_into("sum", self, reduced_dims("sum", self.dim(), dim), keepdim, out,
            /*average=*/false);
 }
 
 void mean_out(const TensorView& self, std::optional<std::span<const int64_t>> dim, bool keepdim,
               std::optional<DType> /*dtype: out already has it*/, const TensorView& out) {
-  sum_into("mean", self, reduced_dims("mean", self.dim(), dim.value_or(std::span<const int64_t>())), keepdim, out,
+  sum_into("mean", self, reduced_dims("mean", self.dim(), dim), keepdim, out,
            /*average=*/true);
 }
 
@@ -71,8 +71,7 @@ void max_dim_max(const TensorView& self, int64_t dim, bool keepdim, const Tensor
 
 // Without a dim, the index is into the flattened input.
 void argmax_out(const TensorView& self, std::optional<int64_t> dim, bool keepdim, const TensorView& out) {
-  const DimValues<bool> reduced = dim ? single_reduced_dim("argmax", self.dim(), *dim)
-                                      : DimValues<bool>(static_cast<size_t>(self.dim()), true);
+  const DimValues<bool> reduced = single_reduced_dim_or_all("argmax", self.dim(), dim);
   max_into("argmax", self, reduced, keepdim, nullptr, &out);
 }
 

@@ -91,6 +91,8 @@ void require_dtype(std::string_view op, std::string_view argument, const TensorV
 using plugin::reduced_dims;
 using plugin::reduced_output_strides;
 using plugin::single_reduced_dim;
+using plugin::single_reduced_dim_or_all;
+using plugin::trailing_dims;
 using plugin::wrap_dim;
 
 }  // namespace bp::cuda

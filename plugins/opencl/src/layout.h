@@ -70,6 +70,8 @@ GroupShape split_groups(std::span<const int64_t> sizes, const plugin::DimValues<
 using plugin::reduced_dims;
 using plugin::reduced_output_strides;
 using plugin::single_reduced_dim;
+using plugin::single_reduced_dim_or_all;
+using plugin::trailing_dims;
 using plugin::wrap_dim;
 
 }  // namespace bp::opencl

@@ -35,18 +35,6 @@ void softmax_into(std::string_view op, const TensorView& self, int64_t dim, cons
          group_work(device, shape));
 }
 
-// The trailing `normalized_shape` dims of `input`, which layer and RMS norm normalise over.
-plugin::DimValues<bool> trailing_dims(std::string_view op, const TensorView& input,
-                                      std::span<const int64_t> normalized_shape) {
-  const int64_t ndim = input.dim();
-  const auto normalized_dims = static_cast<int64_t>(normalized_shape.size());
-  plugin::check(normalized_dims <= ndim,
-                std::string(op) + ": normalized_shape has more dimensions than the input");
-  plugin::DimValues<bool> normalized(static_cast<size_t>(ndim), false);
-  for (int64_t d = ndim - normalized_dims; d < ndim; ++d) normalized[static_cast<size_t>(d)] = true;
-  return normalized;
-}
-
 }  // namespace
 
 void softmax_int_out(const TensorView& self, int64_t dim, std::optional<DType> /*dtype: out has it*/,
@@ -73,7 +61,7 @@ void native_layer_norm_out(const TensorView& input, std::span<const int64_t> nor
   if (bias) require_dtype(op, "bias", *bias, input.dtype());
   require_supported(device, op, input.dtype(), DTypes::Floating);
 
-  const plugin::DimValues<bool> normalized = trailing_dims(op, input, normalized_shape);
+  const plugin::DimValues<bool> normalized = trailing_dims(op, input.dim(), normalized_shape);
   const plugin::DimValues<int64_t> mean_strides = reduced_output_strides(out1, normalized, /*keepdim=*/true);
   const plugin::DimValues<int64_t> rstd_strides = reduced_output_strides(out2, normalized, /*keepdim=*/true);
   // An absent weight or bias is not read; zero strides stand in for it.
@@ -113,7 +101,7 @@ void rms_norm_out(const TensorView& input, std::span<const int64_t> normalized_s
   if (weight) require_dtype(op, "weight", *weight, input.dtype());
   require_supported(device, op, input.dtype(), DTypes::Floating);
 
-  const plugin::DimValues<bool> normalized = trailing_dims(op, input, normalized_shape);
+  const plugin::DimValues<bool> normalized = trailing_dims(op, input.dim(), normalized_shape);
   const plugin::DimValues<int64_t> unused(static_cast<size_t>(input.dim()), 0);
   const auto weight_strides = weight ? plugin::broadcast_strides(op, *weight, input.sizes()) : unused;
   enum RmsNormOperand : size_t { kInput, kOut, kWeight };

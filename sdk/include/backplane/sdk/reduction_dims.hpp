@@ -8,6 +8,7 @@
 #include <backplane/sdk/tensor_view.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -38,8 +39,31 @@ inline DimValues<bool> reduced_dims(std::string_view op, int64_t ndim,
   return reduced;
 }
 
+// An optional dim list, as sum and mean take it: absent, every dimension.
+inline DimValues<bool> reduced_dims(std::string_view op, int64_t ndim,
+                                    std::optional<std::span<const int64_t>> dims) {
+  return reduced_dims(op, ndim, dims.value_or(std::span<const int64_t>()));
+}
+
 inline DimValues<bool> single_reduced_dim(std::string_view op, int64_t ndim, int64_t dim) {
   return reduced_dims(op, ndim, std::span<const int64_t>(&dim, 1));
+}
+
+// An optional single dim, as argmax takes it: absent, every dimension (the flattened input).
+inline DimValues<bool> single_reduced_dim_or_all(std::string_view op, int64_t ndim,
+                                                 std::optional<int64_t> dim) {
+  return dim ? single_reduced_dim(op, ndim, *dim) : DimValues<bool>(static_cast<size_t>(ndim), true);
+}
+
+// The trailing dimensions, as many as `normalized_shape` has, of `ndim`: those layer norm and
+// RMS norm normalise over (the meta step has matched their sizes against the input's).
+inline DimValues<bool> trailing_dims(std::string_view op, int64_t ndim,
+                                     std::span<const int64_t> normalized_shape) {
+  const auto count = static_cast<int64_t>(normalized_shape.size());
+  check(count <= ndim, std::string(op) + ": normalized_shape has more dimensions than the input");
+  DimValues<bool> normalized(static_cast<size_t>(ndim), false);
+  for (int64_t d = ndim - count; d < ndim; ++d) normalized[static_cast<size_t>(d)] = true;
+  return normalized;
 }
 
 // Strides that address a reduction's output over the input's dimensions: 0 along the reduced
