@@ -45,11 +45,11 @@ std::vector<std::string> elementwise_kernels(DType dtype) {
 
 TEST_CASE("programs: every kernel builds for every dtype on every device") {
   Runtime& runtime = Runtime::get();
-  if (runtime.device_count() == 0) {
-    MESSAGE("skipped: " << runtime.no_devices_reason());
+  if (runtime.devices().count() == 0) {
+    MESSAGE("skipped: " << runtime.devices().no_devices_reason());
     return;
   }
-  for (int index = 0; index < runtime.device_count(); ++index) {
+  for (int index = 0; index < runtime.devices().count(); ++index) {
     Device& device = runtime.device(index);
     INFO(device.label() << ": " << device.description());
     for (DType dtype : bp::kAllDTypes) {
@@ -77,7 +77,7 @@ TEST_CASE("programs: every kernel builds for every dtype on every device") {
 
 TEST_CASE("programs: Double on a device without fp64 is refused rather than miscomputed") {
   Runtime& runtime = Runtime::get();
-  for (int index = 0; index < runtime.device_count(); ++index) {
+  for (int index = 0; index < runtime.devices().count(); ++index) {
     Device& device = runtime.device(index);
     if (device.has_fp64()) continue;
     CHECK_THROWS_WITH_AS(device.program(KernelSource::Elementwise, DType::Float64),
@@ -89,10 +89,10 @@ TEST_CASE("programs: Double on a device without fp64 is refused rather than misc
 // empty folder.
 TEST_CASE("runtime: without an OpenCL platform there are no devices and the reason says why") {
   Runtime& runtime = Runtime::get();
-  if (runtime.device_count() > 0) {
+  if (runtime.devices().count() > 0) {
     MESSAGE("skipped: this environment has OpenCL devices");
     return;
   }
-  CHECK(runtime.no_devices_reason().find("OpenCL") != std::string::npos);
+  CHECK(runtime.devices().no_devices_reason().find("OpenCL") != std::string::npos);
   CHECK_THROWS_AS(runtime.device(0), bp::plugin::Error);
 }

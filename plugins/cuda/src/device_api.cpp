@@ -22,11 +22,7 @@ char* at(void* ptr, uint64_t offset) { return static_cast<char*>(ptr) + offset; 
 const char* at(const void* ptr, uint64_t offset) { return static_cast<const char*>(ptr) + offset; }
 
 bp_status device_count(int32_t* count) {
-  return plugin::guard([&] {
-    Runtime& runtime = Runtime::get();
-    *count = runtime.device_count();
-    if (*count == 0) throw plugin::Error(BP_STATUS_DEVICE_ERROR, runtime.no_devices_reason());
-  });
+  return plugin::guard([&] { Runtime::get().devices().report_count(count); });
 }
 
 bp_status device_properties(int32_t index, bp_device_properties* props) {
@@ -162,7 +158,7 @@ bp_status read_counters(bp_counter* counters, int64_t capacity, int64_t* count) 
   const bp_status guarded = plugin::guard([&] {
     Runtime& runtime = Runtime::get();
     std::vector<plugin::CounterValue> values;
-    for (int index = 0; index < runtime.device_count(); ++index) {
+    for (int index = 0; index < runtime.devices().count(); ++index) {
       const auto device_values = runtime.device(index).counters();
       values.insert(values.end(), device_values.begin(), device_values.end());
     }

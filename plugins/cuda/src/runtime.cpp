@@ -33,15 +33,15 @@ Runtime::Runtime() {
   const cudaError_t error = cudaGetDeviceCount(&count);
   if (error != cudaSuccess) {
     cudaGetLastError();
-    no_devices_reason_ = "cudaGetDeviceCount failed: " + cuda_error_text(error) + "; " + versions_text() +
-                         (error == cudaErrorInsufficientDriver || error == cudaErrorNoDevice
-                              ? ". On a machine with an NVIDIA GPU, install its driver and check that the "
-                                "GPU is visible (nvidia-smi, CUDA_VISIBLE_DEVICES)"
-                              : "");
+    devices_.set_none("cudaGetDeviceCount failed: " + cuda_error_text(error) + "; " + versions_text() +
+                      (error == cudaErrorInsufficientDriver || error == cudaErrorNoDevice
+                           ? ". On a machine with an NVIDIA GPU, install its driver and check that the "
+                             "GPU is visible (nvidia-smi, CUDA_VISIBLE_DEVICES)"
+                           : ""));
     return;
   }
   if (count == 0) {
-    no_devices_reason_ = "the CUDA runtime reports no GPU (" + versions_text() + ")";
+    devices_.set_none("the CUDA runtime reports no GPU (" + versions_text() + ")");
     return;
   }
   const std::string versions = versions_text();
@@ -51,30 +51,19 @@ Runtime::Runtime() {
     if (read != cudaSuccess) {
       cudaGetLastError();
       // Numbering must stay CUDA's, so one unreadable device leaves the plugin without devices.
-      devices_.clear();
-      no_devices_reason_ = "cudaGetDeviceProperties for CUDA device " + std::to_string(index) +
-                           " failed: " + cuda_error_text(read);
+      devices_.set_none("cudaGetDeviceProperties for CUDA device " + std::to_string(index) +
+                        " failed: " + cuda_error_text(read));
       return;
     }
-    devices_.push_back(std::make_unique<Device>(index, properties, versions));
+    devices_.add(std::make_unique<Device>(index, properties, versions));
   }
-}
-
-Device& Runtime::device(int index) {
-  if (shut_down_.load(std::memory_order_acquire)) {
-    throw plugin::Error(BP_STATUS_DEVICE_ERROR, "the cuda plugin has shut down");
-  }
-  if (index < 0 || index >= device_count()) {
-    throw plugin::Error(BP_STATUS_INVALID_ARGUMENT, "cuda has " + std::to_string(device_count()) +
-                                                        " device(s); cuda:" + std::to_string(index) +
-                                                        " does not exist");
-  }
-  return *devices_[static_cast<size_t>(index)];
 }
 
 void Runtime::shut_down() {
-  if (shut_down_.exchange(true, std::memory_order_acq_rel)) return;
-  for (const auto& device : devices_) device->shut_down();
+  // The devices stay allocated: a late call finds the plugin shut down, not a freed device.
+  devices_.shut_down([](auto& devices) {
+    for (const auto& device : devices) device->shut_down();
+  });
 }
 
 }  // namespace bp::cuda

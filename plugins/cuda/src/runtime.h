@@ -5,10 +5,7 @@
 
 #include "device.h"
 
-#include <atomic>
-#include <memory>
-#include <string>
-#include <vector>
+#include <backplane/sdk/device_list.hpp>
 
 namespace bp::cuda {
 
@@ -17,11 +14,9 @@ class Runtime {
   // The process's runtime; finds the devices on the first call (thread-safe).
   static Runtime& get();
 
-  int device_count() const { return static_cast<int>(devices_.size()); }
-  // Why device_count() is 0 (empty otherwise).
-  const std::string& no_devices_reason() const { return no_devices_reason_; }
+  plugin::DeviceList<Device>& devices() { return devices_; }
   // Throws bp::plugin::Error for an index the plugin does not have, or after shutdown.
-  Device& device(int index);
+  Device& device(int index) { return devices_.at(index); }
 
   // Finishes every device's work and releases what the plugin holds. The core calls it at exit;
   // afterwards device() throws.
@@ -30,9 +25,7 @@ class Runtime {
  private:
   Runtime();
 
-  std::vector<std::unique_ptr<Device>> devices_;
-  std::string no_devices_reason_;
-  std::atomic<bool> shut_down_{false};
+  plugin::DeviceList<Device> devices_{"cuda"};
 };
 
 }  // namespace bp::cuda

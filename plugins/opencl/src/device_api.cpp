@@ -37,11 +37,7 @@ void copy_within(Device& device, cl_mem dst, uint64_t dst_offset, cl_mem src, ui
 }
 
 bp_status device_count(int32_t* count) {
-  return plugin::guard([&] {
-    Runtime& runtime = Runtime::get();
-    *count = runtime.device_count();
-    if (*count == 0) throw plugin::Error(BP_STATUS_DEVICE_ERROR, runtime.no_devices_reason());
-  });
+  return plugin::guard([&] { Runtime::get().devices().report_count(count); });
 }
 
 bp_status device_properties(int32_t index, bp_device_properties* props) {
@@ -188,7 +184,7 @@ bp_status event_elapsed(int32_t index, bp_event start, bp_event end, double* mil
   });
 }
 
-void shutdown() { Runtime::get().shutdown(); }
+void shutdown() { Runtime::get().shut_down(); }
 
 }  // namespace
 

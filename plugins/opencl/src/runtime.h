@@ -6,10 +6,7 @@
 #include "device.h"
 #include "program_cache.h"
 
-#include <atomic>
-#include <memory>
-#include <string>
-#include <vector>
+#include <backplane/sdk/device_list.hpp>
 
 namespace bp::opencl {
 
@@ -18,23 +15,19 @@ class Runtime {
   // The process's runtime; discovers the devices on the first call (thread-safe).
   static Runtime& get();
 
-  int device_count() const { return static_cast<int>(devices_.size()); }
-  // Why device_count() is 0 (empty otherwise).
-  const std::string& no_devices_reason() const { return no_devices_reason_; }
+  plugin::DeviceList<Device>& devices() { return devices_; }
   // Throws an Error for an index the plugin does not have, or after shutdown.
-  Device& device(int index);
+  Device& device(int index) { return devices_.at(index); }
   ProgramCache& cache() { return cache_; }
 
   // Releases every OpenCL object; afterwards device() throws. The core calls it at exit.
-  void shutdown();
+  void shut_down();
 
  private:
   Runtime();
 
   ProgramCache cache_;
-  std::vector<std::unique_ptr<Device>> devices_;
-  std::string no_devices_reason_;
-  std::atomic<bool> shut_down_{false};
+  plugin::DeviceList<Device> devices_{"opencl"};
 };
 
 }  // namespace bp::opencl
