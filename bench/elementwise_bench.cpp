@@ -4,7 +4,7 @@
 //
 // Bytes processed count what each kernel must read and write once, at least:
 //   add, mul: two 64 MB inputs read, one 64 MB output written (192 MB);
-//   relu, tanh, gelu (exact and tanh), softmax, log_softmax, layer_norm, rms_norm, memcpy:
+//   relu, tanh, log, gelu (exact and tanh), softmax, log_softmax, layer_norm, rms_norm, memcpy:
 //     64 MB read, 64 MB written
 //     (128 MB; layer norm's weight, bias, mean and rstd add 64 KB, rms norm's weight 16 KB);
 //   sum over either dim of 4096 x 4096: 64 MB read, 16 KB written.
@@ -86,6 +86,18 @@ void BM_tanh_16M(benchmark::State& state) {
   run_activation(state, [](bp::Tensor& out, const bp::Tensor& a) { bp::tanh_out(out, a); });
 }
 BENCHMARK(BM_tanh_16M)->UseRealTime();
+
+// On values in [0.001, 8), across a dozen binades.
+void BM_log_16M(benchmark::State& state) {
+  const bp::Tensor a = square_input().view({kElements}).add(4.001);
+  bp::Tensor out = bp::empty({kElements});
+  for (auto _ : state) {
+    bp::log_out(out, a);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * kBytes * 2);
+}
+BENCHMARK(BM_log_16M)->UseRealTime();
 
 void BM_gelu_16M(benchmark::State& state) {
   run_activation(state, [](bp::Tensor& out, const bp::Tensor& a) { bp::gelu_out(out, a); });

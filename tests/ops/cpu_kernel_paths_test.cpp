@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <numbers>
 #include <numeric>
 #include <vector>
 
@@ -300,6 +301,27 @@ TEST_CASE("cpu kernel paths: float32 tanh is within 3 ulp everywhere, signs and 
           return actual == rounded && std::signbit(actual) == std::signbit(rounded);
         }
         return std::abs(actual - exact) <= 3 * ulp_of(rounded) && std::abs(actual) <= 1.0f;
+      });
+}
+
+TEST_CASE("cpu kernel paths: float32 log is within 1 ulp everywhere, subnormals and limits included") {
+  // Every binade of float, subnormal ones included, both signs (log of a negative is NaN).
+  std::vector<float> inputs = binade_samples(-149, 127);
+  const float specials[] = {0.0f, -0.0f, 1.0f, std::nextafter(1.0f, 0.0f), std::nextafter(1.0f, 2.0f),
+                            std::numbers::sqrt2_v<float>, std::numeric_limits<float>::min(),
+                            std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max(),
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN()};
+  inputs.insert(inputs.end(), std::begin(specials), std::end(specials));
+  check_each_result(
+      "log", inputs, [](const Tensor& t) { return bp::log(t); },
+      [](long double x) { return std::log(static_cast<double>(x)); },
+      [](float, float actual, long double exact) {
+        const auto rounded = static_cast<float>(exact);
+        if (std::isnan(exact)) return std::isnan(actual);
+        if (std::isinf(rounded) || rounded == 0.0f) return actual == rounded;
+        return std::abs(actual - exact) <= ulp_of(rounded);
       });
 }
 

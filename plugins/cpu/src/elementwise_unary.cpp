@@ -53,7 +53,7 @@ void exp_out(const TensorView& self, const TensorView& out) {
 }
 
 void log_out(const TensorView& self, const TensorView& out) {
-  unary_op<FloatingDType>("log", self, out, [](auto x) { return std::log(x); });
+  unary_op<FloatingDType>("log", self, out, [](auto x) { return log_of(x); });
 }
 
 void sqrt_out(const TensorView& self, const TensorView& out) {

@@ -214,6 +214,50 @@ F tanh_lanes(F x) {
 
 inline float tanh_vectorizable(float x) { return tanh_lanes(x); }
 
+// ln(x) for float lanes, within 1 ulp of the exact value (checked against double over every
+// float exponent, subnormals included): -inf at ±0, +inf at +inf, NaN below 0 and for NaN.
+// Scalar and vector lanes compute the same bits.
+//
+// x = 2^e m with m in [sqrt(2)/2, sqrt(2)), so that f = m - 1 is exact and |f| < 0.42. With
+// s = f / (2 + f), ln(1 + f) = 2 atanh(s) = f - f^2/2 + s (f^2/2 + R), R = 2 (s^2/3 + s^4/5 +
+// s^6/7 + s^8/9) (|s| < 0.18: the first term left out is under 3e-10): f is exact and the rest
+// small, so rounding touches only the small terms. e ln 2 is added in two parts, as in
+// exp_lanes. A subnormal x is scaled by 2^23 first.
+template <typename F>
+F log_lanes(F x) {
+  using Bits = LaneBits<F>;
+  const auto constant = [](float value) { return lanes_of<F>(value); };
+  constexpr float kTwoTo23 = 8388608.0f;
+  const auto subnormal = x < std::numeric_limits<float>::min();
+  const F normal = subnormal ? x * kTwoTo23 : x;
+  const Bits bits = std::bit_cast<Bits>(normal);
+  // The biased exponent (bits 23..30) as a float: set into the mantissa of 2^23, which is then
+  // taken away.
+  F exponent = std::bit_cast<F>((bits >> 23) | 0x4b000000u) - (kTwoTo23 + 127.0f);
+  exponent = subnormal ? exponent - 23.0f : exponent;
+  F m = std::bit_cast<F>((bits & 0x007fffffu) | 0x3f800000u);
+  const auto above_sqrt2 = m > std::numbers::sqrt2_v<float>;
+  m = above_sqrt2 ? m * 0.5f : m;
+  exponent = above_sqrt2 ? exponent + 1.0f : exponent;
+  const F f = m - 1.0f;
+  const F s = f / (2.0f + f);
+  const F square = s * s;
+  F r = constant(2.0f / 9.0f);
+  r = r * square + 2.0f / 7.0f;
+  r = r * square + 2.0f / 5.0f;
+  r = r * square + 2.0f / 3.0f;
+  r = r * square;
+  const F half_f_squared = 0.5f * f * f;
+  const F log1p_f = f - (half_f_squared - (s * (half_f_squared + r) + exponent * -2.12194440e-4f));
+  F result = exponent * 0.693359375f + log1p_f;
+  constexpr float kInfinity = std::numeric_limits<float>::infinity();
+  result = x == kInfinity ? x : result;
+  result = x == 0.0f ? constant(-kInfinity) : result;
+  return x >= 0.0f ? result : constant(std::numeric_limits<float>::quiet_NaN());
+}
+
+inline float log_vectorizable(float x) { return log_lanes(x); }
+
 // e^x in the compute type C: exp_lanes for float, the C library for double.
 template <typename C>
 C exp_of(C x) {
@@ -277,6 +321,16 @@ C tanh_of(C x) {
     return tanh_vectorizable(x);
   } else {
     return std::tanh(x);
+  }
+}
+
+// ln(x) in the compute type C: log_lanes for float, the C library for double.
+template <typename C>
+C log_of(C x) {
+  if constexpr (std::is_same_v<C, float>) {
+    return log_vectorizable(x);
+  } else {
+    return std::log(x);
   }
 }
 
