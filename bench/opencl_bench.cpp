@@ -1,6 +1,7 @@
 // OpenCL backend benchmarks, each reported next to its reference measured in the same run:
 //   add of two 16M-element Float tensors and a 1024^3 Float matmul, on the CPU backend and on
 //   every OpenCL device;
+//   attention through the fused kernel against its composite path, on every OpenCL device;
 //   process start to first kernel result, in a fresh child process, with the program cache
 //   (and the driver's own, PoCL's) cold or warm.
 // Run: bench_opencl [google benchmark flags]. The child mode (--first-kernel DEVICE) is internal.
@@ -17,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,6 +54,23 @@ void BM_Mm1024(benchmark::State& state, bp::Device device) {
     wait_for(out);
   }
   state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * n * n * n / 1e9,
+                                                 benchmark::Counter::kIsRate);
+}
+
+// scaled_dot_product_attention of 8 heads of 1024 positions, head dim 64: without a mask it
+// takes the fused kernel; with an all-true Bool mask, the same attention takes the composite
+// path (matmul, softmax, matmul).
+void BM_Attention(benchmark::State& state, bp::Device device, bool fused) {
+  const int64_t heads = 8, positions = 1024, head_dim = 64;
+  const auto input = [&] { return bp::randn({1, heads, positions, head_dim}).to(device); };
+  const bp::Tensor q = input(), k = input(), v = input();
+  const std::optional<bp::Tensor> mask =
+      fused ? std::nullopt
+            : std::optional<bp::Tensor>(bp::full({positions, positions}, true, bp::kBool).to(device));
+  wait_for(bp::scaled_dot_product_attention(q, k, v, mask));
+  for (auto _ : state) wait_for(bp::scaled_dot_product_attention(q, k, v, mask));
+  const double flops = 4.0 * heads * positions * positions * head_dim;  // two products
+  state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * flops / 1e9,
                                                  benchmark::Counter::kIsRate);
 }
 
@@ -122,6 +141,13 @@ int main(int argc, char** argv) {
     const std::string name = device.str();
     benchmark::RegisterBenchmark(("add 16M Float/" + name).c_str(), BM_Add16M, device)->UseRealTime();
     benchmark::RegisterBenchmark(("mm 1024^3 Float/" + name).c_str(), BM_Mm1024, device)->UseRealTime();
+    for (const bool fused : {true, false}) {
+      benchmark::RegisterBenchmark(
+          ("attention h8 seq 1024 dim 64 Float/" + name + (fused ? "/fused" : "/composite")).c_str(),
+          BM_Attention, device, fused)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
     for (const auto& [caches, label] : {std::pair{Caches::Cold, "cold caches"},
                                         std::pair{Caches::OursWarm, "warm program cache, cold driver cache"},
                                         std::pair{Caches::Warm, "warm caches"}}) {

@@ -1,9 +1,9 @@
 // The OpenCL kernels' own paths, each against the CPU backend on the same input: group kernels
 // with many lanes per group (large reductions, softmax, layer and RMS norm), batch norm, conv2d
 // and pooling over images spanning many work-groups, gathers of many indices, matrix products
-// spanning several tiles, copies within one buffer, and the limit on dimensions. The op
-// conformance suite (tests/ops) covers every op and dtype on small shapes. Skipped without
-// OpenCL devices.
+// spanning several tiles, fused attention over long sequences and its refusal of long heads,
+// copies within one buffer, and the limit on dimensions. The op conformance suite (tests/ops)
+// covers every op and dtype on small shapes. Skipped without OpenCL devices.
 #include "opencl_devices.h"
 
 #include <backplane/backplane.h>
@@ -249,6 +249,44 @@ TEST_CASE("vs cpu: matrix products spanning several tiles in any layout") {
     const Tensor a = bp::randn({4, 6}), b = bp::randn({6, 4});
     check_close(bp::addmm(nan_self.to(device), a.to(device), b.to(device), 0, 1),
                 bp::addmm(nan_self, a, b, 0, 1), 1e-5, "addmm with beta 0 on " + device.str());
+  }
+}
+
+TEST_CASE("vs cpu: fused attention over many key chunks, with heads laid out across the sequence") {
+  bp::manual_seed(17);
+  FOR_EACH_OPENCL_DEVICE(device) {
+    // Heads as attention layers make them: (batch, seq, heads, E) viewed as (batch, heads, seq,
+    // E), so the leading dims do not merge; 300 keys are many chunks with a tail.
+    const auto heads = [&](int64_t seq, int64_t e) { return sample({2, seq, 3, e}, bp::kFloat32).mul(0.25); };
+    const Tensor q = heads(200, 64), k = heads(300, 64), v = heads(300, 32);
+    const auto on = [&](const Tensor& t) { return t.to(device).transpose(1, 2); };
+    const auto cpu = [](const Tensor& t) { return t.transpose(1, 2); };
+    for (const bool causal : {false, true}) {
+      const std::string what = device.str() + (causal ? " causal" : " not causal");
+      check_close(bp::_scaled_dot_product_fused_attention(on(q), on(k), on(v), causal),
+                  bp::_scaled_dot_product_fused_attention(cpu(q), cpu(k), cpu(v), causal), 1e-5,
+                  "fused attention " + what);
+      check_close(bp::scaled_dot_product_attention(on(q), on(k), on(v), std::nullopt, 0.0, causal),
+                  bp::scaled_dot_product_attention(cpu(q), cpu(k), cpu(v), std::nullopt, 0.0, causal),
+                  1e-5, "scaled_dot_product_attention " + what);
+    }
+  }
+}
+
+TEST_CASE("vs cpu: head dims past the fused kernel's are refused by it and take the composite path") {
+  bp::manual_seed(19);
+  FOR_EACH_OPENCL_DEVICE(device) {
+    const Tensor q = sample({2, 5, 300}, bp::kFloat32).mul(0.1), k = sample({2, 7, 300}, bp::kFloat32).mul(0.1);
+    const Tensor v = sample({2, 7, 4}, bp::kFloat32);
+    try {
+      bp::_scaled_dot_product_fused_attention(q.to(device), k.to(device), v.to(device));
+      FAIL("the fused kernel took a head dim of 300");
+    } catch (const bp::Error& e) {
+      CHECK(e.code() == bp::ErrorCode::NotImplemented);
+      CHECK(std::string(e.what()).find("head dims up to 256") != std::string::npos);
+    }
+    check_close(bp::scaled_dot_product_attention(q.to(device), k.to(device), v.to(device)),
+                bp::scaled_dot_product_attention(q, k, v), 1e-5, "composite path on " + device.str());
   }
 }
 

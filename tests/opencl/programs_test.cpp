@@ -61,7 +61,10 @@ TEST_CASE("programs: every kernel builds for every dtype on every device") {
         check_kernels(device, device.program(KernelSource::Matmul, dtype), {"matmul"});
       }
       if (bp::is_floating_point(dtype)) {
-        check_kernels(device, device.program(KernelSource::Normalization, dtype), {"softmax", "layer_norm"});
+        check_kernels(device, device.program(KernelSource::Normalization, dtype),
+                      {"softmax", "layer_norm", "rms_norm"});
+        check_kernels(device, device.program(KernelSource::Spatial, dtype), {"conv2d", "pool2d"});
+        check_kernels(device, device.program(KernelSource::Attention, dtype), {"fused_attention"});
       }
     }
     std::vector<std::string> copies = {"copy_bits8", "copy_bits16", "copy_bits32", "copy_bits64"};

@@ -7,8 +7,9 @@
 namespace bp::opencl {
 namespace {
 
-constexpr std::array<std::string_view, 6> kFamilyFiles = {
-    "elementwise.cl", "copy.cl", "reduction.cl", "normalization.cl", "matmul.cl", "spatial.cl"};
+constexpr std::array<std::string_view, 7> kFamilyFiles = {
+    "elementwise.cl", "copy.cl",    "reduction.cl", "normalization.cl",
+    "matmul.cl",      "spatial.cl", "attention.cl"};
 
 std::string_view embedded_text(std::string_view name) {
   for (size_t i = 0; i < kEmbeddedKernelFileCount; ++i) {
