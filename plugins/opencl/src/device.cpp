@@ -86,7 +86,14 @@ OwnedQueue create_queue(cl_context context, cl_device_id device, const std::stri
 
 }  // namespace
 
-Device::Device(int index, cl_platform_id platform, cl_device_id device, ProgramCache* cache)
+std::optional<MatmulKernel> matmul_kernel_named(std::string_view name) {
+  if (name == "tiled") return MatmulKernel::Tiled;
+  if (name == "rows") return MatmulKernel::Rows;
+  return std::nullopt;
+}
+
+Device::Device(int index, cl_platform_id platform, cl_device_id device, ProgramCache* cache,
+               std::optional<MatmulKernel> matmul)
     : index_(index),
       device_(device),
       name_(device_string(device, CL_DEVICE_NAME)),
@@ -98,8 +105,9 @@ Device::Device(int index, cl_platform_id platform, cl_device_id device, ProgramC
   has_fp64_ = has_extension(extensions, "cl_khr_fp64");
   const bool has_fp16 = has_extension(extensions, "cl_khr_fp16");
   const std::string c = c_version(device_string(device, CL_DEVICE_OPENCL_C_VERSION));
-  description_ = "platform: " + platform_string(platform, CL_PLATFORM_NAME) +
-                 ", type: " + type_name(device_value<cl_device_type>(device, CL_DEVICE_TYPE)) +
+  const auto type = device_value<cl_device_type>(device, CL_DEVICE_TYPE);
+  matmul_kernel_ = matmul.value_or((type & CL_DEVICE_TYPE_CPU) != 0 ? MatmulKernel::Rows : MatmulKernel::Tiled);
+  description_ = "platform: " + platform_string(platform, CL_PLATFORM_NAME) + ", type: " + type_name(type) +
                  ", OpenCL C " + c + ", fp64: " + (has_fp64_ ? "yes" : "no") +
                  ", fp16: " + (has_fp16 ? "yes" : "no");
   total_memory_ = device_value<cl_ulong>(device, CL_DEVICE_GLOBAL_MEM_SIZE);

@@ -14,14 +14,26 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace bp::opencl {
+
+// The two matrix product kernels of kernels/matmul.cl.
+enum class MatmulKernel {
+  Tiled,  // matmul: work-groups sharing tiles in local memory, for GPUs
+  Rows,   // matmul_rows: work-items on their own, for CPU devices
+};
+
+// The kernel BACKPLANE_OPENCL_MATMUL names ("tiled" or "rows"); none for any other value.
+std::optional<MatmulKernel> matmul_kernel_named(std::string_view name);
 
 class Device {
  public:
   // Opens `device` as the plugin's device number `index`; throws an Error when the driver
-  // refuses a context or queue.
-  Device(int index, cl_platform_id platform, cl_device_id device, ProgramCache* cache);
+  // refuses a context or queue. Its matrix products use `matmul`, or without one the kernel
+  // that suits its device type.
+  Device(int index, cl_platform_id platform, cl_device_id device, ProgramCache* cache,
+         std::optional<MatmulKernel> matmul = std::nullopt);
   ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
@@ -42,6 +54,7 @@ class Device {
   size_t work_group_size() const { return work_group_size_; }
   size_t tile() const { return tile_; }
   size_t max_work_groups() const { return max_work_groups_; }
+  MatmulKernel matmul_kernel() const { return matmul_kernel_; }
 
   cl_context context() const { return context_.get(); }
   cl_command_queue queue() const { return queue_.get(); }
@@ -68,6 +81,7 @@ class Device {
   size_t work_group_size_ = 1;
   size_t tile_ = 1;
   size_t max_work_groups_ = 1;
+  MatmulKernel matmul_kernel_ = MatmulKernel::Tiled;
   std::string build_options_;  // shared by every program of this device
 
   // Declared in release order, last first: kernels, programs, queue, context.

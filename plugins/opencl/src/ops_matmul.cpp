@@ -14,8 +14,11 @@
 namespace bp::opencl {
 namespace {
 
-// WORK in kernels/matmul.cl: each work-item computes WORK x WORK elements of out.
+// WORK in kernels/matmul.cl: each work-item of matmul computes WORK x WORK elements of out.
 constexpr size_t kMatmulWork = 8;
+// ROW_WORK and COL_WORK: each work-item of matmul_rows computes this many rows and columns.
+constexpr int64_t kRowsWork = 8;
+constexpr int64_t kColumnsWork = 32;
 
 // A MATRIX kernel operand: element (batch, row, col) of a (batch, rows, cols) or (rows, cols)
 // view; a 2-d view is one batch (batch stride 0).
@@ -57,11 +60,19 @@ void matmul_into(std::string_view op, const TensorView& a, const TensorView& b, 
       .add(product_scalar(out.dtype(), addend ? beta : Scalar(0)))
       .add(cl_int{addend != nullptr});
 
-  // A TILE x TILE work-group per BLOCK x BLOCK block of out (see kernels/matmul.cl).
-  const size_t tile = device.tile(), block = tile * kMatmulWork;
-  auto work_items = [&](int64_t extent) { return (static_cast<size_t>(extent) + block - 1) / block * tile; };
   WorkSize work;
   work.dims = 3;
+  if (device.matmul_kernel() == MatmulKernel::Rows) {
+    // One work-item per ROW_WORK x COL_WORK block of out, in work-groups of one (see
+    // kernels/matmul.cl): the driver runs them side by side on its threads.
+    const auto items = [](int64_t extent, int64_t work) { return static_cast<size_t>((extent + work - 1) / work); };
+    work.global = {items(n, kRowsWork), items(m, kColumnsWork), static_cast<size_t>(batches)};
+    launch(device, device.program(KernelSource::Matmul, out.dtype()), "matmul_rows", args, work);
+    return;
+  }
+  // A TILE x TILE work-group per BLOCK x BLOCK block of out.
+  const size_t tile = device.tile(), block = tile * kMatmulWork;
+  auto work_items = [&](int64_t extent) { return (static_cast<size_t>(extent) + block - 1) / block * tile; };
   work.global = {work_items(m), work_items(n), static_cast<size_t>(batches)};
   work.local = {tile, tile, 1};
   launch(device, device.program(KernelSource::Matmul, out.dtype()), "matmul", args, work);

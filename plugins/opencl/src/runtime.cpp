@@ -1,8 +1,28 @@
 #include "runtime.h"
 
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <vector>
 
 namespace bp::opencl {
+namespace {
+
+// BACKPLANE_OPENCL_MATMUL: the matmul kernel of every device; unset, each device's type decides.
+std::optional<MatmulKernel> matmul_kernel_from_environment() {
+  const char* value = std::getenv("BACKPLANE_OPENCL_MATMUL");
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  const std::optional<MatmulKernel> kernel = matmul_kernel_named(value);
+  if (!kernel) {
+    std::fprintf(stderr,
+                 "backplane: opencl: BACKPLANE_OPENCL_MATMUL='%s' is neither 'tiled' nor 'rows'; "
+                 "ignoring it, so each device uses the kernel for its type (rows on CPUs)\n",
+                 value);
+  }
+  return kernel;
+}
+
+}  // namespace
 
 Runtime& Runtime::get() {
   // Never destroyed: OpenCL objects are released by shut_down(), not by exit-time destructors
@@ -24,6 +44,7 @@ Runtime::Runtime() : cache_(ProgramCache::default_folder()) {
   std::vector<cl_platform_id> platforms(platform_count);
   check_cl(clGetPlatformIDs(platform_count, platforms.data(), nullptr), "clGetPlatformIDs");
 
+  const std::optional<MatmulKernel> matmul = matmul_kernel_from_environment();
   std::string skipped;  // devices that would not open, for the reason below
   for (cl_platform_id platform : platforms) {
     cl_uint count = 0;
@@ -32,7 +53,7 @@ Runtime::Runtime() : cache_(ProgramCache::default_folder()) {
     if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, count, ids.data(), nullptr) != CL_SUCCESS) continue;
     for (cl_device_id id : ids) {
       try {
-        devices_.add(std::make_unique<Device>(devices_.count(), platform, id, &cache_));
+        devices_.add(std::make_unique<Device>(devices_.count(), platform, id, &cache_, matmul));
       } catch (const plugin::Error& e) {
         skipped += std::string("; a device could not be opened: ") + e.what();
       }
