@@ -1,6 +1,6 @@
 // OpenCL backend benchmarks, each reported next to its reference measured in the same run:
-//   add of two 16M-element Float tensors and a 1024^3 Float matmul, on the CPU backend and on
-//   every OpenCL device;
+//   add of two 16M-element Float tensors, a 1024^3 Float matmul and a ResNet-50 3x3 conv2d, on
+//   the CPU backend and on every OpenCL device;
 //   attention through the fused kernel against its composite path, on every OpenCL device;
 //   process start to first kernel result, in a fresh child process, with the program cache
 //   (and the driver's own, PoCL's) cold or warm.
@@ -54,6 +54,18 @@ void BM_Mm1024(benchmark::State& state, bp::Device device) {
     wait_for(out);
   }
   state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * n * n * n / 1e9,
+                                                 benchmark::Counter::kIsRate);
+}
+
+// conv2d of ResNet-50's res2 3x3 layer, batch 1: 64 channels of 56 x 56, a 3 x 3 kernel, 64
+// output channels.
+void BM_Conv2dRes2(benchmark::State& state, bp::Device device) {
+  const bp::Tensor input = bp::randn({1, 64, 56, 56}).to(device);
+  const bp::Tensor weight = bp::randn({64, 64, 3, 3}).to(device);
+  wait_for(bp::conv2d(input, weight, std::nullopt, {1, 1}, {1, 1}));
+  for (auto _ : state) wait_for(bp::conv2d(input, weight, std::nullopt, {1, 1}, {1, 1}));
+  const double flops = 2.0 * 64 * 56 * 56 * 64 * 9;
+  state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * flops / 1e9,
                                                  benchmark::Counter::kIsRate);
 }
 
@@ -136,11 +148,17 @@ int main(int argc, char** argv) {
 
   benchmark::RegisterBenchmark("add 16M Float/cpu", BM_Add16M, bp::Device::cpu())->UseRealTime();
   benchmark::RegisterBenchmark("mm 1024^3 Float/cpu", BM_Mm1024, bp::Device::cpu())->UseRealTime();
+  benchmark::RegisterBenchmark("conv2d res2 3x3 Float/cpu", BM_Conv2dRes2, bp::Device::cpu())
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
   for (const bp::Device& device : bp::devices()) {
     if (device.type_name() != "opencl") continue;
     const std::string name = device.str();
     benchmark::RegisterBenchmark(("add 16M Float/" + name).c_str(), BM_Add16M, device)->UseRealTime();
     benchmark::RegisterBenchmark(("mm 1024^3 Float/" + name).c_str(), BM_Mm1024, device)->UseRealTime();
+    benchmark::RegisterBenchmark(("conv2d res2 3x3 Float/" + name).c_str(), BM_Conv2dRes2, device)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
     for (const bool fused : {true, false}) {
       benchmark::RegisterBenchmark(
           ("attention h8 seq 1024 dim 64 Float/" + name + (fused ? "/fused" : "/composite")).c_str(),

@@ -170,6 +170,12 @@ TEST_CASE("vs cpu: conv2d and pooling over images spanning many work-groups") {
       const std::string where = device.str() + (channels_last ? " channels last" : " contiguous");
       check_close(bp::conv2d(on, weight.to(device), bias.to(device), {2, 1}, {1, 2}, {1, 2}, 2),
                   bp::conv2d(x, weight, bias, {2, 1}, {1, 2}, {1, 2}, 2), 1e-4, "conv2d " + where);
+      // Rows of 75 outputs (whole blocks of columns and a tail), 6 channels per group (less than
+      // a block), every other input column.
+      const Tensor wide = layout(bp::randn({1, 6, 20, 150})), wide_weight = bp::randn({12, 3, 3, 5}).mul(0.2);
+      check_close(bp::conv2d(wide.to(device), wide_weight.to(device), std::nullopt, {1, 2}, {1, 2}, {2, 1}, 2),
+                  bp::conv2d(wide, wide_weight, std::nullopt, {1, 2}, {1, 2}, {2, 1}, 2), 1e-4,
+                  "wide conv2d " + where);
       check_close(bp::max_pool2d(on, {3, 2}, {2, 2}, {1, 1}, {1, 1}, true),
                   bp::max_pool2d(x, {3, 2}, {2, 2}, {1, 1}, {1, 1}, true), 0, "max_pool2d " + where);
       check_close(bp::avg_pool2d(on, {3, 3}, {2, 2}, {1, 1}, true, false),

@@ -63,7 +63,7 @@ TEST_CASE("programs: every kernel builds for every dtype on every device") {
       if (bp::is_floating_point(dtype)) {
         check_kernels(device, device.program(KernelSource::Normalization, dtype),
                       {"softmax", "layer_norm", "rms_norm"});
-        check_kernels(device, device.program(KernelSource::Spatial, dtype), {"conv2d", "pool2d"});
+        check_kernels(device, device.program(KernelSource::Spatial, dtype), {"conv2d", "conv2d_rows", "pool2d"});
         check_kernels(device, device.program(KernelSource::Attention, dtype), {"fused_attention"});
       }
     }

@@ -7,7 +7,7 @@
 //   matmul_rows, for CPU devices, where local memory is ordinary memory and a work-group's
 //     barriers cost more than they save: each work-item computes ROW_WORK x COL_WORK elements
 //     of out on its own, reading for each k its ROW_WORK values of a and COL_WORK consecutive
-//     values of b, so that the sums along a row run as vector instructions (on PoCL, 2.5x the
+//     values of b, so that the sums along a row run as vector instructions (on PoCL, 2.6x the
 //     GFLOP/s of matmul).
 // Each element's products are summed in order of k, in product_t (the compute type for floats,
 // long for integers, as the CPU backend). With use_addend false, or beta == 0, the addend is

@@ -86,14 +86,14 @@ OwnedQueue create_queue(cl_context context, cl_device_id device, const std::stri
 
 }  // namespace
 
-std::optional<MatmulKernel> matmul_kernel_named(std::string_view name) {
-  if (name == "tiled") return MatmulKernel::Tiled;
-  if (name == "rows") return MatmulKernel::Rows;
+std::optional<KernelShape> kernel_shape_named(std::string_view name) {
+  if (name == "gpu") return KernelShape::Gpu;
+  if (name == "cpu") return KernelShape::Cpu;
   return std::nullopt;
 }
 
 Device::Device(int index, cl_platform_id platform, cl_device_id device, ProgramCache* cache,
-               std::optional<MatmulKernel> matmul)
+               std::optional<KernelShape> shape)
     : index_(index),
       device_(device),
       name_(device_string(device, CL_DEVICE_NAME)),
@@ -106,7 +106,7 @@ Device::Device(int index, cl_platform_id platform, cl_device_id device, ProgramC
   const bool has_fp16 = has_extension(extensions, "cl_khr_fp16");
   const std::string c = c_version(device_string(device, CL_DEVICE_OPENCL_C_VERSION));
   const auto type = device_value<cl_device_type>(device, CL_DEVICE_TYPE);
-  matmul_kernel_ = matmul.value_or((type & CL_DEVICE_TYPE_CPU) != 0 ? MatmulKernel::Rows : MatmulKernel::Tiled);
+  kernel_shape_ = shape.value_or((type & CL_DEVICE_TYPE_CPU) != 0 ? KernelShape::Cpu : KernelShape::Gpu);
   description_ = "platform: " + platform_string(platform, CL_PLATFORM_NAME) + ", type: " + type_name(type) +
                  ", OpenCL C " + c + ", fp64: " + (has_fp64_ ? "yes" : "no") +
                  ", fp16: " + (has_fp16 ? "yes" : "no");

@@ -18,22 +18,24 @@
 
 namespace bp::opencl {
 
-// The two matrix product kernels of kernels/matmul.cl.
-enum class MatmulKernel {
-  Tiled,  // matmul: work-groups sharing tiles in local memory, for GPUs
-  Rows,   // matmul_rows: work-items on their own, for CPU devices
+// The two shapes of the kernels of matrix products and conv2d.
+enum class KernelShape {
+  Gpu,  // a work-group shares tiles through local memory (matmul), or a work-item computes one
+        // output (conv2d): what GPUs want
+  Cpu,  // a work-item computes a block of outputs alone, with no local memory and no barriers,
+        // its sums as vector instructions (matmul_rows, conv2d_rows): what CPU drivers want
 };
 
-// The kernel BACKPLANE_OPENCL_MATMUL names ("tiled" or "rows"); none for any other value.
-std::optional<MatmulKernel> matmul_kernel_named(std::string_view name);
+// The shape BACKPLANE_OPENCL_KERNEL_SHAPE names ("gpu" or "cpu"); none for any other value.
+std::optional<KernelShape> kernel_shape_named(std::string_view name);
 
 class Device {
  public:
   // Opens `device` as the plugin's device number `index`; throws an Error when the driver
-  // refuses a context or queue. Its matrix products use `matmul`, or without one the kernel
-  // that suits its device type.
+  // refuses a context or queue. It runs kernels of `shape`, or without one those of its device
+  // type (CPU devices the Cpu shape, all others the Gpu shape).
   Device(int index, cl_platform_id platform, cl_device_id device, ProgramCache* cache,
-         std::optional<MatmulKernel> matmul = std::nullopt);
+         std::optional<KernelShape> shape = std::nullopt);
   ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
@@ -54,7 +56,7 @@ class Device {
   size_t work_group_size() const { return work_group_size_; }
   size_t tile() const { return tile_; }
   size_t max_work_groups() const { return max_work_groups_; }
-  MatmulKernel matmul_kernel() const { return matmul_kernel_; }
+  KernelShape kernel_shape() const { return kernel_shape_; }
 
   cl_context context() const { return context_.get(); }
   cl_command_queue queue() const { return queue_.get(); }
@@ -81,7 +83,7 @@ class Device {
   size_t work_group_size_ = 1;
   size_t tile_ = 1;
   size_t max_work_groups_ = 1;
-  MatmulKernel matmul_kernel_ = MatmulKernel::Tiled;
+  KernelShape kernel_shape_ = KernelShape::Gpu;
   std::string build_options_;  // shared by every program of this device
 
   // Declared in release order, last first: kernels, programs, queue, context.

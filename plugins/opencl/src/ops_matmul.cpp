@@ -62,7 +62,7 @@ void matmul_into(std::string_view op, const TensorView& a, const TensorView& b, 
 
   WorkSize work;
   work.dims = 3;
-  if (device.matmul_kernel() == MatmulKernel::Rows) {
+  if (device.kernel_shape() == KernelShape::Cpu) {
     // One work-item per ROW_WORK x COL_WORK block of out, in work-groups of one (see
     // kernels/matmul.cl): the driver runs them side by side on its threads.
     const auto items = [](int64_t extent, int64_t work) { return static_cast<size_t>((extent + work - 1) / work); };

@@ -20,6 +20,11 @@
 namespace bp::opencl {
 namespace {
 
+// CONV_CHANNELS and CONV_COLUMNS in kernels/spatial.cl: the output channels and columns of one
+// work-item of conv2d_rows.
+constexpr int64_t kConvChannels = 8;
+constexpr int64_t kConvColumns = 32;
+
 cl_long4 four(std::span<const int64_t> values) {
   cl_long4 v{};
   for (size_t d = 0; d < 4; ++d) v.s[d] = values[d];
@@ -85,18 +90,32 @@ void conv2d_out(const TensorView& input, const TensorView& weight, const TensorV
   require_dtype(op, "weight", weight, input.dtype());
   if (bias) require_dtype(op, "bias", *bias, input.dtype());
   if (out.numel() == 0) return;
-  KernelArgs args = output_args(out);
-  args.add(buffer_of(input)).add(four(input.sizes())).add(four(input.strides()));
-  args.add(buffer_of(weight)).add(four(weight.sizes())).add(four(weight.strides()));
-  args.add(bias ? buffer_of(*bias) : buffer_of(input))
+  const int64_t out_per_group = out.size(1) / groups;
+  KernelArgs operands;
+  operands.add(buffer_of(input)).add(four(input.sizes())).add(four(input.strides()));
+  operands.add(buffer_of(weight)).add(four(weight.sizes())).add(four(weight.strides()));
+  operands.add(bias ? buffer_of(*bias) : buffer_of(input))
       .add(bias ? bias->stride(0) : int64_t{0})
       .add(cl_int{bias != nullptr})
       .add(two(plugin::expand_pair(stride, {1, 1})))
       .add(two(plugin::expand_pair(padding, {0, 0})))
       .add(two(plugin::expand_pair(dilation, {1, 1})))
-      .add(out.size(1) / groups);
-  launch(device, device.program(KernelSource::Spatial, out.dtype()), "conv2d", args,
-         elementwise_work(device, out.numel()));
+      .add(out_per_group);
+  const cl_program program = device.program(KernelSource::Spatial, out.dtype());
+  if (device.kernel_shape() == KernelShape::Gpu) {
+    launch(device, program, "conv2d", output_args(out).append(operands), elementwise_work(device, out.numel()));
+    return;
+  }
+  // conv2d_rows: a work-item per block of output columns, output row, and block of output
+  // channels of one group of one image, in work-groups of one (see kernels/spatial.cl).
+  KernelArgs args;
+  args.add(buffer_of(out)).add(four(out.sizes())).add(four(out.strides())).append(operands);
+  const auto blocks = [](int64_t extent, int64_t block) { return (extent + block - 1) / block; };
+  WorkSize work;
+  work.dims = 3;
+  work.global = {static_cast<size_t>(blocks(out.size(3), kConvColumns)), static_cast<size_t>(out.size(2)),
+                 static_cast<size_t>(out.size(0) * groups * blocks(out_per_group, kConvChannels))};
+  launch(device, program, "conv2d_rows", args, work);
 }
 
 void max_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size, std::span<const int64_t> stride,

@@ -8,18 +8,19 @@
 namespace bp::opencl {
 namespace {
 
-// BACKPLANE_OPENCL_MATMUL: the matmul kernel of every device; unset, each device's type decides.
-std::optional<MatmulKernel> matmul_kernel_from_environment() {
-  const char* value = std::getenv("BACKPLANE_OPENCL_MATMUL");
+// BACKPLANE_OPENCL_KERNEL_SHAPE: the kernel shape of every device; unset, each device's type
+// decides.
+std::optional<KernelShape> kernel_shape_from_environment() {
+  const char* value = std::getenv("BACKPLANE_OPENCL_KERNEL_SHAPE");
   if (value == nullptr || *value == '\0') return std::nullopt;
-  const std::optional<MatmulKernel> kernel = matmul_kernel_named(value);
-  if (!kernel) {
+  const std::optional<KernelShape> shape = kernel_shape_named(value);
+  if (!shape) {
     std::fprintf(stderr,
-                 "backplane: opencl: BACKPLANE_OPENCL_MATMUL='%s' is neither 'tiled' nor 'rows'; "
-                 "ignoring it, so each device uses the kernel for its type (rows on CPUs)\n",
+                 "backplane: opencl: BACKPLANE_OPENCL_KERNEL_SHAPE='%s' is neither 'gpu' nor 'cpu'; "
+                 "ignoring it, so each device runs the kernels shaped for its type\n",
                  value);
   }
-  return kernel;
+  return shape;
 }
 
 }  // namespace
@@ -44,7 +45,7 @@ Runtime::Runtime() : cache_(ProgramCache::default_folder()) {
   std::vector<cl_platform_id> platforms(platform_count);
   check_cl(clGetPlatformIDs(platform_count, platforms.data(), nullptr), "clGetPlatformIDs");
 
-  const std::optional<MatmulKernel> matmul = matmul_kernel_from_environment();
+  const std::optional<KernelShape> shape = kernel_shape_from_environment();
   std::string skipped;  // devices that would not open, for the reason below
   for (cl_platform_id platform : platforms) {
     cl_uint count = 0;
@@ -53,7 +54,7 @@ Runtime::Runtime() : cache_(ProgramCache::default_folder()) {
     if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, count, ids.data(), nullptr) != CL_SUCCESS) continue;
     for (cl_device_id id : ids) {
       try {
-        devices_.add(std::make_unique<Device>(devices_.count(), platform, id, &cache_, matmul));
+        devices_.add(std::make_unique<Device>(devices_.count(), platform, id, &cache_, shape));
       } catch (const plugin::Error& e) {
         skipped += std::string("; a device could not be opened: ") + e.what();
       }
