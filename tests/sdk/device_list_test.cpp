@@ -13,8 +13,12 @@ using bp::plugin::DeviceList;
 using bp::plugin::Error;
 
 struct FakeDevice {
-  std::string name;
+  std::string label;
   bool released = false;
+
+  const std::string& name() const { return label; }
+  const std::string& description() const { return label; }
+  uint64_t total_memory() const { return 1 << 20; }
 };
 
 // The list of a plugin named "acme" that found two devices.
@@ -41,11 +45,20 @@ void check_refused(const DeviceList<FakeDevice>& devices, int index, bp_status c
 
 TEST_CASE_FIXTURE(TwoDevices, "devices are numbered in the order they were added") {
   CHECK(devices.count() == 2);
-  CHECK(devices.at(0).name == "first");
-  CHECK(devices.at(1).name == "second");
+  CHECK(devices.at(0).label == "first");
+  CHECK(devices.at(1).label == "second");
   int32_t count = -1;
   devices.report_count(&count);
   CHECK(count == 2);
+}
+
+TEST_CASE_FIXTURE(TwoDevices, "device properties come from the device at the index") {
+  bp_device_properties props{};
+  props.struct_size = sizeof props;
+  devices.report_properties(1, &props);
+  CHECK(std::string(props.name) == "second");
+  CHECK(props.total_memory == 1 << 20);
+  CHECK_THROWS_AS(devices.report_properties(2, &props), Error);
 }
 
 TEST_CASE_FIXTURE(TwoDevices, "an index the plugin does not have is an invalid argument that names the range") {

@@ -9,7 +9,6 @@
 #include "device_guard.h"
 #include "runtime.h"
 
-#include <backplane/sdk/device_properties.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -26,11 +25,7 @@ bp_status device_count(int32_t* count) {
 }
 
 bp_status device_properties(int32_t index, bp_device_properties* props) {
-  return plugin::guard([&] {
-    const Device& device = Runtime::get().device(index);
-    plugin::write_device_properties(props, device.name().c_str(), device.description().c_str(),
-                                    device.total_memory());
-  });
+  return plugin::guard([&] { Runtime::get().devices().report_properties(index, props); });
 }
 
 bp_status allocate(int32_t index, uint64_t bytes, void** ptr) {

@@ -2,9 +2,12 @@
 // why there are none when there are none, and whether the plugin has shut down. Every descriptor
 // function that takes a device index reaches the device through at(), so a wrong index and a
 // call after shutdown fail the same way in every plugin, with a message naming the backend.
+// report_properties needs a Device with name(), description() (std::string) and
+// total_memory() (bytes); the rest only stores the devices.
 #pragma once
 
 #include <backplane/abi.h>
+#include <backplane/sdk/device_properties.hpp>
 #include <backplane/sdk/status.hpp>
 
 #include <atomic>
@@ -42,6 +45,14 @@ class DeviceList {
   void report_count(int32_t* count) const {
     *count = this->count();
     if (*count == 0) throw Error(BP_STATUS_DEVICE_ERROR, no_devices_reason_);
+  }
+
+  // The descriptor's device_properties, inside plugin::guard: device `index`'s name,
+  // description and memory, which stay valid while the plugin is loaded.
+  void report_properties(int index, bp_device_properties* props) const {
+    const Device& device = at(index);
+    write_device_properties(props, device.name().c_str(), device.description().c_str(),
+                            device.total_memory());
   }
 
   // Device `index`; throws BP_STATUS_INVALID_ARGUMENT for an index the plugin does not have and
