@@ -48,8 +48,8 @@ void _scaled_dot_product_fused_attention_out(const TensorView& query, const Tens
   if (embedding > kMaxHead || value_embedding > kMaxHead) {
     throw plugin::Error(BP_STATUS_UNIMPLEMENTED,
                         std::string(kOp) + ": the OpenCL kernel takes head dims up to " +
-                            std::to_string(kMaxHead) + ", not " + std::to_string(embedding) + " and " +
-                            std::to_string(value_embedding));
+                            std::to_string(kMaxHead) + "; these are " + std::to_string(embedding) +
+                            " (query and key) and " + std::to_string(value_embedding) + " (value)");
   }
   const WalkShape walk = collapse(leading(out.sizes()),
                                   {leading(query.strides()), leading(key.strides()),
