@@ -197,6 +197,23 @@ TEST_CASE("native_layer_norm: weight only, out= tensors, constant groups, empty 
   }
 }
 
+TEST_CASE("layer_norm: PyTorch's call, with eps 1e-5 unless given, is native_layer_norm's output") {
+  for (const Device device : test_devices()) {
+    INFO("device " << device.str());
+    const Tensor x = sample_tensor({2, 3, 4}, bp::kFloat32, Layout::Transposed, 69, device);
+    const Tensor weight = sample_tensor({3, 4}, bp::kFloat32, Layout::Contiguous, 70, device);
+    const Tensor bias = sample_tensor({3, 4}, bp::kFloat32, Layout::Contiguous, 71, device);
+    const Values w = values_of(weight), b = values_of(bias);
+    check_tensor(bp::layer_norm(x, {3, 4}, weight, bias), {2, 3, 4}, bp::kFloat32,
+                 std::get<0>(layer_norm_reference(values_of(x), {2, 12}, 1, &w, &b, 1e-5)));
+    check_tensor(bp::layer_norm(x, {4}), {2, 3, 4}, bp::kFloat32,
+                 std::get<0>(layer_norm_reference(values_of(x), {6, 4}, 1, nullptr, nullptr, 1e-5)));
+    INFO("eps is the variance's floor: a large one shrinks every output");
+    check_tensor(bp::layer_norm(x, {4}, std::nullopt, std::nullopt, 100.0), {2, 3, 4}, bp::kFloat32,
+                 std::get<0>(layer_norm_reference(values_of(x), {6, 4}, 1, nullptr, nullptr, 100.0)));
+  }
+}
+
 namespace {
 
 // x / sqrt(mean(x^2 over each group of the trailing dims from `axis`) + eps) * weight.
