@@ -4,8 +4,8 @@
 //
 // Bytes processed count what each kernel must read and write once, at least:
 //   add, mul: two 64 MB inputs read, one 64 MB output written (192 MB);
-//   relu, tanh, log, gelu (exact and tanh), softmax, log_softmax, layer_norm, rms_norm, memcpy:
-//     64 MB read, 64 MB written
+//   relu, tanh, log, gelu (exact and tanh), a transposed copy, softmax, log_softmax,
+//   layer_norm, rms_norm, memcpy: 64 MB read, 64 MB written
 //     (128 MB; layer norm's weight, bias, mean and rstd add 64 KB, rms norm's weight 16 KB);
 //   sum over either dim of 4096 x 4096: 64 MB read, 16 KB written.
 // memcpy runs on one thread, and on two (each copying half): what a second thread can add on
@@ -119,6 +119,14 @@ void run_square(benchmark::State& state, int64_t bytes,
   }
   state.SetBytesProcessed(state.iterations() * bytes);
 }
+
+// The copy that contiguous() makes of a transposed matrix: rows written in order, read down
+// columns.
+void BM_transpose_copy_4096x4096(benchmark::State& state) {
+  bp::Tensor out = bp::empty({kSide, kSide});
+  run_square(state, 2 * kBytes, [&](const bp::Tensor& x) { out.copy_(x.transpose(0, 1)); });
+}
+BENCHMARK(BM_transpose_copy_4096x4096)->UseRealTime();
 
 void BM_sum_rows_4096x4096(benchmark::State& state) {
   bp::Tensor out = bp::empty({kSide});

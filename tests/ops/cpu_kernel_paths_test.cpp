@@ -85,6 +85,41 @@ TEST_CASE("cpu kernel paths: elementwise ops at every boundary length, layout an
   }
 }
 
+TEST_CASE("cpu kernel paths: large operands whose rows cross (transposes) walk in tiles") {
+  // A batch of 3 of 130 x 200: whole 64-element tiles and tails along both crossing dims, and
+  // enough elements for the threaded paths. Values are their own row-major positions, so the
+  // expected results need no copy of their own.
+  const int64_t batch = 3, rows = 130, cols = 200;
+  const Tensor source = bp::arange(batch * rows * cols, bp::kFloat32).view({batch, rows, cols});
+  const auto position = [&](int64_t b, int64_t row, int64_t col) {
+    return static_cast<double>((b * rows + row) * cols + col);
+  };
+  Values transposed;  // source.transpose(1, 2), in row-major order
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t col = 0; col < cols; ++col) {
+      for (int64_t row = 0; row < rows; ++row) transposed.push_back(position(b, row, col));
+    }
+  }
+  const Shape transposed_shape = {batch, cols, rows};
+  for (const DType dtype : {bp::kFloat32, bp::kFloat64, bp::kInt64}) {
+    INFO("reading across, into " << name_of(dtype));
+    const Tensor typed = source.to(dtype);
+    check_tensor(typed.transpose(1, 2).contiguous(), transposed_shape, dtype, transposed);
+    check_tensor(source.transpose(1, 2).to(dtype), transposed_shape, dtype, transposed);
+    Values doubled = transposed;
+    for (double& v : doubled) v *= 2;
+    check_tensor(bp::add(typed.transpose(1, 2), typed.transpose(1, 2).contiguous()),
+                 transposed_shape, dtype, doubled);
+
+    INFO("writing across");
+    Tensor out = bp::empty({batch, rows, cols}, dtype);
+    out.transpose(1, 2).copy_(typed.transpose(1, 2).contiguous());
+    Values in_order(static_cast<size_t>(batch * rows * cols));
+    for (size_t i = 0; i < in_order.size(); ++i) in_order[i] = static_cast<double>(i);
+    check_tensor(out, {batch, rows, cols}, dtype, in_order);
+  }
+}
+
 TEST_CASE("cpu kernel paths: in-place elementwise ops read each element before writing it") {
   for (const int64_t n : {int64_t{17}, int64_t{65600}}) {
     for (const DType dtype : {bp::kFloat32, bp::kFloat16}) {

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <optional>
 #include <span>
 
 namespace bp::cpu {
@@ -78,11 +80,70 @@ void map_split_dense(int64_t count, Fn& fn, Out* out, const In*... in) {
   });
 }
 
+// Tiles of kTileEdge x kTileEdge elements: one operand's rows cross the other's, and a tile of
+// each stays in the L1 cache while its rows are walked.
+inline constexpr int64_t kTileEdge = 64;
+
+// The two dimensions to walk in tiles, when an operand runs along the innermost dimension
+// (`inner`, the walk's rows) while another, strided along it, runs along `across` instead (a
+// transpose): walking whole rows would then read or write a new cache line, and a new page, for
+// each element of that operand. Both must span more than a tile.
+struct TiledDims {
+  size_t inner, across;
+};
+
+inline std::optional<TiledDims> crossing_dims(
+    std::span<const int64_t> sizes, std::initializer_list<std::span<const int64_t>> strides) {
+  size_t inner = sizes.size();
+  while (inner > 0 && sizes[inner - 1] == 1) --inner;
+  if (inner-- == 0 || sizes[inner] <= kTileEdge) return std::nullopt;
+  const auto unit = [](int64_t stride) { return stride == 1 || stride == -1; };
+  bool along_inner = false;
+  std::optional<size_t> across;
+  for (const std::span<const int64_t> operand : strides) {
+    if (unit(operand[inner])) {
+      along_inner = true;
+    } else if (operand[inner] != 0 && !across) {
+      for (size_t d = 0; d < inner; ++d) {
+        if (unit(operand[d]) && sizes[d] > kTileEdge) across = d;
+      }
+    }
+  }
+  if (!along_inner || !across) return std::nullopt;
+  return TiledDims{inner, *across};
+}
+
+// map_elements over tiles of the two crossing dimensions, split across threads by tile; each
+// tile is a map_elements call over the whole of every other dimension.
+template <typename Fn, typename Out, typename... In>
+void map_split_tiles(std::span<const int64_t> sizes, int64_t count, TiledDims tiled, Fn& fn,
+                     Operand<Out> out, Operand<const In>... in) {
+  const auto tiles = [](int64_t size) { return (size + kTileEdge - 1) / kTileEdge; };
+  const int64_t inner_tiles = tiles(sizes[tiled.inner]);
+  const int64_t tile_count = tiles(sizes[tiled.across]) * inner_tiles;
+  parallel_for(tile_count, grain_for(count / tile_count), [&](int64_t begin, int64_t end) {
+    DimValues<int64_t> tile_sizes(sizes.size());
+    std::copy(sizes.begin(), sizes.end(), &tile_sizes[0]);
+    for (int64_t tile = begin; tile < end; ++tile) {
+      const int64_t first_across = tile / inner_tiles * kTileEdge;
+      const int64_t first_inner = tile % inner_tiles * kTileEdge;
+      tile_sizes[tiled.across] = std::min(kTileEdge, sizes[tiled.across] - first_across);
+      tile_sizes[tiled.inner] = std::min(kTileEdge, sizes[tiled.inner] - first_inner);
+      const auto start = [&](std::span<const int64_t> strides) {
+        return first_across * strides[tiled.across] + first_inner * strides[tiled.inner];
+      };
+      map_elements_multiversioned(tile_sizes.span(), fn,
+                                  Operand<Out>{out.data + start(out.strides), out.strides},
+                                  Operand<const In>{in.data + start(in.strides), in.strides}...);
+    }
+  });
+}
+
 }  // namespace parallel_detail
 
 // map_elements (see backplane/sdk/strided_loop.hpp), on several threads for large tensors:
-// split along the flattened index when every operand is dense and row-major, else along the
-// outermost dimension.
+// split along the flattened index when every operand is dense and row-major, in tiles when one
+// operand's rows cross another's (a transpose), else along the outermost dimension.
 template <typename Fn, typename Out, typename... In>
 void parallel_map_elements(std::span<const int64_t> sizes, Fn&& fn, Operand<Out> out,
                            Operand<const In>... in) {
@@ -92,6 +153,9 @@ void parallel_map_elements(std::span<const int64_t> sizes, Fn&& fn, Operand<Out>
     parallel_detail::map_elements_multiversioned(sizes, fn, out, in...);
   } else if (is_row_major(sizes, out.strides) && (is_row_major(sizes, in.strides) && ...)) {
     parallel_detail::map_split_dense(count, fn, out.data, in.data...);
+  } else if (const auto tiled =
+                 parallel_detail::crossing_dims(sizes, {out.strides, in.strides...})) {
+    parallel_detail::map_split_tiles(sizes, count, *tiled, fn, out, in...);
   } else {
     parallel_detail::map_split_outermost(sizes, count, fn, out, in...);
   }
