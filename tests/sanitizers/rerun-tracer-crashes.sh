@@ -7,7 +7,8 @@
 # runtime, seen after a test had passed, that reports no leak. When every failed test of the
 # last run failed that way and no other way, they are run once more (ctest --rerun-failed with
 # CTEST_ARGS) and that run decides. Any other failure is final: a leak report, a sanitizer
-# error, a failed check or a timeout.
+# error, a failed check (doctest's FAILURE status, even when the tracer crashed after it) or a
+# timeout.
 set -euo pipefail
 
 build_dir=${1:?usage: rerun-tracer-crashes.sh BUILD_DIR CTEST_ARGS...}
@@ -20,10 +21,10 @@ fi
 
 # One line per failed test: "tracer-crash<TAB>name" or "other<TAB>name".
 verdicts=$(awk '
-  /^[0-9]+\/[0-9]+ Test: / { sub(/^[0-9]+\/[0-9]+ Test: /, ""); name = $0; crash = 0; leak = 0; next }
+  /^[0-9]+\/[0-9]+ Test: / { sub(/^[0-9]+\/[0-9]+ Test: /, ""); name = $0; crash = 0; other = 0; next }
   /LeakSanitizer has encountered a fatal error/ { crash = 1 }
-  /ERROR: (LeakSanitizer|AddressSanitizer)|runtime error:/ { leak = 1 }
-  /^Test Failed\.$/ { print ((crash && !leak) ? "tracer-crash" : "other") "\t" name }
+  /ERROR: (LeakSanitizer|AddressSanitizer)|runtime error:|\[doctest\] Status: FAILURE/ { other = 1 }
+  /^Test Failed\.$/ { print ((crash && !other) ? "tracer-crash" : "other") "\t" name }
 ' "$log")
 
 if [[ -z "$verdicts" ]]; then

@@ -13,7 +13,7 @@ trap 'rm -rf "$work"' EXIT
 
 # A shell test that appends to runs.log each time it runs. "crash-once" crashes the tracer on
 # its first run only; "crash-always" on every run; "leak" reports a leak before the tracer
-# crashes; "fail" fails a check.
+# crashes; "check-then-crash" fails a check before it does; "fail" fails a check.
 write_project() {
   local dir=$1; shift
   mkdir -p "$dir"
@@ -39,6 +39,7 @@ case $kind in
   crash-once) [ "$runs" -gt 1 ] && exit 0; tracer_crash ;;
   crash-always) tracer_crash ;;
   leak) echo "==1==ERROR: LeakSanitizer: detected memory leaks"; tracer_crash ;;
+  check-then-crash) echo "[doctest] Status: FAILURE!"; tracer_crash ;;
   fail) echo "CHECK( 1 == 2 ) is NOT correct!"; exit 1 ;;
 esac
 EOF
@@ -75,4 +76,6 @@ expect "a failed check is final, and nothing runs again" \
   1 "crash-once=1 fail=1" crash-once fail
 expect "a leak report is final even when the tracer crashed after it" \
   1 "leak=1" leak
+expect "a failed check is final even when the tracer crashed after it" \
+  1 "check-then-crash=1" check-then-crash
 exit $((failures > 0))
