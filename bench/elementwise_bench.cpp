@@ -4,6 +4,7 @@
 //
 // Bytes processed count what each kernel must read and write once, at least:
 //   add, mul: two 64 MB inputs read, one 64 MB output written (192 MB);
+//   where: those and a 16 MB condition (208 MB);
 //   relu, tanh, log, gelu (exact and tanh), a transposed copy, softmax, log_softmax,
 //   layer_norm, rms_norm, memcpy: 64 MB read, 64 MB written
 //     (128 MB; layer norm's weight, bias, mean and rstd add 64 KB, rms norm's weight 16 KB);
@@ -63,6 +64,19 @@ void BM_relu_16M(benchmark::State& state) {
              [](bp::Tensor& out, const bp::Tensor& a, const bp::Tensor&) { bp::relu_out(out, a); });
 }
 BENCHMARK(BM_relu_16M)->UseRealTime();
+
+// where(a < 0, a, b) with a condition as random as a's signs (randn), given in advance.
+void BM_where_16M(benchmark::State& state) {
+  const bp::Tensor a = bp::randn({kElements}), b = bp::ones({kElements});
+  const bp::Tensor condition = bp::lt(a, 0);
+  bp::Tensor out = bp::empty({kElements});
+  for (auto _ : state) {
+    bp::where_out(out, condition, a, b);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * (kBytes * 3 + kElements));
+}
+BENCHMARK(BM_where_16M)->UseRealTime();
 
 // A 4096 x 4096 float32 matrix of values in [-4, 4), different in every row and column.
 bp::Tensor square_input() {
