@@ -5,6 +5,7 @@
 // Bytes processed count what each kernel must read and write once, at least:
 //   add, mul: two 64 MB inputs read, one 64 MB output written (192 MB);
 //   where: those and a 16 MB condition (208 MB);
+//   index_select of every other column: 32 MB read (every other element), 32 MB written;
 //   relu, tanh, log, gelu (exact and tanh), a transposed copy, softmax, log_softmax,
 //   layer_norm, rms_norm, memcpy: 64 MB read, 64 MB written
 //     (128 MB; layer norm's weight, bias, mean and rstd add 64 KB, rms norm's weight 16 KB);
@@ -141,6 +142,14 @@ void BM_transpose_copy_4096x4096(benchmark::State& state) {
   run_square(state, 2 * kBytes, [&](const bp::Tensor& x) { out.copy_(x.transpose(0, 1)); });
 }
 BENCHMARK(BM_transpose_copy_4096x4096)->UseRealTime();
+
+// index_select of every other column: rows of 2048 elements gathered from rows of 4096.
+void BM_index_select_columns_4096x4096(benchmark::State& state) {
+  const bp::Tensor columns = bp::arange(0, kSide, 2);
+  bp::Tensor out = bp::empty({kSide, kSide / 2});
+  run_square(state, kBytes, [&](const bp::Tensor& x) { bp::index_select_out(out, x, 1, columns); });
+}
+BENCHMARK(BM_index_select_columns_4096x4096)->UseRealTime();
 
 void BM_sum_rows_4096x4096(benchmark::State& state) {
   bp::Tensor out = bp::empty({kSide});

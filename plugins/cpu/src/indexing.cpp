@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace bp::cpu {
 namespace {
@@ -42,7 +43,8 @@ bool is_dense(std::span<const int64_t> sizes, std::span<const int64_t> strides) 
 }
 
 // Copies one slice of `sizes` between two layouts of the same dtype: a memcpy when both are
-// dense, else an element loop.
+// dense (of a constant size for a single element, which compiles to one move), else an element
+// loop.
 class SliceCopier {
  public:
   SliceCopier(DType dtype, std::span<const int64_t> sizes, std::span<const int64_t> dst_strides,
@@ -55,7 +57,13 @@ class SliceCopier {
 
   void operator()(char* dst, const char* src) const {
     if (dense_) {
-      std::memcpy(dst, src, bytes_);
+      switch (bytes_) {
+        case 1: std::memcpy(dst, src, 1); break;
+        case 2: std::memcpy(dst, src, 2); break;
+        case 4: std::memcpy(dst, src, 4); break;
+        case 8: std::memcpy(dst, src, 8); break;
+        default: std::memcpy(dst, src, bytes_);
+      }
     } else {
       copy_elements(sizes_, {dst, dtype_, dst_strides_}, {const_cast<char*>(src), dtype_, src_strides_});
     }
@@ -94,12 +102,29 @@ void index_select_out(const TensorView& self, int64_t dim, const TensorView& ind
   const Slices from = scalar ? Slices{DimValues<int64_t>(0), DimValues<int64_t>(0), 0}
                              : slices_along(self, dim);
   const Slices to = scalar ? from : slices_along(out, dim);
-  const SliceCopier copy(out.dtype(), to.sizes.span(), to.strides.span(), from.strides.span());
+  // Index by index inside each index of the dims before `dim`, each copying the slice of the
+  // dims after it: for a dim other than the first, each step then reads near the last, where
+  // one slice after another (a column at a time, for dim 1 of a matrix) would cross the whole
+  // tensor for each index.
+  const auto before = static_cast<size_t>(scalar ? 0 : dim);
+  const auto split = [before](const DimValues<int64_t>& values) {
+    return std::pair{values.span().first(before), values.span().subspan(before)};
+  };
+  const auto [outer_sizes, inner_sizes] = split(from.sizes);
+  const auto [from_outer, from_inner] = split(from.strides);
+  const auto [to_outer, to_inner] = split(to.strides);
+  const SliceCopier copy(out.dtype(), inner_sizes, to_inner, from_inner);
   const auto item = static_cast<int64_t>(element_size(out.dtype()));
-  for (int64_t i = 0; i < count; ++i) {
-    copy(out.data<char>() + i * to.step * item,
-         self.data<char>() + indices[i * index_stride] * from.step * item);
-  }
+  const StridedLoop<2> outer(outer_sizes, {from_outer, to_outer});
+  outer.for_each_row([&](const Offsets<2>& start, const Offsets<2>& step, int64_t length) {
+    for (int64_t k = 0; k < length; ++k) {
+      const char* source = self.data<char>() + (start[0] + k * step[0]) * item;
+      char* target = out.data<char>() + (start[1] + k * step[1]) * item;
+      for (int64_t i = 0; i < count; ++i) {
+        copy(target + i * to.step * item, source + indices[i * index_stride] * from.step * item);
+      }
+    }
+  });
 }
 
 void embedding_out(const TensorView& weight, const TensorView& indices,
