@@ -9,7 +9,7 @@
 //   relu, tanh, log, gelu (exact and tanh), a transposed copy, softmax, log_softmax,
 //   layer_norm, rms_norm, memcpy: 64 MB read, 64 MB written
 //     (128 MB; layer norm's weight, bias, mean and rstd add 64 KB, rms norm's weight 16 KB);
-//   sum over either dim of 4096 x 4096: 64 MB read, 16 KB written.
+//   sum over either dim, and amax over columns, of 4096 x 4096: 64 MB read, 16 KB written.
 // memcpy runs on one thread, and on two (each copying half): what a second thread can add on
 // this machine's memory.
 #include <backplane/backplane.h>
@@ -162,6 +162,12 @@ void BM_sum_columns_4096x4096(benchmark::State& state) {
   run_square(state, kBytes + kRowBytes, [&](const bp::Tensor& x) { bp::sum_out(out, x, {0}); });
 }
 BENCHMARK(BM_sum_columns_4096x4096)->UseRealTime();
+
+void BM_amax_columns_4096x4096(benchmark::State& state) {
+  bp::Tensor out = bp::empty({kSide});
+  run_square(state, kBytes + kRowBytes, [&](const bp::Tensor& x) { bp::amax_out(out, x, {0}); });
+}
+BENCHMARK(BM_amax_columns_4096x4096)->UseRealTime();
 
 void BM_softmax_4096x4096(benchmark::State& state) {
   bp::Tensor out = bp::empty({kSide, kSide});

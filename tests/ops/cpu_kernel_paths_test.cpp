@@ -421,6 +421,40 @@ TEST_CASE("cpu kernel paths: sums over rows, columns and everything at boundary 
   }
 }
 
+TEST_CASE("cpu kernel paths: maxima over leading dims, a row of groups at a time, ties and NaN") {
+  // Reducing dim 0 reduces groups lying side by side (4096 at a time): the shapes cross a tile
+  // of groups and reach the threaded sizes. Values are rounded to halves so that maxima tie,
+  // and a few are NaN.
+  const Shape shapes[] = {{5, 7}, {513, 9}, {3, 4097}, {40, 1030}, {7, 8200}};
+  for (const Shape& shape : shapes) {
+    for (const DType dtype : {bp::kFloat32, bp::kFloat16, bp::kInt32}) {
+      for (const Layout layout : {Layout::Contiguous, Layout::Sliced}) {
+        INFO(shape_string(shape) << " " << name_of(dtype) << " " << name_of(layout));
+        Values values = values_of(sample_tensor(shape, dtype, layout, 7, kCpu));
+        for (size_t i = 0; i < values.size(); ++i) {
+          values[i] = std::round(values[i] * 2) / 2;
+          if (bp::is_floating_point(dtype) && i % 997 == 3) values[i] = std::nan("");
+        }
+        const Tensor x = make_tensor(values, shape, dtype, kCpu);
+        const std::vector<bool> leading = {true, false};
+        const auto first_max = [](const Values& group) {
+          size_t best = 0;
+          for (size_t i = 1; i < group.size(); ++i) {
+            const bool better = std::isnan(group[i]) ? !std::isnan(group[best]) : group[i] > group[best];
+            if (better) best = i;
+          }
+          return best;
+        };
+        check_tensor(bp::amax(x, {0}), reduced_shape(shape, leading, false), dtype,
+                     reduce_groups(values, shape, leading, [&](const Values& g) { return g[first_max(g)]; }));
+        check_tensor(bp::argmax(x, 0), reduced_shape(shape, leading, false), bp::kInt64,
+                     reduce_groups(values, shape, leading,
+                                   [&](const Values& g) { return static_cast<double>(first_max(g)); }));
+      }
+    }
+  }
+}
+
 // Float64 values whose sums round, so that any change in the order of additions shows (float32
 // sums are accumulated in float64, where they are mostly exact).
 Tensor inexact_values(const Shape& shape) {

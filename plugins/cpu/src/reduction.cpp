@@ -179,6 +179,52 @@ void sum_into(std::string_view op, const TensorView& self, const DimValues<bool>
   });
 }
 
+// Whether `value` takes the place of `best`, the largest so far: NaN counts as larger than
+// everything, and the first of equals (or of NaNs) is kept, as in PyTorch.
+template <typename C>
+bool beats(C value, C best) {
+  return is_nan(value) ? !is_nan(best) : value > best;
+}
+
+// max_with_index for `count` groups lying side by side (group j's elements at `first` + j *
+// `step`), as sum_side_by_side sums them: each reduced position compares a row of the input with
+// a row of running maxima, selecting rather than branching, so that the loop vectorises.
+template <typename T, typename Store>
+BP_CPU_MULTIVERSIONED void max_side_by_side(const ReductionLoops<3>& loops,
+                                            const Offsets<3>& first, const Offsets<3>& step,
+                                            int64_t count, const T* input, Store&& store) {
+  using C = compute_t<T>;
+  const int64_t lane_step = step[0];
+  C best[kSideBySideTile];
+  int64_t best_position[kSideBySideTile];
+  for (int64_t tile = 0; tile < count; tile += kSideBySideTile) {
+    const int64_t width = std::min(kSideBySideTile, count - tile);
+    Offsets<3> tile_first = first;
+    advance(tile_first, step, tile);
+    int64_t position = 0;
+    loops.for_each_row_in_group(
+        tile_first, [&](const Offsets<3>& start, const Offsets<3>& row_step, int64_t length) {
+          for (int64_t i = 0; i < length; ++i, ++position) {
+            const T* row = input + start[0] + i * row_step[0];
+            if (position == 0) {
+              for (int64_t j = 0; j < width; ++j) best[j] = static_cast<C>(row[j * lane_step]);
+              std::fill_n(best_position, width, int64_t{0});
+              continue;
+            }
+            for (int64_t j = 0; j < width; ++j) {
+              const C value = static_cast<C>(row[j * lane_step]);
+              const bool better = beats(value, best[j]);
+              best[j] = better ? value : best[j];
+              best_position[j] = better ? position : best_position[j];
+            }
+          }
+        });
+    for (int64_t j = 0; j < width; ++j) {
+      store(tile_first[1] + j * step[1], tile_first[2] + j * step[2], best[j], best_position[j]);
+    }
+  }
+}
+
 // The largest element of each group, and its position in the group (the first one; NaN counts
 // as larger than everything, as in PyTorch). Either output may be absent. The meta step
 // refuses empty groups already; the kernel checks as well, since an empty group has no maximum
@@ -200,19 +246,28 @@ void max_with_index(std::string_view op, const TensorView& self, const DimValues
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     const T* input = self.data<const T>();
+    const auto store = [&](int64_t value_at, int64_t index_at, C best, int64_t best_position) {
+      if (values) values->data<T>()[value_at] = static_cast<T>(best);
+      if (indices) indices->data<int64_t>()[index_at] = best_position;
+    };
+    if (loops.groups_side_by_side()) {
+      loops.for_each_group_run<NoScratch>(
+          [&](const Offsets<3>& first, const Offsets<3>& step, int64_t runs, NoScratch&) {
+            max_side_by_side(loops, first, step, runs, input, store);
+          });
+      return;
+    }
     loops.for_each_group([&](const Offsets<3>& group) {
       C best{};
       int64_t best_position = 0;
       loops.for_each_in_group(group, [&](const Offsets<3>& at, int64_t position) {
         const C value = static_cast<C>(input[at[0]]);
-        const bool better = is_nan(value) ? !is_nan(best) : value > best;
-        if (position == 0 || better) {
+        if (position == 0 || beats(value, best)) {
           best = value;
           best_position = position;
         }
       });
-      if (values) values->data<T>()[group[1]] = static_cast<T>(best);
-      if (indices) indices->data<int64_t>()[group[2]] = best_position;
+      store(group[1], group[2], best, best_position);
     });
   });
 }
