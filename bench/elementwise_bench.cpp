@@ -6,8 +6,8 @@
 //   add, mul: two 64 MB inputs read, one 64 MB output written (192 MB);
 //   where: those and a 16 MB condition (208 MB);
 //   index_select of every other column: 32 MB read (every other element), 32 MB written;
-//   relu, tanh, log, gelu (exact and tanh), a transposed copy, softmax, log_softmax,
-//   layer_norm, rms_norm, memcpy: 64 MB read, 64 MB written
+//   relu, tanh, log, gelu (exact and tanh), a transposed copy, softmax (over rows or columns),
+//   log_softmax, layer_norm, rms_norm, memcpy: 64 MB read, 64 MB written
 //     (128 MB; layer norm's weight, bias, mean and rstd add 64 KB, rms norm's weight 16 KB);
 //   sum over either dim, and amax over columns, of 4096 x 4096: 64 MB read, 16 KB written.
 // memcpy runs on one thread, and on two (each copying half): what a second thread can add on
@@ -174,6 +174,12 @@ void BM_softmax_4096x4096(benchmark::State& state) {
   run_square(state, 2 * kBytes, [&](const bp::Tensor& x) { bp::softmax_out(out, x, -1); });
 }
 BENCHMARK(BM_softmax_4096x4096)->UseRealTime();
+
+void BM_softmax_columns_4096x4096(benchmark::State& state) {
+  bp::Tensor out = bp::empty({kSide, kSide});
+  run_square(state, 2 * kBytes, [&](const bp::Tensor& x) { bp::softmax_out(out, x, 0); });
+}
+BENCHMARK(BM_softmax_columns_4096x4096)->UseRealTime();
 
 void BM_log_softmax_4096x4096(benchmark::State& state) {
   bp::Tensor out = bp::empty({kSide, kSide});

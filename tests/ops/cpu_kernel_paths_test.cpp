@@ -537,6 +537,48 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("cpu kernel paths: row kernels over groups lying side by side, 32 gathered at a time") {
+  // Softmax over dim 0 of a row-major matrix, and norms over the rows of its transpose: the
+  // groups are columns, gathered 32 at a time; 70 of them are two whole batches and a tail.
+  const Shape shape = {50, 70};
+  for (const DType dtype : {bp::kFloat32, bp::kFloat64, bp::kBFloat16}) {
+    INFO(name_of(dtype));
+    const Tensor x = sample_tensor(shape, dtype, Layout::Contiguous, 8, kCpu);
+    const Values values = values_of(x);
+    const std::vector<bool> columns = {true, false};
+    const Values softmax = transform_groups(values, shape, columns, [](const Values& g) {
+      const double max = *std::max_element(g.begin(), g.end());
+      double total = 0;
+      for (const double v : g) total += std::exp(v - max);
+      Values result;
+      for (const double v : g) result.push_back(std::exp(v - max) / total);
+      return result;
+    });
+    check_tensor(bp::softmax(x, 0), shape, dtype, softmax);
+    Values log_softmax = softmax;
+    for (double& v : log_softmax) v = std::log(v);
+    check_tensor(bp::log_softmax(x, 0), shape, dtype, log_softmax);
+
+    const auto normalized = [](const Values& g, double center) {
+      double squares = 0;
+      for (const double v : g) squares += (v - center) * (v - center);
+      const double scale = 1 / std::sqrt(squares / static_cast<double>(g.size()) + 1e-5);
+      Values result;
+      for (const double v : g) result.push_back((v - center) * scale);
+      return result;
+    };
+    // Both outputs are computed column by column of x and compared in x's layout.
+    check_tensor(bp::layer_norm(x.transpose(0, 1), {50}).transpose(0, 1), shape, dtype,
+                 transform_groups(values, shape, columns, [&](const Values& g) {
+                   return normalized(g, sum_of(g) / static_cast<double>(g.size()));
+                 }));
+    check_tensor(bp::rms_norm(x.transpose(0, 1), {50}, std::nullopt, 1e-5).transpose(0, 1), shape,
+                 dtype, transform_groups(values, shape, columns, [&](const Values& g) {
+                   return normalized(g, 0);
+                 }));
+  }
+}
+
 TEST_CASE("cpu kernel paths: layer norm of rows far from zero with a small spread") {
   // float32 moments are accumulated around each row's first element: an outlier there must not
   // cost accuracy either.
