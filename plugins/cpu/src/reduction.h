@@ -221,8 +221,10 @@ BP_CPU_MULTIVERSIONED void scatter_group(const ReductionLoops<N>& loops, const O
 // (NextRows) names the next group's rows, when they are the tensors' own, for span_fn to
 // prefetch. The other operands are span_fn's own business.
 // Groups lying side by side that for_each_group_span gathers at once (16, 64 and 128 were slower
-// for softmax over the columns of a 4096 x 4096 float32 matrix).
+// for softmax over the columns of a 4096 x 4096 float32 matrix), fewer where their elements
+// would pass kGatheredElements: long groups then take as much memory as one at a time did.
 inline constexpr int64_t kGroupsGathered = 32;
+inline constexpr int64_t kGatheredElements = int64_t{1} << 20;
 
 template <typename T, size_t N, typename SpanFn>
 void for_each_group_span(const ReductionLoops<N>& loops, const T* input, T* output,
@@ -254,10 +256,12 @@ void for_each_group_span(const ReductionLoops<N>& loops, const T* input, T* outp
     // them back likewise.
     loops.template for_each_group_run<Buffers>(
         [&](const Offsets<N>& first, const Offsets<N>& step, int64_t count, Buffers& buffers) {
-          buffers.x.resize(static_cast<size_t>(kGroupsGathered * n));
-          buffers.y.resize(static_cast<size_t>(kGroupsGathered * n));
-          for (int64_t done = 0; done < count; done += kGroupsGathered) {
-            const int64_t width = std::min(kGroupsGathered, count - done);
+          const int64_t gathered =
+              std::clamp<int64_t>(kGatheredElements / std::max<int64_t>(n, 1), 1, kGroupsGathered);
+          buffers.x.resize(static_cast<size_t>(gathered * n));
+          buffers.y.resize(static_cast<size_t>(gathered * n));
+          for (int64_t done = 0; done < count; done += gathered) {
+            const int64_t width = std::min(gathered, count - done);
             Offsets<N> group = first;
             advance(group, step, done);
             loops.for_each_in_group(group, [&](const Offsets<N>& at, int64_t position) {
