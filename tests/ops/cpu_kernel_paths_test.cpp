@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <numbers>
 #include <numeric>
@@ -277,9 +278,20 @@ std::vector<float> binade_samples(int low, int high) {
   return values;
 }
 
+// `inputs`, then `specials`, then both infinities and NaN.
+std::vector<float> with_specials(std::vector<float> inputs, std::initializer_list<float> specials) {
+  inputs.insert(inputs.end(), specials);
+  for (const float value : {std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN()}) {
+    inputs.push_back(value);
+  }
+  return inputs;
+}
+
 // Runs the float32 function `op` on every input at once (vector loops and scalar tails) and
-// checks each result with ok(x, result, exact), exact = exact_of(x) in long double; names the
-// first few failures.
+// checks each result: NaN where exact = exact_of(x) (in long double) is NaN, else as
+// ok(x, result, exact) says; names the first few failures.
 template <typename Op, typename Exact, typename Ok>
 void check_each_result(const char* name, const std::vector<float>& inputs, Op op, Exact exact_of,
                        Ok ok) {
@@ -288,7 +300,8 @@ void check_each_result(const char* name, const std::vector<float>& inputs, Op op
   size_t wrong = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const long double exact = exact_of(static_cast<long double>(inputs[i]));
-    if (!ok(inputs[i], actual[i], exact) && ++wrong <= 5) {
+    const bool right = std::isnan(exact) ? std::isnan(actual[i]) : ok(inputs[i], actual[i], exact);
+    if (!right && ++wrong <= 5) {
       INFO(name << "(" << inputs[i] << ") = " << actual[i] << ", exactly "
                 << static_cast<double>(exact));
       CHECK(false);
@@ -299,19 +312,15 @@ void check_each_result(const char* name, const std::vector<float>& inputs, Op op
 }
 
 TEST_CASE("cpu kernel paths: float32 exp is within 2 ulp everywhere, subnormal results included") {
-  std::vector<float> inputs;
-  for (float x = -110.0f; x < 90.0f; x += 0.0037f) inputs.push_back(x);
-  const float specials[] = {0.0f, -0.0f, 88.72283f, 88.7229f, -87.33654f, -103.97f, -103.98f,
-                            std::numeric_limits<float>::infinity(),
-                            -std::numeric_limits<float>::infinity(),
-                            std::numeric_limits<float>::quiet_NaN()};
-  inputs.insert(inputs.end(), std::begin(specials), std::end(specials));
+  std::vector<float> steps;
+  for (float x = -110.0f; x < 90.0f; x += 0.0037f) steps.push_back(x);
+  const std::vector<float> inputs = with_specials(
+      steps, {0.0f, -0.0f, 88.72283f, 88.7229f, -87.33654f, -103.97f, -103.98f});
   check_each_result(
       "exp", inputs, [](const Tensor& t) { return bp::exp(t); },
       [](long double x) { return std::exp(static_cast<double>(x)); },
       [](float, float actual, long double exact) {
         const auto rounded = static_cast<float>(exact);
-        if (std::isnan(exact)) return std::isnan(actual);
         if (std::isinf(rounded)) return actual == rounded;
         return std::abs(actual - exact) <= 2 * ulp_of(rounded);
       });
@@ -320,18 +329,13 @@ TEST_CASE("cpu kernel paths: float32 exp is within 2 ulp everywhere, subnormal r
 TEST_CASE("cpu kernel paths: float32 tanh is within 3 ulp everywhere, signs and limits kept") {
   // Every binade from 2^-30 to 2^5, both signs: the series below |x| = 0.3, the exponential form
   // above, and the switch between them.
-  std::vector<float> inputs = binade_samples(-30, 5);
-  const float specials[] = {0.0f, -0.0f, 0.3f, std::nextafter(0.3f, 0.0f), 1e-40f, 9.0f, 20.0f,
-                            std::numeric_limits<float>::infinity(),
-                            -std::numeric_limits<float>::infinity(),
-                            std::numeric_limits<float>::quiet_NaN()};
-  inputs.insert(inputs.end(), std::begin(specials), std::end(specials));
+  const std::vector<float> inputs = with_specials(
+      binade_samples(-30, 5), {0.0f, -0.0f, 0.3f, std::nextafter(0.3f, 0.0f), 1e-40f, 9.0f, 20.0f});
   check_each_result(
       "tanh", inputs, [](const Tensor& t) { return bp::tanh(t); },
       [](long double x) { return std::tanh(static_cast<double>(x)); },
       [](float, float actual, long double exact) {
         const auto rounded = static_cast<float>(exact);
-        if (std::isnan(exact)) return std::isnan(actual);
         if (rounded == 0.0f) {
           return actual == rounded && std::signbit(actual) == std::signbit(rounded);
         }
@@ -339,22 +343,18 @@ TEST_CASE("cpu kernel paths: float32 tanh is within 3 ulp everywhere, signs and 
       });
 }
 
-TEST_CASE("cpu kernel paths: float32 log is within 1 ulp everywhere, subnormals and limits included") {
+TEST_CASE("cpu kernel paths: float32 log is within 1 ulp everywhere, subnormal inputs included") {
   // Every binade of float, subnormal ones included, both signs (log of a negative is NaN).
-  std::vector<float> inputs = binade_samples(-149, 127);
-  const float specials[] = {0.0f, -0.0f, 1.0f, std::nextafter(1.0f, 0.0f), std::nextafter(1.0f, 2.0f),
-                            std::numbers::sqrt2_v<float>, std::numeric_limits<float>::min(),
-                            std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max(),
-                            std::numeric_limits<float>::infinity(),
-                            -std::numeric_limits<float>::infinity(),
-                            std::numeric_limits<float>::quiet_NaN()};
-  inputs.insert(inputs.end(), std::begin(specials), std::end(specials));
+  const std::vector<float> inputs =
+      with_specials(binade_samples(-149, 127),
+                    {0.0f, -0.0f, 1.0f, std::nextafter(1.0f, 0.0f), std::nextafter(1.0f, 2.0f),
+                     std::numbers::sqrt2_v<float>, std::numeric_limits<float>::min(),
+                     std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max()});
   check_each_result(
       "log", inputs, [](const Tensor& t) { return bp::log(t); },
       [](long double x) { return std::log(static_cast<double>(x)); },
       [](float, float actual, long double exact) {
         const auto rounded = static_cast<float>(exact);
-        if (std::isnan(exact)) return std::isnan(actual);
         if (std::isinf(rounded) || rounded == 0.0f) return actual == rounded;
         return std::abs(actual - exact) <= ulp_of(rounded);
       });
@@ -437,22 +437,36 @@ TEST_CASE("cpu kernel paths: maxima over leading dims, a row of groups at a time
         }
         const Tensor x = make_tensor(values, shape, dtype, kCpu);
         const std::vector<bool> leading = {true, false};
+        // The first largest element, NaN above everything.
         const auto first_max = [](const Values& group) {
           size_t best = 0;
           for (size_t i = 1; i < group.size(); ++i) {
-            const bool better = std::isnan(group[i]) ? !std::isnan(group[best]) : group[i] > group[best];
-            if (better) best = i;
+            const double v = group[i], b = group[best];
+            if (std::isnan(v) ? !std::isnan(b) : v > b) best = i;
           }
           return best;
         };
-        check_tensor(bp::amax(x, {0}), reduced_shape(shape, leading, false), dtype,
-                     reduce_groups(values, shape, leading, [&](const Values& g) { return g[first_max(g)]; }));
-        check_tensor(bp::argmax(x, 0), reduced_shape(shape, leading, false), bp::kInt64,
+        const Shape out_shape = reduced_shape(shape, leading, false);
+        check_tensor(bp::amax(x, {0}), out_shape, dtype,
                      reduce_groups(values, shape, leading,
-                                   [&](const Values& g) { return static_cast<double>(first_max(g)); }));
+                                   [&](const Values& g) { return g[first_max(g)]; }));
+        check_tensor(bp::argmax(x, 0), out_shape, bp::kInt64,
+                     reduce_groups(values, shape, leading, [&](const Values& g) {
+                       return static_cast<double>(first_max(g));
+                     }));
       }
     }
   }
+}
+
+// softmax of one group, in double.
+Values softmax_of(const Values& group) {
+  const double max = *std::max_element(group.begin(), group.end());
+  double total = 0;
+  for (const double v : group) total += std::exp(v - max);
+  Values result;
+  for (const double v : group) result.push_back(std::exp(v - max) / total);
+  return result;
 }
 
 // Float64 values whose sums round, so that any change in the order of additions shows (float32
@@ -497,14 +511,6 @@ TEST_CASE(
         const Tensor x = sample_tensor(shape, dtype, layout, 6, kCpu);
         const Values values = values_of(x);
         const std::vector<bool> rows = {false, true};
-        const auto softmax_of = [](const Values& g) {
-          const double max = *std::max_element(g.begin(), g.end());
-          double total = 0;
-          for (const double v : g) total += std::exp(v - max);
-          Values result;
-          for (const double v : g) result.push_back(std::exp(v - max) / total);
-          return result;
-        };
         const Values softmax = transform_groups(values, shape, rows, softmax_of);
         Values log_softmax = softmax;
         for (double& v : log_softmax) v = std::log(v);
@@ -546,14 +552,7 @@ TEST_CASE("cpu kernel paths: row kernels over groups lying side by side, 32 gath
     const Tensor x = sample_tensor(shape, dtype, Layout::Contiguous, 8, kCpu);
     const Values values = values_of(x);
     const std::vector<bool> columns = {true, false};
-    const Values softmax = transform_groups(values, shape, columns, [](const Values& g) {
-      const double max = *std::max_element(g.begin(), g.end());
-      double total = 0;
-      for (const double v : g) total += std::exp(v - max);
-      Values result;
-      for (const double v : g) result.push_back(std::exp(v - max) / total);
-      return result;
-    });
+    const Values softmax = transform_groups(values, shape, columns, softmax_of);
     check_tensor(bp::softmax(x, 0), shape, dtype, softmax);
     Values log_softmax = softmax;
     for (double& v : log_softmax) v = std::log(v);
