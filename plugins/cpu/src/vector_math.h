@@ -158,8 +158,6 @@ F exp_lanes(F x) {
   return p * scale * rest_scale;
 }
 
-inline float exp_vectorizable(float x) { return exp_lanes(x); }
-
 // e^x for x <= 0, -inf included, in float lanes: the exp of softmax, whose arguments are
 // elements minus their row's maximum. Within 4 ulp down to e^-87 (just above FLT_MIN); 0
 // below. Cheaper than exp_lanes: no overflow, no subnormal results, no NaN (softmax_span
@@ -212,8 +210,6 @@ F tanh_lanes(F x) {
   return std::bit_cast<F>(std::bit_cast<Bits>(magnitude < 0.3f ? near : far) | sign);
 }
 
-inline float tanh_vectorizable(float x) { return tanh_lanes(x); }
-
 // ln(x) for float lanes, within 1 ulp of the exact value (checked against double over every
 // float exponent, subnormals included): -inf at ±0, +inf at +inf, NaN below 0 and for NaN.
 // Scalar and vector lanes compute the same bits.
@@ -256,16 +252,21 @@ F log_lanes(F x) {
   return x >= 0.0f ? result : constant(std::numeric_limits<float>::quiet_NaN());
 }
 
-inline float log_vectorizable(float x) { return log_lanes(x); }
+// A function in the compute type C: `lanes` (vectorisable float code) for float, `library`
+// (the C library's) for double.
+template <typename C, typename Lanes, typename Library>
+C in_compute_type(C x, Lanes lanes, Library library) {
+  if constexpr (std::is_same_v<C, float>) {
+    return lanes(x);
+  } else {
+    return library(x);
+  }
+}
 
-// e^x in the compute type C: exp_lanes for float, the C library for double.
+// e^x in the compute type C.
 template <typename C>
 C exp_of(C x) {
-  if constexpr (std::is_same_v<C, float>) {
-    return exp_vectorizable(x);
-  } else {
-    return std::exp(x);
-  }
+  return in_compute_type(x, [](float v) { return exp_lanes(v); }, [](C v) { return std::exp(v); });
 }
 
 // erfc(m / sqrt(2)) for m >= 0 (and NaN) in float lanes, the upper tail of the standard normal
@@ -314,24 +315,16 @@ F erfc_over_sqrt2_lanes(F m) {
   return m < 0.7f ? near : far;
 }
 
-// tanh(x) in the compute type C: tanh_lanes for float, the C library for double.
+// tanh(x) in the compute type C.
 template <typename C>
 C tanh_of(C x) {
-  if constexpr (std::is_same_v<C, float>) {
-    return tanh_vectorizable(x);
-  } else {
-    return std::tanh(x);
-  }
+  return in_compute_type(x, [](float v) { return tanh_lanes(v); }, [](C v) { return std::tanh(v); });
 }
 
-// ln(x) in the compute type C: log_lanes for float, the C library for double.
+// ln(x) in the compute type C.
 template <typename C>
 C log_of(C x) {
-  if constexpr (std::is_same_v<C, float>) {
-    return log_vectorizable(x);
-  } else {
-    return std::log(x);
-  }
+  return in_compute_type(x, [](float v) { return log_lanes(v); }, [](C v) { return std::log(v); });
 }
 
 // The sum in double of e^(x[i] - shift) for i < count, each term also stored to y[i] unless y
