@@ -214,18 +214,18 @@ BP_CPU_MULTIVERSIONED void scatter_group(const ReductionLoops<N>& loops, const O
       });
 }
 
-// Calls span_fn(group, x, y, n, next) for each group, where x holds the group's n elements of
-// operand 0 (the input) and span_fn writes those of operand 1 (the output) to y, both arrays
-// of T's compute type: the tensors' own memory where both are contiguous in the group and T is
-// its own compute type, else buffers the group is gathered into and scattered from. `next`
-// (NextRows) names the next group's rows, when they are the tensors' own, for span_fn to
-// prefetch. The other operands are span_fn's own business.
 // Groups lying side by side that for_each_group_span gathers at once (16, 64 and 128 were slower
 // for softmax over the columns of a 4096 x 4096 float32 matrix), fewer where their elements
 // would pass kGatheredElements: long groups then take as much memory as one at a time did.
 inline constexpr int64_t kGroupsGathered = 32;
 inline constexpr int64_t kGatheredElements = int64_t{1} << 20;
 
+// Calls span_fn(group, x, y, n, next) for each group, where x holds the group's n elements of
+// operand 0 (the input) and span_fn writes those of operand 1 (the output) to y, both arrays
+// of T's compute type: the tensors' own memory where both are contiguous in the group and T is
+// its own compute type, else buffers the group is gathered into and scattered from. `next`
+// (NextRows) names the next group's rows, when they are the tensors' own, for span_fn to
+// prefetch. The other operands are span_fn's own business.
 template <typename T, size_t N, typename SpanFn>
 void for_each_group_span(const ReductionLoops<N>& loops, const T* input, T* output,
                          SpanFn&& span_fn) {
