@@ -56,7 +56,7 @@ KernelArgs& KernelArgs::add_per_member(const Buffer& buffer, const GroupShape& s
 WorkSize elementwise_work(const Device& device, int64_t n) {
   const size_t local = device.work_group_size();
   WorkSize work;
-  work.global[0] = (static_cast<size_t>(n) + local - 1) / local * local;
+  work.global[0] = blocks_covering(n, static_cast<int64_t>(local)) * local;
   work.local[0] = local;
   return work;
 }
@@ -67,7 +67,7 @@ WorkSize group_work(const Device& device, const GroupShape& shape) {
   const int64_t members = shape.group_size();
   const size_t lanes = members >= 128 ? local : members >= 16 ? std::min<size_t>(16, local) : 1;
   const size_t slots = local / lanes;
-  const size_t needed = (static_cast<size_t>(shape.groups()) + slots - 1) / slots;
+  const size_t needed = blocks_covering(shape.groups(), static_cast<int64_t>(slots));
   WorkSize work;
   work.dims = 2;
   work.local = {lanes, slots, 1};

@@ -75,6 +75,11 @@ struct WorkSize {
   std::array<size_t, 3> local{1, 1, 1};
 };
 
+// How many blocks of `block` cover `extent`: the work-items of kernels that give each a block.
+inline size_t blocks_covering(int64_t extent, int64_t block) {
+  return static_cast<size_t>((extent + block - 1) / block);
+}
+
 // One work-item per element, in work-groups of the device's work-group size.
 WorkSize elementwise_work(const Device& device, int64_t n);
 // LANES x SLOTS work-groups for a group kernel: many lanes per group for large groups, one for

@@ -65,16 +65,16 @@ void matmul_into(std::string_view op, const TensorView& a, const TensorView& b, 
   if (device.kernel_shape() == KernelShape::Cpu) {
     // One work-item per ROW_WORK x COL_WORK block of out, in work-groups of one (see
     // kernels/matmul.cl): the driver runs them side by side on its threads.
-    const auto items = [](int64_t extent, int64_t work) { return static_cast<size_t>((extent + work - 1) / work); };
-    work.global = {items(n, kRowsWork), items(m, kColumnsWork), static_cast<size_t>(batches)};
+    work.global = {blocks_covering(n, kRowsWork), blocks_covering(m, kColumnsWork),
+                   static_cast<size_t>(batches)};
     launch(device, device.program(KernelSource::Matmul, out.dtype()), "matmul_rows", args, work);
     return;
   }
   // A TILE x TILE work-group per BLOCK x BLOCK block of out.
-  const size_t tile = device.tile(), block = tile * kMatmulWork;
-  auto work_items = [&](int64_t extent) { return (static_cast<size_t>(extent) + block - 1) / block * tile; };
-  work.global = {work_items(m), work_items(n), static_cast<size_t>(batches)};
-  work.local = {tile, tile, 1};
+  const auto block = static_cast<int64_t>(device.tile() * kMatmulWork);
+  work.global = {blocks_covering(m, block) * device.tile(), blocks_covering(n, block) * device.tile(),
+                 static_cast<size_t>(batches)};
+  work.local = {device.tile(), device.tile(), 1};
   launch(device, device.program(KernelSource::Matmul, out.dtype()), "matmul", args, work);
 }
 

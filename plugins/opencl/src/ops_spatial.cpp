@@ -110,11 +110,10 @@ void conv2d_out(const TensorView& input, const TensorView& weight, const TensorV
   // channels of one group of one image, in work-groups of one (see kernels/spatial.cl).
   KernelArgs args;
   args.add(buffer_of(out)).add(four(out.sizes())).add(four(out.strides())).append(operands);
-  const auto blocks = [](int64_t extent, int64_t block) { return (extent + block - 1) / block; };
   WorkSize work;
   work.dims = 3;
-  work.global = {static_cast<size_t>(blocks(out.size(3), kConvColumns)), static_cast<size_t>(out.size(2)),
-                 static_cast<size_t>(out.size(0) * groups * blocks(out_per_group, kConvChannels))};
+  work.global = {blocks_covering(out.size(3), kConvColumns), static_cast<size_t>(out.size(2)),
+                 static_cast<size_t>(out.size(0) * groups) * blocks_covering(out_per_group, kConvChannels)};
   launch(device, program, "conv2d_rows", args, work);
 }
 
