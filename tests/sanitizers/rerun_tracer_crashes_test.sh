@@ -78,4 +78,11 @@ expect "a leak report is final even when the tracer crashed after it" \
   1 "leak=1" leak
 expect "a failed check is final even when the tracer crashed after it" \
   1 "check-then-crash=1" check-then-crash
+if "$rerun" "$work/no-such-build" --test-dir "$work/no-such-build" > "$work/no-log.out" 2>&1 ||
+   ! grep -q "no ctest log" "$work/no-log.out"; then
+  echo "FAIL without a ctest log the failure must stand, and say why"
+  failures=$((failures + 1))
+else
+  echo "ok   without a ctest log the failure stands"
+fi
 exit $((failures > 0))
