@@ -139,9 +139,9 @@ TEST_CASE("through the core: a steady loop of ops allocates no device memory") {
   auto step = [&] {
     // Elementwise, reduction (with scratch), softmax, layer norm and cuBLASLt (with workspace).
     const bp::Tensor y = bp::softmax(bp::relu(bp::mm(bp::add(x, x), w)), 1);
-    const bp::Tensor s = bp::sum(bp::mul(y, y), {});
+    const bp::Tensor s = bp::sum(bp::mul(y, y));
     auto [normed, mean, rstd] = bp::native_layer_norm(x, {1024}, std::nullopt, std::nullopt, 1e-5);
-    return s.item<float>() + normed.sum({}).item<float>();
+    return s.item<float>() + normed.sum().item<float>();
   };
   for (int i = 0; i < 3; ++i) step();
   size_t free_before = 0, free_after = 0, total = 0;

@@ -1,0 +1,15 @@
+// sum and mean over every element: the dim overloads with no dims, which reduce them all into a
+// 0-dim tensor.
+#include <backplane/backplane.h>
+
+namespace bp {
+
+Tensor sum(const Tensor& self, std::optional<DType> dtype) {
+  return sum(self, std::nullopt, /*keepdim=*/false, dtype);
+}
+
+Tensor mean(const Tensor& self, std::optional<DType> dtype) {
+  return mean(self, std::nullopt, /*keepdim=*/false, dtype);
+}
+
+}  // namespace bp
