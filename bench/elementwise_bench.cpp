@@ -9,7 +9,8 @@
 //   relu, tanh, log, gelu (exact and tanh), a transposed copy, softmax (over rows or columns),
 //   log_softmax, layer_norm, rms_norm, memcpy: 64 MB read, 64 MB written
 //     (128 MB; layer norm's weight, bias, mean and rstd add 64 KB, rms norm's weight 16 KB);
-//   sum over either dim, and amax over columns, of 4096 x 4096: 64 MB read, 16 KB written.
+//   sum over either dim, and amax over columns, of 4096 x 4096: 64 MB read, 16 KB written;
+//   argmax over rows: 64 MB read, 32 KB written.
 // memcpy runs on one thread, and on two (each copying half): what a second thread can add on
 // this machine's memory.
 #include <backplane/backplane.h>
@@ -168,6 +169,14 @@ void BM_amax_columns_4096x4096(benchmark::State& state) {
   run_square(state, kBytes + kRowBytes, [&](const bp::Tensor& x) { bp::amax_out(out, x, {0}); });
 }
 BENCHMARK(BM_amax_columns_4096x4096)->UseRealTime();
+
+// The first maximum's position in each row (what a classifier's prediction reads).
+void BM_argmax_rows_4096x4096(benchmark::State& state) {
+  bp::Tensor out = bp::empty({kSide}, bp::kInt64);
+  run_square(state, kBytes + kSide * sizeof(int64_t),
+             [&](const bp::Tensor& x) { bp::argmax_out(out, x, 1); });
+}
+BENCHMARK(BM_argmax_rows_4096x4096)->UseRealTime();
 
 void BM_softmax_4096x4096(benchmark::State& state) {
   bp::Tensor out = bp::empty({kSide, kSide});

@@ -421,6 +421,16 @@ TEST_CASE("cpu kernel paths: sums over rows, columns and everything at boundary 
   }
 }
 
+// The position of a group's first largest element, NaN above everything.
+size_t first_max(const Values& group) {
+  size_t best = 0;
+  for (size_t i = 1; i < group.size(); ++i) {
+    const double v = group[i], b = group[best];
+    if (std::isnan(v) ? !std::isnan(b) : v > b) best = i;
+  }
+  return best;
+}
+
 TEST_CASE("cpu kernel paths: maxima over leading dims, a row of groups at a time, ties and NaN") {
   // Reducing dim 0 reduces groups lying side by side (4096 at a time): the shapes cross a tile
   // of groups and reach the threaded sizes. Values are rounded to halves so that maxima tie,
@@ -437,15 +447,6 @@ TEST_CASE("cpu kernel paths: maxima over leading dims, a row of groups at a time
         }
         const Tensor x = make_tensor(values, shape, dtype, kCpu);
         const std::vector<bool> leading = {true, false};
-        // The first largest element, NaN above everything.
-        const auto first_max = [](const Values& group) {
-          size_t best = 0;
-          for (size_t i = 1; i < group.size(); ++i) {
-            const double v = group[i], b = group[best];
-            if (std::isnan(v) ? !std::isnan(b) : v > b) best = i;
-          }
-          return best;
-        };
         const Shape out_shape = reduced_shape(shape, leading, false);
         check_tensor(bp::amax(x, {0}), out_shape, dtype,
                      reduce_groups(values, shape, leading,
@@ -454,6 +455,45 @@ TEST_CASE("cpu kernel paths: maxima over leading dims, a row of groups at a time
                      reduce_groups(values, shape, leading, [&](const Values& g) {
                        return static_cast<double>(first_max(g));
                      }));
+      }
+    }
+  }
+}
+
+TEST_CASE("cpu kernel paths: maxima along rows, many lanes at a time, ties and NaN") {
+  // Contiguous rows of 32 elements or more are searched 16 lanes at a time, then the rest one by
+  // one. Values from a few integers make the maximum tie across lanes, so the earliest position
+  // must win; odd rows hold a NaN, at a position that moves from row to row. A slice starting at
+  // column 1 makes rows that begin off a vector boundary.
+  const Shape shapes[] = {{9, 31}, {9, 32}, {64, 33}, {40, 1030}, {3, 4097}, {7, 8200}};
+  for (const Shape& shape : shapes) {
+    for (const DType dtype : {bp::kFloat32, bp::kFloat16, bp::kFloat64, bp::kInt32}) {
+      INFO(shape_string(shape) << " " << name_of(dtype));
+      Values values = values_of(sample_tensor(shape, dtype, Layout::Contiguous, 11, kCpu));
+      const size_t columns = static_cast<size_t>(shape[1]);
+      for (size_t i = 0; i < values.size(); ++i) {
+        values[i] = std::round(values[i] * 1.5);
+        const size_t row = i / columns;
+        if (bp::is_floating_point(dtype) && row % 2 == 1 && i % columns == (row * 37) % columns) {
+          values[i] = std::nan("");
+        }
+      }
+      const Tensor whole = make_tensor(values, shape, dtype, kCpu);
+      for (const int64_t first_column : {0, 1}) {
+        INFO("from column " << first_column);
+        const Tensor x = whole.slice(1, first_column, shape[1]);
+        const Values x_values = values_of(x);
+        const Shape x_shape = {shape[0], shape[1] - first_column};
+        const std::vector<bool> trailing = {false, true};
+        const Shape out_shape = reduced_shape(x_shape, trailing, false);
+        check_tensor(bp::amax(x, {1}), out_shape, dtype,
+                     reduce_groups(x_values, x_shape, trailing,
+                                   [&](const Values& g) { return g[first_max(g)]; }));
+        check_tensor(bp::argmax(x, 1), out_shape, bp::kInt64,
+                     reduce_groups(x_values, x_shape, trailing, [&](const Values& g) {
+                       return static_cast<double>(first_max(g));
+                     }));
+        check_tensor(bp::argmax(x), {}, bp::kInt64, {static_cast<double>(first_max(x_values))});
       }
     }
   }

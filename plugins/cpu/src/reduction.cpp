@@ -10,10 +10,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace bp::cpu {
@@ -225,6 +227,80 @@ BP_CPU_MULTIVERSIONED void max_side_by_side(const ReductionLoops<3>& loops,
   }
 }
 
+// first_max_of_row compares in Lane (small integers widened to int32) and keeps, per lane, the
+// block where its maximum was seen as a Position of the same width, so that a comparison's mask
+// selects both; kMaxVectors vectors at a time, whose selects do not wait on each other.
+template <typename C>
+using MaxLane = std::conditional_t<(sizeof(C) >= 4), C, int32_t>;
+template <typename C>
+using MaxPosition = std::conditional_t<sizeof(MaxLane<C>) == 8, int64_t, int32_t>;
+constexpr int kMaxVectors = 8;
+
+// The first maximum of `length` consecutive elements and its position among them (length > 0).
+// Each vector lane keeps the first maximum of its share of the positions, selected rather than
+// branched to; then the lanes' winners meet, the earlier position winning among equals (and
+// among NaNs).
+template <typename T>
+BP_CPU_MULTIVERSIONED std::pair<compute_t<T>, int64_t> first_max_of_row(const T* row,
+                                                                        int64_t length) {
+  using C = compute_t<T>;
+  using Lane = MaxLane<C>;
+  using Position = MaxPosition<C>;
+  using Lanes = Vector<Lane, kSelectVectorBytes>;
+  using Positions = Vector<Position, kSelectVectorBytes>;
+  constexpr int64_t kLanes = kSelectVectorBytes / sizeof(Lane);
+  constexpr int64_t kBlock = kLanes * kMaxVectors;
+  // Blocks are counted in Position, which must not overflow.
+  constexpr int64_t kMaxBlocks = std::numeric_limits<Position>::max();
+  const auto load = [&](int64_t at) {
+    Lanes v;
+    for (int64_t e = 0; e < kLanes; ++e) v[e] = static_cast<Lane>(static_cast<C>(row[at + e]));
+    return v;
+  };
+  int64_t position = 0;
+  C best = static_cast<C>(row[0]);
+  int64_t best_position = 0;
+  if (length >= 2 * kBlock && length / kBlock <= kMaxBlocks) {
+    Lanes lane_best[kMaxVectors];
+    Positions lane_block[kMaxVectors];
+    for (int u = 0; u < kMaxVectors; ++u) {
+      lane_best[u] = load(u * kLanes);
+      lane_block[u] = Positions{};
+    }
+    Positions block = Positions{} + 1;
+    for (position = kBlock; position + kBlock <= length; position += kBlock, block += 1) {
+      for (int u = 0; u < kMaxVectors; ++u) {
+        const Lanes value = load(position + u * kLanes);
+        const auto better =
+            (value > lane_best[u]) | ((value != value) & (lane_best[u] == lane_best[u]));
+        lane_best[u] = better ? value : lane_best[u];
+        lane_block[u] = better ? block : lane_block[u];
+      }
+    }
+    best_position = -1;
+    for (int u = 0; u < kMaxVectors; ++u) {
+      for (int64_t e = 0; e < kLanes; ++e) {
+        const C value = static_cast<C>(lane_best[u][e]);
+        const int64_t at = static_cast<int64_t>(lane_block[u][e]) * kBlock + u * kLanes + e;
+        const bool tie = is_nan(value) ? is_nan(best) : value == best;
+        if (best_position < 0 || beats(value, best) || (tie && at < best_position)) {
+          best = value;
+          best_position = at;
+        }
+      }
+    }
+  }
+  // The rest come after every position seen, so only a larger value takes the place.
+  for (; position < length; ++position) {
+    const C value = static_cast<C>(row[position]);
+    if (beats(value, best)) {
+      best = value;
+      best_position = position;
+    }
+  }
+  return {best, best_position};
+}
+
 // The largest element of each group, and its position in the group (the first one; NaN counts
 // as larger than everything, as in PyTorch). Either output may be absent. The meta step
 // refuses empty groups already; the kernel checks as well, since an empty group has no maximum
@@ -259,14 +335,26 @@ void max_with_index(std::string_view op, const TensorView& self, const DimValues
     }
     loops.for_each_group([&](const Offsets<3>& group) {
       C best{};
-      int64_t best_position = 0;
-      loops.for_each_in_group(group, [&](const Offsets<3>& at, int64_t position) {
-        const C value = static_cast<C>(input[at[0]]);
-        if (position == 0 || beats(value, best)) {
+      int64_t best_position = -1;
+      int64_t position = 0;
+      // Rows come in order, each after every position before it.
+      const auto take = [&](C value, int64_t at) {
+        if (best_position < 0 || beats(value, best)) {
           best = value;
-          best_position = position;
+          best_position = position + at;
         }
-      });
+      };
+      loops.for_each_row_in_group(
+          group, [&](const Offsets<3>& start, const Offsets<3>& step, int64_t length) {
+            const T* row = input + start[0];
+            if (step[0] == 1) {
+              const auto [row_best, row_position] = first_max_of_row(row, length);
+              take(row_best, row_position);
+            } else {
+              for (int64_t i = 0; i < length; ++i) take(static_cast<C>(row[i * step[0]]), i);
+            }
+            position += length;
+          });
       store(group[1], group[2], best, best_position);
     });
   });
