@@ -1,6 +1,8 @@
 // OpenCL backend benchmarks, each reported next to its reference measured in the same run:
 //   add of two 16M-element Float tensors, a 1024^3 Float matmul and a ResNet-50 3x3 conv2d, on
 //   the CPU backend and on every OpenCL device;
+//   softmax and sum over the rows of a 2048 x 2048 Float matrix, on the CPU backend and on every
+//   OpenCL device;
 //   attention through the fused kernel against its composite path, on every OpenCL device;
 //   process start to first kernel result, in a fresh child process, with the program cache
 //   (and the driver's own, PoCL's) cold or warm.
@@ -67,6 +69,27 @@ void BM_Conv2dRes2(benchmark::State& state, bp::Device device) {
   const double flops = 2.0 * 64 * 56 * 56 * 64 * 9;
   state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * flops / 1e9,
                                                  benchmark::Counter::kIsRate);
+}
+
+// Group kernels over the rows of a 2048 x 2048 Float matrix: softmax (three reads of each row)
+// and a sum (one); bytes count one read of the input and one write of the output.
+void BM_RowKernel(benchmark::State& state, bp::Device device, bool softmax) {
+  const int64_t n = 2048;
+  const bp::Tensor x = bp::randn({n, n}).to(device);
+  const std::vector<int64_t> out_shape = softmax ? std::vector<int64_t>{n, n} : std::vector<int64_t>{n};
+  bp::Tensor out = bp::empty(out_shape, bp::kFloat32, device);
+  const auto run = [&] {
+    if (softmax) {
+      bp::softmax_out(out, x, 1);
+    } else {
+      bp::sum_out(out, x, {1});
+    }
+    wait_for(out);
+  };
+  run();
+  for (auto _ : state) run();
+  const int64_t bytes = (x.numel() + out.numel()) * static_cast<int64_t>(sizeof(float));
+  state.SetBytesProcessed(state.iterations() * bytes);
 }
 
 // scaled_dot_product_attention of 8 heads of 1024 positions, head dim 64: without a mask it
@@ -151,6 +174,10 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("conv2d res2 3x3 Float/cpu", BM_Conv2dRes2, bp::Device::cpu())
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();
+  for (const bool softmax : {true, false}) {
+    const char* name = softmax ? "softmax rows 2048^2 Float/cpu" : "sum rows 2048^2 Float/cpu";
+    benchmark::RegisterBenchmark(name, BM_RowKernel, bp::Device::cpu(), softmax)->UseRealTime();
+  }
   for (const bp::Device& device : bp::devices()) {
     if (device.type_name() != "opencl") continue;
     const std::string name = device.str();
@@ -159,6 +186,12 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("conv2d res2 3x3 Float/" + name).c_str(), BM_Conv2dRes2, device)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
+    for (const bool softmax : {true, false}) {
+      benchmark::RegisterBenchmark(
+          ((softmax ? "softmax rows 2048^2 Float/" : "sum rows 2048^2 Float/") + name).c_str(),
+          BM_RowKernel, device, softmax)
+          ->UseRealTime();
+    }
     for (const bool fused : {true, false}) {
       benchmark::RegisterBenchmark(
           ("attention h8 seq 1024 dim 64 Float/" + name + (fused ? "/fused" : "/composite")).c_str(),

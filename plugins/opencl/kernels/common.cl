@@ -114,6 +114,12 @@ typedef CONCAT(STORAGE_, DTYPE_NAME) elem_t;
 
 #define IS_FLOATING (DTYPE <= DT_BFLOAT16)
 #if IS_FLOATING
+// Eight values of compute_t, for math functions applied to a vector at once.
+#if DTYPE == DT_FLOAT64
+typedef double8 compute8_t;
+#else
+typedef float8 compute8_t;
+#endif
 #define IS_NAN(x) isnan(x)
 #define ABS(x) fabs(x)
 #if DTYPE == DT_FLOAT64

@@ -29,6 +29,38 @@
 #define FIRST_GROUP (get_group_id(1) * SLOTS)
 #define NEXT_GROUPS (get_num_groups(1) * SLOTS)
 
+// The offset of member p of a group in operand `name`, and that member of the group that starts
+// at `start`, loaded.
+#define MEMBER_OFFSET(name, p) MEMBER_AT(name, unravel(p, member_ndim, member_size))
+#define LOAD_MEMBER(name, start, p) LOAD(name, (start) + MEMBER_OFFSET(name, p))
+
+#if IS_FLOATING
+// Members p, ..., p + 7 of the group that starts at `start` in operand `name`, as a compute8_t
+// vector, and a vector stored back to them: a math function of the vector (exp) runs as vector
+// instructions where the driver's library has vector versions, as PoCL's does (softmax over
+// rows 3.3x faster there than one exp per member, both with one lane per group). The members
+// need not be adjacent in memory.
+#define LOAD_MEMBERS8(name, start, p)                                                          \
+  ((compute8_t)(LOAD_MEMBER(name, start, (p)), LOAD_MEMBER(name, start, (p) + 1),              \
+                LOAD_MEMBER(name, start, (p) + 2), LOAD_MEMBER(name, start, (p) + 3),          \
+                LOAD_MEMBER(name, start, (p) + 4), LOAD_MEMBER(name, start, (p) + 5),          \
+                LOAD_MEMBER(name, start, (p) + 6), LOAD_MEMBER(name, start, (p) + 7)))
+#define STORE_MEMBERS8(name, start, p, v)                                                      \
+  do {                                                                                         \
+    const compute8_t stored_ = (v);                                                            \
+    STORE(name, (start) + MEMBER_OFFSET(name, (p)), stored_.s0);                               \
+    STORE(name, (start) + MEMBER_OFFSET(name, (p) + 1), stored_.s1);                           \
+    STORE(name, (start) + MEMBER_OFFSET(name, (p) + 2), stored_.s2);                           \
+    STORE(name, (start) + MEMBER_OFFSET(name, (p) + 3), stored_.s3);                           \
+    STORE(name, (start) + MEMBER_OFFSET(name, (p) + 4), stored_.s4);                           \
+    STORE(name, (start) + MEMBER_OFFSET(name, (p) + 5), stored_.s5);                           \
+    STORE(name, (start) + MEMBER_OFFSET(name, (p) + 6), stored_.s6);                           \
+    STORE(name, (start) + MEMBER_OFFSET(name, (p) + 7), stored_.s7);                           \
+  } while (0)
+// The sum of a vector's components, in pairs.
+#define SUM8(v) ((((v).s0 + (v).s1) + ((v).s2 + (v).s3)) + (((v).s4 + (v).s5) + ((v).s6 + (v).s7)))
+#endif
+
 // The sum of v over the lanes of this work-item's slot, returned to every lane. `scratch` holds
 // WG_SIZE values.
 inline acc_t sum_lanes(const acc_t v, __local acc_t* scratch) {

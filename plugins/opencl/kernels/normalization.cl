@@ -2,11 +2,13 @@
 // members. Floating dtypes only.
 
 // softmax (log_softmax when `logarithm`) along the reduced dimension. Subtracting the group's
-// maximum first keeps exp from overflowing; a NaN member makes the whole group NaN.
+// maximum first keeps exp from overflowing; a NaN member makes the whole group NaN. Each lane
+// takes its members 8 at a time (one exp of a vector), then the rest one by one.
 __kernel void softmax(GROUP_PARAMS, GROUPED(__global const elem_t, in),
                       GROUPED(__global elem_t, out), const int logarithm) {
   __local compute_t scratch_max[WG_SIZE];
   __local acc_t scratch_sum[WG_SIZE];
+  const long octets = group_size / 8;
   for (long first = FIRST_GROUP; first < groups; first += NEXT_GROUPS) {
     const long g = first + SLOT;
     const bool active = g < groups;
@@ -16,23 +18,29 @@ __kernel void softmax(GROUP_PARAMS, GROUPED(__global const elem_t, in),
 
     compute_t max = -INFINITY;
     for (long p = LANE; active && p < group_size; p += LANES) {
-      const compute_t x = LOAD(in, in_start + MEMBER_AT(in, unravel(p, member_ndim, member_size)));
-      max = MAX_NAN(max, x);
+      max = MAX_NAN(max, LOAD_MEMBER(in, in_start, p));
     }
     max = max_lanes(max, scratch_max);
 
     acc_t total = 0;
-    for (long p = LANE; active && p < group_size; p += LANES) {
-      const compute_t x = LOAD(in, in_start + MEMBER_AT(in, unravel(p, member_ndim, member_size)));
-      total += exp(x - max);
+    for (long o = LANE; active && o < octets; o += LANES) {
+      const compute8_t e = exp(LOAD_MEMBERS8(in, in_start, o * 8) - max);
+      total += SUM8(e);
+    }
+    for (long p = octets * 8 + LANE; active && p < group_size; p += LANES) {
+      total += exp(LOAD_MEMBER(in, in_start, p) - max);
     }
     const compute_t sum = (compute_t)sum_lanes(total, scratch_sum);
     const compute_t log_sum = log(sum);
 
-    for (long p = LANE; active && p < group_size; p += LANES) {
-      const long8 mc = unravel(p, member_ndim, member_size);
-      const compute_t shifted = LOAD(in, in_start + MEMBER_AT(in, mc)) - max;
-      STORE(out, out_start + MEMBER_AT(out, mc), logarithm ? shifted - log_sum : exp(shifted) / sum);
+    for (long o = LANE; active && o < octets; o += LANES) {
+      const compute8_t shifted = LOAD_MEMBERS8(in, in_start, o * 8) - max;
+      STORE_MEMBERS8(out, out_start, o * 8, logarithm ? shifted - log_sum : exp(shifted) / sum);
+    }
+    for (long p = octets * 8 + LANE; active && p < group_size; p += LANES) {
+      const compute_t shifted = LOAD_MEMBER(in, in_start, p) - max;
+      STORE(out, out_start + MEMBER_OFFSET(out, p),
+            logarithm ? shifted - log_sum : exp(shifted) / sum);
     }
   }
 }
@@ -55,14 +63,13 @@ __kernel void layer_norm(GROUP_PARAMS, GROUPED(__global const elem_t, in),
 
     acc_t total = 0;
     for (long p = LANE; active && p < group_size; p += LANES) {
-      total += LOAD(in, in_start + MEMBER_AT(in, unravel(p, member_ndim, member_size)));
+      total += LOAD_MEMBER(in, in_start, p);
     }
     const acc_t group_mean = sum_lanes(total, scratch) / (acc_t)group_size;
 
     acc_t squares = 0;
     for (long p = LANE; active && p < group_size; p += LANES) {
-      const acc_t deviation =
-          LOAD(in, in_start + MEMBER_AT(in, unravel(p, member_ndim, member_size))) - group_mean;
+      const acc_t deviation = LOAD_MEMBER(in, in_start, p) - group_mean;
       squares += deviation * deviation;
     }
     const acc_t group_rstd =
@@ -97,7 +104,7 @@ __kernel void rms_norm(GROUP_PARAMS, GROUPED(__global const elem_t, in),
 
     acc_t squares = 0;
     for (long p = LANE; active && p < group_size; p += LANES) {
-      const acc_t x = LOAD(in, in_start + MEMBER_AT(in, unravel(p, member_ndim, member_size)));
+      const acc_t x = LOAD_MEMBER(in, in_start, p);
       squares += x * x;
     }
     const acc_t group_rstd =

@@ -10,7 +10,7 @@ __kernel void sum(GROUP_PARAMS, GROUPED(__global const elem_t, in), PER_GROUP(__
     const long start = GROUP_AT(in, gc);
     acc_t total = 0;
     for (long p = LANE; active && p < group_size; p += LANES) {
-      total += (acc_t)LOAD(in, start + MEMBER_AT(in, unravel(p, member_ndim, member_size)));
+      total += (acc_t)LOAD_MEMBER(in, start, p);
     }
     total = sum_lanes(total, scratch);
     // The mean of nothing is 0 / 0 = NaN, as in PyTorch.
@@ -46,7 +46,7 @@ __kernel void max_(GROUP_PARAMS, GROUPED(__global const elem_t, in),
     compute_t best = 0;
     long best_i = -1;
     for (long p = LANE; active && p < group_size; p += LANES) {
-      const compute_t v = LOAD(in, start + MEMBER_AT(in, unravel(p, member_ndim, member_size)));
+      const compute_t v = LOAD_MEMBER(in, start, p);
       if (max_prefers(v, p, best, best_i)) {
         best = v;
         best_i = p;

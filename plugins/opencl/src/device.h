@@ -56,6 +56,8 @@ class Device {
   size_t work_group_size() const { return work_group_size_; }
   size_t tile() const { return tile_; }
   size_t max_work_groups() const { return max_work_groups_; }
+  // Work-groups the device runs at once (CL_DEVICE_MAX_COMPUTE_UNITS: a CPU driver's threads).
+  size_t compute_units() const { return compute_units_; }
   KernelShape kernel_shape() const { return kernel_shape_; }
 
   cl_context context() const { return context_.get(); }
@@ -83,6 +85,7 @@ class Device {
   size_t work_group_size_ = 1;
   size_t tile_ = 1;
   size_t max_work_groups_ = 1;
+  size_t compute_units_ = 1;
   KernelShape kernel_shape_ = KernelShape::Gpu;
   std::string build_options_;  // shared by every program of this device
 

@@ -83,7 +83,8 @@ inline size_t blocks_covering(int64_t extent, int64_t block) {
 // One work-item per element, in work-groups of the device's work-group size.
 WorkSize elementwise_work(const Device& device, int64_t n);
 // LANES x SLOTS work-groups for a group kernel: many lanes per group for large groups, one for
-// small ones (see kernels/groups.cl).
+// small ones, and one on a CPU-shaped device whose compute units the groups fill (see
+// kernels/groups.cl).
 WorkSize group_work(const Device& device, const GroupShape& shape);
 
 // Sets the arguments of `kernel` in `program` and enqueues it on the device's queue.
