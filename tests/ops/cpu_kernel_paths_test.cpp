@@ -431,6 +431,20 @@ size_t first_max(const Values& group) {
   return best;
 }
 
+// amax and argmax of the matrix x, whose elements are `values`, over `dim`: each group's first
+// largest element and its position.
+void check_first_maxima(const Tensor& x, const Values& values, int64_t dim) {
+  const Shape shape = x.sizes().vec();
+  const std::vector<bool> reduced = {dim == 0, dim == 1};
+  const Shape out_shape = reduced_shape(shape, reduced, false);
+  check_tensor(bp::amax(x, {dim}), out_shape, x.dtype(),
+               reduce_groups(values, shape, reduced,
+                             [](const Values& g) { return g[first_max(g)]; }));
+  check_tensor(bp::argmax(x, dim), out_shape, bp::kInt64,
+               reduce_groups(values, shape, reduced,
+                             [](const Values& g) { return static_cast<double>(first_max(g)); }));
+}
+
 TEST_CASE("cpu kernel paths: maxima over leading dims, a row of groups at a time, ties and NaN") {
   // Reducing dim 0 reduces groups lying side by side (4096 at a time): the shapes cross a tile
   // of groups and reach the threaded sizes. Values are rounded to halves so that maxima tie,
@@ -445,27 +459,19 @@ TEST_CASE("cpu kernel paths: maxima over leading dims, a row of groups at a time
           values[i] = std::round(values[i] * 2) / 2;
           if (bp::is_floating_point(dtype) && i % 997 == 3) values[i] = std::nan("");
         }
-        const Tensor x = make_tensor(values, shape, dtype, kCpu);
-        const std::vector<bool> leading = {true, false};
-        const Shape out_shape = reduced_shape(shape, leading, false);
-        check_tensor(bp::amax(x, {0}), out_shape, dtype,
-                     reduce_groups(values, shape, leading,
-                                   [&](const Values& g) { return g[first_max(g)]; }));
-        check_tensor(bp::argmax(x, 0), out_shape, bp::kInt64,
-                     reduce_groups(values, shape, leading, [&](const Values& g) {
-                       return static_cast<double>(first_max(g));
-                     }));
+        check_first_maxima(make_tensor(values, shape, dtype, kCpu), values, 0);
       }
     }
   }
 }
 
 TEST_CASE("cpu kernel paths: maxima along rows, many lanes at a time, ties and NaN") {
-  // Contiguous rows of 32 elements or more are searched 16 lanes at a time, then the rest one by
-  // one. Values from a few integers make the maximum tie across lanes, so the earliest position
-  // must win; odd rows hold a NaN, at a position that moves from row to row. A slice starting at
-  // column 1 makes rows that begin off a vector boundary.
-  const Shape shapes[] = {{9, 31}, {9, 32}, {64, 33}, {40, 1030}, {3, 4097}, {7, 8200}};
+  // Contiguous rows of two blocks or more (a block is 8 vectors of 16 bytes: 32 float32 or
+  // int32, 16 float64) are searched a block at a time, then the rest one by one. Values from a
+  // few integers make the maximum tie across lanes, so the earliest position must win; odd rows
+  // hold a NaN, at a position that moves from row to row. A slice starting at column 1 makes
+  // rows that begin off a vector boundary.
+  const Shape shapes[] = {{9, 31}, {9, 33}, {9, 64}, {64, 65}, {40, 1030}, {3, 4097}, {7, 8200}};
   for (const Shape& shape : shapes) {
     for (const DType dtype : {bp::kFloat32, bp::kFloat16, bp::kFloat64, bp::kInt32}) {
       INFO(shape_string(shape) << " " << name_of(dtype));
@@ -482,18 +488,8 @@ TEST_CASE("cpu kernel paths: maxima along rows, many lanes at a time, ties and N
       for (const int64_t first_column : {0, 1}) {
         INFO("from column " << first_column);
         const Tensor x = whole.slice(1, first_column, shape[1]);
-        const Values x_values = values_of(x);
-        const Shape x_shape = {shape[0], shape[1] - first_column};
-        const std::vector<bool> trailing = {false, true};
-        const Shape out_shape = reduced_shape(x_shape, trailing, false);
-        check_tensor(bp::amax(x, {1}), out_shape, dtype,
-                     reduce_groups(x_values, x_shape, trailing,
-                                   [&](const Values& g) { return g[first_max(g)]; }));
-        check_tensor(bp::argmax(x, 1), out_shape, bp::kInt64,
-                     reduce_groups(x_values, x_shape, trailing, [&](const Values& g) {
-                       return static_cast<double>(first_max(g));
-                     }));
-        check_tensor(bp::argmax(x), {}, bp::kInt64, {static_cast<double>(first_max(x_values))});
+        check_first_maxima(x, values_of(x), 1);
+        check_tensor(bp::argmax(x), {}, bp::kInt64, {static_cast<double>(first_max(values_of(x)))});
       }
     }
   }
