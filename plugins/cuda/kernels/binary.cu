@@ -22,25 +22,6 @@ struct Divide {
   __device__ C operator()(C x, C y) const { return x / y; }
 };
 
-// PyTorch's maximum and minimum: NaN wins over any number.
-struct Maximum {
-  template <typename C>
-  __device__ C operator()(C x, C y) const {
-    if (is_nan(x)) return x;
-    if (is_nan(y)) return y;
-    return x < y ? y : x;
-  }
-};
-
-struct Minimum {
-  template <typename C>
-  __device__ C operator()(C x, C y) const {
-    if (is_nan(x)) return x;
-    if (is_nan(y)) return y;
-    return y < x ? y : x;
-  }
-};
-
 template <template <typename> class Supported>
 void run(std::string_view op, DType dtype, const ElementwiseLaunch<3>& launch, const auto& make_fn) {
   dispatch_dtype<Supported>(op, dtype, [&](auto tag) {

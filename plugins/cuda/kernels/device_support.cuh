@@ -134,6 +134,25 @@ __device__ __forceinline__ bool is_nan(T value) {
   }
 }
 
+// PyTorch's maximum and minimum: NaN wins over any number. With Plus, the combining functions of
+// elementwise ops and of group reductions alike.
+template <bool kLarger>
+struct NanWinningExtreme {
+  template <typename C>
+  __device__ C operator()(C x, C y) const {
+    if (is_nan(x)) return x;
+    if (is_nan(y)) return y;
+    return (kLarger ? x < y : y < x) ? y : x;
+  }
+};
+using Maximum = NanWinningExtreme<true>;
+using Minimum = NanWinningExtreme<false>;
+
+struct Plus {
+  template <typename C>
+  __device__ C operator()(C x, C y) const { return x + y; }
+};
+
 // --- math in float or double ----------------------------------------------------------------------
 // The accurate CUDA functions (never the __expf-style intrinsics), chosen by argument type.
 

@@ -72,8 +72,32 @@ __device__ __forceinline__ int64_t member_offset(const GroupShape<N>& shape, int
   return at[k];
 }
 
+// Calls visit(group, active, at) for each group the slots of a row-layout block take in turn:
+// slot threadIdx.y of blockDim.y, the blocks along x striding over the groups together. `at`
+// holds the group's first element in each operand (zeros where the slot is past the last
+// group, inactive). Every thread of the block makes the same calls, active or not, so that
+// visit may synchronise the block.
+template <int N, typename Visit>
+__device__ __forceinline__ void for_each_slot_group(const GroupShape<N>& shape, Visit&& visit) {
+  for (int64_t first = int64_t{blockIdx.x} * blockDim.y; first < shape.groups;
+       first += int64_t{gridDim.x} * blockDim.y) {
+    const int64_t group = first + threadIdx.y;
+    const bool active = group < shape.groups;
+    int64_t at[N] = {};
+    if (active) shape.kept.offsets(group, at);
+    visit(group, active, at);
+  }
+}
+
 // Dynamic shared memory, as bytes; each kernel views it as the type it caches.
 extern __shared__ __align__(16) unsigned char dynamic_shared[];
+
+// The slot's share of the block's dynamic shared memory, in which a kernel laid out by
+// cached_row_layout keeps its group's members, T each.
+template <typename T, int N>
+__device__ __forceinline__ T* slot_row_cache(const GroupShape<N>& shape) {
+  return reinterpret_cast<T*>(dynamic_shared) + threadIdx.y * shape.group_size;
+}
 
 // Reads a value another block wrote (and fenced) during this launch, bypassing any stale copy
 // in this multiprocessor's L1 cache.

@@ -45,15 +45,11 @@ __global__ void __launch_bounds__(kMaxTeamThreads) layer_norm_rows(GroupShape<kN
                                 const T* __restrict__ bias, compute_t<T> eps, bool cached) {
   using Acc = compute_t<T>;
   __shared__ Moments<Acc> warp_partials[kMaxTeamThreads / kWarpSize];
-  T* cache = reinterpret_cast<T*>(dynamic_shared) + threadIdx.y * shape.group_size;
+  T* cache = slot_row_cache<T>(shape);
   const int lane = static_cast<int>(threadIdx.x);
   const int team = static_cast<int>(blockDim.x);
   const int64_t size = shape.group_size;
-  for (int64_t first = int64_t{blockIdx.x} * blockDim.y; first < shape.groups; first += int64_t{gridDim.x} * blockDim.y) {
-    const int64_t group = first + threadIdx.y;
-    const bool active = group < shape.groups;
-    int64_t at[kNormOperands] = {};
-    if (active) shape.kept.offsets(group, at);
+  for_each_slot_group(shape, [&](int64_t /*group*/, bool active, const int64_t (&at)[kNormOperands]) {
     const T* in = input + at[kNormInput];
     Moments<Acc> moments{Acc(0), Acc(0), Acc(0)};
     if (active) {
@@ -80,7 +76,7 @@ __global__ void __launch_bounds__(kMaxTeamThreads) layer_norm_rows(GroupShape<kN
       rstd_out[at[kNormRstd]] = from_compute<T>(rstd);
     }
     if (cached) __syncthreads();  // before the cache is filled again
-  }
+  });
 }
 
 template <typename T>
@@ -89,15 +85,11 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
                   const T* __restrict__ weight, compute_t<T> eps, bool cached) {
   using Acc = compute_t<T>;
   __shared__ Acc warp_partials[kMaxTeamThreads / kWarpSize];
-  T* cache = reinterpret_cast<T*>(dynamic_shared) + threadIdx.y * shape.group_size;
+  T* cache = slot_row_cache<T>(shape);
   const int lane = static_cast<int>(threadIdx.x);
   const int team = static_cast<int>(blockDim.x);
   const int64_t size = shape.group_size;
-  for (int64_t first = int64_t{blockIdx.x} * blockDim.y; first < shape.groups; first += int64_t{gridDim.x} * blockDim.y) {
-    const int64_t group = first + threadIdx.y;
-    const bool active = group < shape.groups;
-    int64_t at[3] = {};
-    if (active) shape.kept.offsets(group, at);
+  for_each_slot_group(shape, [&](int64_t /*group*/, bool active, const int64_t (&at)[3]) {
     const T* in = input + at[0];
     Acc squares = 0;
     if (active) {
@@ -107,7 +99,7 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
         squares += value * value;
       });
     }
-    squares = team_reduce(squares, [](Acc a, Acc b) { return a + b; }, warp_partials);
+    squares = team_reduce(squares, Plus{}, warp_partials);
     if (cached) __syncthreads();  // the whole group is in the cache
     const Acc factor = Acc(1) / math_sqrt(squares / static_cast<Acc>(size) + eps);
     for (int64_t p = lane; active && p < size; p += team) {
@@ -117,7 +109,7 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
       out[at[1] + member_offset(shape, 1, p)] = from_compute<T>(y);
     }
     if (cached) __syncthreads();  // before the cache is filled again
-  }
+  });
 }
 
 // out = (x - mean) * weight / sqrt(var + eps) + bias, in the compute type, as the CPU backend.

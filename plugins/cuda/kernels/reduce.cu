@@ -87,24 +87,20 @@ __global__ void __launch_bounds__(kMaxTeamThreads) reduce_rows(GroupShape<Policy
   const int lane = static_cast<int>(threadIdx.x);
   const int team = static_cast<int>(blockDim.x);
   const MemberRange range = split_range(shape.group_size, blockIdx.y, gridDim.y);
-  for (int64_t first = int64_t{blockIdx.x} * blockDim.y; first < shape.groups; first += int64_t{gridDim.x} * blockDim.y) {
-    const int64_t group = first + threadIdx.y;
-    const bool active = group < shape.groups;
-    int64_t at[Policy::kOperands] = {};
+  for_each_slot_group(shape, [&](int64_t group, bool active, const int64_t (&at)[Policy::kOperands]) {
     Acc acc = policy.identity();
     if (active) {
-      shape.kept.offsets(group, at);
       for_members(input + at[0], shape, range.begin, range.end, lane, team,
                   [&](T x, int64_t p) { acc = policy.add(acc, x, p); });
     }
     acc = team_reduce(acc, [&](const Acc& a, const Acc& b) { return policy.combine(a, b); }, warp_partials);
-    if (!active || lane != 0) continue;
+    if (!active || lane != 0) return;
     if (gridDim.y == 1) {
       policy.write(at, acc);
     } else {
       finish_split(policy, at, acc, group, blockIdx.y, gridDim.y, partials, counters);
     }
-  }
+  });
 }
 
 template <typename T, typename Policy>

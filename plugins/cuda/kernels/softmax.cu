@@ -13,20 +13,6 @@
 namespace bp::cuda {
 namespace {
 
-struct MaxKeepingNan {
-  template <typename C>
-  __device__ C operator()(C a, C b) const {
-    if (is_nan(a)) return a;
-    if (is_nan(b)) return b;
-    return a < b ? b : a;
-  }
-};
-
-struct Sum {
-  template <typename C>
-  __device__ C operator()(C a, C b) const { return a + b; }
-};
-
 // exp(from - to), except 1 where both are -inf: members equal to -inf then count as exp(0) while
 // the maximum is -inf, and vanish (times exp(-inf)) once a finite maximum comes.
 template <typename C>
@@ -45,7 +31,7 @@ struct RunningSum {
 template <typename C>
 struct MergeRunningSums {
   __device__ RunningSum<C> operator()(const RunningSum<C>& a, const RunningSum<C>& b) const {
-    const C max = MaxKeepingNan{}(a.max, b.max);
+    const C max = Maximum{}(a.max, b.max);
     return {max, a.sum * rescale(a.max, max) + b.sum * rescale(b.max, max)};
   }
 };
@@ -62,15 +48,11 @@ __global__ void __launch_bounds__(kMaxTeamThreads) softmax_rows(GroupShape<2> sh
   using C = compute_t<T>;
   __shared__ RunningSum<C> warp_partials[kMaxTeamThreads / kWarpSize];
   __shared__ C warp_values[kMaxTeamThreads / kWarpSize];
-  T* cache = reinterpret_cast<T*>(dynamic_shared) + threadIdx.y * shape.group_size;
+  T* cache = slot_row_cache<T>(shape);
   const int lane = static_cast<int>(threadIdx.x);
   const int team = static_cast<int>(blockDim.x);
   const int64_t size = shape.group_size;
-  for (int64_t first = int64_t{blockIdx.x} * blockDim.y; first < shape.groups; first += int64_t{gridDim.x} * blockDim.y) {
-    const int64_t group = first + threadIdx.y;
-    const bool active = group < shape.groups;
-    int64_t at[2] = {};
-    if (active) shape.kept.offsets(group, at);
+  for_each_slot_group(shape, [&](int64_t /*group*/, bool active, const int64_t (&at)[2]) {
     const T* in = input + at[0];
     T* o = out + at[1];
     C max, sum;
@@ -79,14 +61,14 @@ __global__ void __launch_bounds__(kMaxTeamThreads) softmax_rows(GroupShape<2> sh
       if (active) {
         for_members(in, shape, 0, size, lane, team, [&](T x, int64_t p) {
           cache[p] = x;
-          max = MaxKeepingNan{}(max, to_compute(x));
+          max = Maximum{}(max, to_compute(x));
         });
       }
-      max = team_reduce(max, MaxKeepingNan{}, warp_values);
+      max = team_reduce(max, Maximum{}, warp_values);
       __syncthreads();  // the whole row is in the cache
       sum = 0;
       for (int64_t p = lane; active && p < size; p += team) sum += math_exp(to_compute(cache[p]) - max);
-      sum = team_reduce(sum, Sum{}, warp_values);
+      sum = team_reduce(sum, Plus{}, warp_values);
     } else {
       RunningSum<C> running{-std::numeric_limits<C>::infinity(), C(0)};
       if (active) {
@@ -104,7 +86,7 @@ __global__ void __launch_bounds__(kMaxTeamThreads) softmax_rows(GroupShape<2> sh
       o[member_offset(shape, 1, p)] = from_compute<T>(normalized(x, max, sum, log_sum, logarithm));
     }
     if (cached) __syncthreads();  // before the cache is filled again
-  }
+  });
 }
 
 template <typename T>
@@ -116,7 +98,7 @@ __global__ void __launch_bounds__(kGroupBlockThreads)
     shape.kept.offsets(group, at);
     const T* in = input + at[0];
     C max = -std::numeric_limits<C>::infinity();
-    for (int64_t p = 0; p < shape.group_size; ++p) max = MaxKeepingNan{}(max, to_compute(in[member_offset(shape, 0, p)]));
+    for (int64_t p = 0; p < shape.group_size; ++p) max = Maximum{}(max, to_compute(in[member_offset(shape, 0, p)]));
     C sum = 0;
     for (int64_t p = 0; p < shape.group_size; ++p) sum += math_exp(to_compute(in[member_offset(shape, 0, p)]) - max);
     const C log_sum = math_log(sum);
