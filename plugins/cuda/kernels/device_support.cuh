@@ -4,6 +4,7 @@
 #pragma once
 
 #include "launch.h"
+#include "launch_layout.h"
 
 #include <backplane/sdk/status.hpp>
 
@@ -213,11 +214,6 @@ __device__ __forceinline__ T shuffle_from_first(const T& value, int width) {
   return shuffle_words(value, [&](uint32_t w) { return __shfl_sync(0xffffffffu, w, 0, width); });
 }
 
-inline constexpr int kWarpSize = 32;
-// Threads of a team (and of a block of teams) at most, so that team kernels may use up to 128
-// registers per thread (their launch bounds) and still launch.
-inline constexpr int kMaxTeamThreads = 512;
-
 // A team is blockDim.x consecutive threads (a power of two up to kMaxTeamThreads) working on one
 // group; a block holds blockDim.y teams and whole warps. combine must be associative and
 // commutative for the values given, up to rounding; the combination order is fixed, so results
@@ -252,22 +248,9 @@ __device__ __forceinline__ int64_t grid_threads() {
   return static_cast<int64_t>(gridDim.x) * blockDim.x;
 }
 
-// Blocks for `work` items of `per_block` each: enough to fill the device several times over,
-// never more than the work needs (grid-stride loops cover the rest).
-inline unsigned int grid_blocks(int64_t work, int64_t per_block, const LaunchTarget& target,
-                                int64_t blocks_per_multiprocessor = 32) {
-  const int64_t needed = (work + per_block - 1) / per_block;
-  const int64_t cap = static_cast<int64_t>(target.multiprocessors) * blocks_per_multiprocessor;
-  const int64_t blocks = needed < cap ? needed : cap;
-  return static_cast<unsigned int>(blocks < 1 ? 1 : blocks);
-}
-
 // Throws a bp::plugin::Error naming `kernel` if its launch failed (a bad configuration, no
 // kernel image for this device, a sticky error from earlier work).
 void check_launch(std::string_view kernel);
-
-// What every kernel may use without opting in: static and dynamic shared memory together.
-inline constexpr size_t kDefaultSharedMemory = 48 * 1024;
 
 // The shared memory `kernel` declares statically (its __shared__ arrays), as compiled for the
 // current device.

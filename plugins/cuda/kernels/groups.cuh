@@ -15,9 +15,6 @@
 
 namespace bp::cuda {
 
-inline constexpr int kGroupBlockThreads = 256;
-inline constexpr int kColumnGroups = 32;
-inline constexpr int kColumnSlices = 8;
 // Vectors each thread of a team loads before using them.
 inline constexpr int kMemberUnroll = 4;
 
@@ -126,38 +123,10 @@ __device__ __forceinline__ MemberRange split_range(int64_t group_size, int64_t s
   return {begin, end};
 }
 
-// How a row-layout launch is shaped.
-struct RowLayout {
-  unsigned int team = 1;    // threads per group (blockDim.x)
-  unsigned int slots = 1;   // groups per block (blockDim.y)
-  unsigned int blocks = 1;  // gridDim.x
-  unsigned int splits = 1;  // gridDim.y
-};
-
-// A team big enough that each thread handles about `members_per_thread` members (at most
-// `max_team`, a power of two up to kMaxTeamThreads), and enough teams per block to fill
-// kGroupBlockThreads. Blocks always hold whole
-// warps. Splits only where `allow_splits` and the groups are too few to fill the device.
-RowLayout row_layout(int64_t groups, int64_t group_size, int64_t members_per_thread, unsigned int max_team,
-                     bool allow_splits, const LaunchTarget& target);
-
-// A row layout without splits whose teams keep their group's members in shared memory, so that
-// the input is read once, when a group of `element_size`-byte members fits (`cached`) beside
-// the kernel's `static_shared_bytes`; fewer teams per block if that makes them fit.
-struct CachedRowLayout {
-  RowLayout rows;
-  bool cached = false;
-  size_t shared_bytes = 0;  // dynamic shared memory per block
-};
-CachedRowLayout cached_row_layout(int64_t groups, int64_t group_size, size_t element_size,
-                                  int64_t members_per_thread, size_t static_shared_bytes, const LaunchTarget& target);
 // cached_row_layout for `kernel` on the current device: reads its static shared memory and
 // raises its dynamic limit to what the layout uses.
 CachedRowLayout prepare_cached_rows(const void* kernel, std::string_view name, int64_t groups, int64_t group_size,
                                     size_t element_size, int64_t members_per_thread, const LaunchTarget& target);
-
-// The splits of a column-layout launch (gridDim.y).
-unsigned int column_splits(int64_t groups, int64_t group_size, const LaunchTarget& target);
 
 // Whether the column layout reads operand 0 coalesced where the row layout would not.
 template <int N>

@@ -50,12 +50,13 @@ RowLayout row_layout(int64_t groups, int64_t group_size, int64_t members_per_thr
   layout.team = static_cast<unsigned int>(std::bit_ceil(static_cast<uint64_t>(std::min<int64_t>(wanted, max_team))));
   layout.slots = std::max(1u, static_cast<unsigned int>(kGroupBlockThreads) / layout.team);
   if (allow_splits) {
-    layout.splits = splits_for(groups, group_size, layout.slots, target);
+    // A split layout has one group per block, so that a block's last split finishes that group
+    // alone: splits count those blocks.
+    layout.splits = splits_for(groups, group_size, 1, target);
     if (layout.splits > 1) {
-      // One group per block, so that a block's last split finishes that group alone; a bigger
-      // team reads the group faster.
       layout.slots = 1;
-      layout.team = std::max(layout.team, static_cast<unsigned int>(kGroupBlockThreads));
+      // A bigger team reads the group faster.
+      layout.team = std::max(layout.team, std::min(max_team, static_cast<unsigned int>(kGroupBlockThreads)));
     }
   }
   layout.blocks = grid_blocks(groups, layout.slots, target);

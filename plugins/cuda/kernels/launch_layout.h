@@ -1,0 +1,64 @@
+// How launches are shaped: block and grid sizes, and the shared memory a block may use. Plain
+// host code (launch_support.cu defines the functions), so that the rules are tested on machines
+// without a GPU (tests/cuda/launch_layout_test.cpp).
+#pragma once
+
+#include "launch.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace bp::cuda {
+
+inline constexpr int kWarpSize = 32;
+// Threads of a team (and of a block of teams) at most, so that team kernels may use up to 128
+// registers per thread (their launch bounds) and still launch.
+inline constexpr int kMaxTeamThreads = 512;
+// Threads of a group kernel's block; the column layout's groups per block, and threads per group.
+inline constexpr int kGroupBlockThreads = 256;
+inline constexpr int kColumnGroups = 32;
+inline constexpr int kColumnSlices = 8;
+
+// What every kernel may use without opting in: static and dynamic shared memory together.
+inline constexpr size_t kDefaultSharedMemory = 48 * 1024;
+
+// Blocks for `work` items of `per_block` each: enough to fill the device several times over,
+// never more than the work needs (grid-stride loops cover the rest).
+inline unsigned int grid_blocks(int64_t work, int64_t per_block, const LaunchTarget& target,
+                                int64_t blocks_per_multiprocessor = 32) {
+  const int64_t needed = (work + per_block - 1) / per_block;
+  const int64_t cap = static_cast<int64_t>(target.multiprocessors) * blocks_per_multiprocessor;
+  const int64_t blocks = needed < cap ? needed : cap;
+  return static_cast<unsigned int>(blocks < 1 ? 1 : blocks);
+}
+
+// How a row-layout launch is shaped.
+struct RowLayout {
+  unsigned int team = 1;    // threads per group (blockDim.x)
+  unsigned int slots = 1;   // groups per block (blockDim.y)
+  unsigned int blocks = 1;  // gridDim.x
+  unsigned int splits = 1;  // gridDim.y
+};
+
+// A team big enough that each thread handles about `members_per_thread` members (at most
+// `max_team`, a power of two up to kMaxTeamThreads), and enough teams per block to fill
+// kGroupBlockThreads. Blocks always hold whole warps. Splits only where `allow_splits` and the
+// groups are too few to fill the device, each of at least 16 Ki members.
+RowLayout row_layout(int64_t groups, int64_t group_size, int64_t members_per_thread, unsigned int max_team,
+                     bool allow_splits, const LaunchTarget& target);
+
+// A row layout without splits whose teams keep their group's members in shared memory, so that
+// the input is read once, when a group of `element_size`-byte members fits (`cached`) beside
+// the kernel's `static_shared_bytes`; fewer teams per block if that makes them fit.
+struct CachedRowLayout {
+  RowLayout rows;
+  bool cached = false;
+  size_t shared_bytes = 0;  // dynamic shared memory per block
+};
+CachedRowLayout cached_row_layout(int64_t groups, int64_t group_size, size_t element_size,
+                                  int64_t members_per_thread, size_t static_shared_bytes, const LaunchTarget& target);
+
+// The splits of a column-layout launch (gridDim.y).
+unsigned int column_splits(int64_t groups, int64_t group_size, const LaunchTarget& target);
+
+}  // namespace bp::cuda
