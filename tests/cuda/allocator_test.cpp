@@ -1,6 +1,6 @@
 // The caching device allocator: its statistics, a steady state without cudaMalloc, and running
-// out of memory without losing the process. On the allocator itself (one per device, as the
-// plugin has) and through the core.
+// out of memory without losing the process. On the allocator itself, over host memory (no GPU
+// needed) and over a GPU's, and through the core.
 #include "cuda_test_support.h"
 
 #include "device_allocator.h"
@@ -10,6 +10,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,9 +30,50 @@ TEST_CASE("block sizes: 512-byte steps below 1 MiB, 2 MiB steps from there") {
   CHECK(DeviceAllocator::block_size((2 << 20) + 1) == 4 << 20);
 }
 
-TEST_CASE("the allocator counts blocks, keeps freed ones, and reaches a steady state without cudaMalloc") {
-  SKIP_WITHOUT_CUDA_DEVICE();
-  DeviceAllocator allocator(0, "cuda:0");
+// Device memory served from the host, up to a capacity, writing what the allocator asks of it
+// to a log that outlives the allocator (which owns it).
+class HostDeviceMemory final : public bp::cuda::DeviceMemory {
+ public:
+  HostDeviceMemory(uint64_t capacity, std::vector<std::string>& log) : capacity_(capacity), log_(log) {}
+  ~HostDeviceMemory() override {
+    for (const auto& [block, bytes] : blocks_) std::free(block);
+  }
+
+  void* allocate(uint64_t bytes) override {
+    const bool fits = used_ + bytes <= capacity_;
+    log_.push_back("allocate " + std::to_string(bytes) + (fits ? "" : ": full"));
+    if (!fits) return nullptr;
+    void* block = std::malloc(bytes);
+    blocks_.emplace(block, bytes);
+    used_ += bytes;
+    return block;
+  }
+  void free(void* block) override {
+    const uint64_t bytes = blocks_.at(block);
+    log_.push_back("free " + std::to_string(bytes));
+    blocks_.erase(block);
+    used_ -= bytes;
+    std::free(block);
+  }
+  void synchronize() override { log_.push_back("synchronize"); }
+  std::optional<bp::cuda::MemoryInfo> info() override { return bp::cuda::MemoryInfo{capacity_ - used_, capacity_}; }
+
+ private:
+  const uint64_t capacity_;
+  std::vector<std::string>& log_;
+  std::map<void*, uint64_t> blocks_;
+  uint64_t used_ = 0;
+};
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+DeviceAllocator host_allocator(uint64_t capacity, std::vector<std::string>& log) {
+  return DeviceAllocator(std::make_unique<HostDeviceMemory>(capacity, log), "test:0");
+}
+
+TEST_CASE("the allocator counts blocks, keeps freed ones, and reaches a steady state asking the device for none") {
+  std::vector<std::string> log;
+  DeviceAllocator allocator = host_allocator(64 * kMiB, log);
   const std::vector<uint64_t> sizes = {100, 4096, 1 << 20, 3 << 20, 700};
   auto round = [&] {
     std::vector<void*> blocks;
@@ -41,34 +86,87 @@ TEST_CASE("the allocator counts blocks, keeps freed ones, and reaches a steady s
   CHECK(warm.allocated_bytes == 0);
   CHECK(warm.reserved_bytes == 512 + 4096 + (2 << 20) + (4 << 20) + 1024);
   CHECK(warm.peak_allocated_bytes == warm.reserved_bytes);
+  const size_t asked = log.size();
   for (int i = 0; i < 100; ++i) round();
   const bp::cuda::MemoryStats steady = allocator.stats();
+  CHECK(log.size() == asked);
   CHECK(steady.device_allocations == warm.device_allocations);
   CHECK(steady.reserved_bytes == warm.reserved_bytes);
   CHECK(steady.cache_hits == warm.cache_hits + 100 * sizes.size());
 
+  // Giving the cache back waits for queued work first, and keeps live blocks.
   void* held = allocator.allocate(4096);
   CHECK(allocator.stats().allocated_bytes == 4096);
+  log.clear();
   CHECK(allocator.release_cache() == warm.reserved_bytes - 4096);
+  REQUIRE(log.size() == sizes.size());
+  CHECK(log.front() == "synchronize");
   CHECK(allocator.stats().reserved_bytes == 4096);
   allocator.release(held);
 }
 
+TEST_CASE("out of device memory, the cache goes back to the device and the allocation is tried again") {
+  std::vector<std::string> log;
+  DeviceAllocator allocator = host_allocator(8 * kMiB, log);
+  allocator.release(allocator.allocate(4 * kMiB));
+  log.clear();
+  void* block = allocator.allocate(6 * kMiB);
+  CHECK(block != nullptr);
+  CHECK(log == std::vector<std::string>{"allocate 6291456: full", "synchronize", "free 4194304", "allocate 6291456"});
+  CHECK(allocator.stats().reserved_bytes == 6 * kMiB);
+  allocator.release(block);
+}
+
+TEST_CASE("out of device memory even without the cache: an error with the sizes, and the allocator stays usable") {
+  std::vector<std::string> log;
+  DeviceAllocator allocator = host_allocator(8 * kMiB, log);
+  void* live = allocator.allocate(6 * kMiB);
+  allocator.release(allocator.allocate(kMiB + 1));  // a 2 MiB block, cached
+  try {
+    allocator.allocate(4 * kMiB);
+    FAIL("no error");
+  } catch (const bp::plugin::Error& e) {
+    CHECK(e.code() == BP_STATUS_OUT_OF_MEMORY);
+    CHECK(std::string(e.what()) ==
+          "test:0: out of memory: cannot allocate 4194304 bytes (4.0 MiB); the device has 2097152 bytes (2.0 MiB) "
+          "free of 8388608 bytes (8.0 MiB), of which this plugin holds 6291456 bytes (6.0 MiB) in live blocks "
+          "after giving back 2097152 bytes (2.0 MiB) of cached blocks. Free tensors you no longer need or work "
+          "on smaller pieces.");
+  }
+  CHECK(allocator.stats().allocated_bytes == 6 * kMiB);
+  void* small = allocator.allocate(kMiB);
+  CHECK(small != nullptr);
+  allocator.release(small);
+  allocator.release(live);
+}
+
+TEST_CASE("the allocator gives its cached blocks back when it goes, and leaves live ones to their tensors") {
+  std::vector<std::string> log;
+  {
+    DeviceAllocator allocator = host_allocator(64 * kMiB, log);
+    allocator.allocate(kMiB);  // still live at the end
+    allocator.release(allocator.allocate(3 * kMiB));
+    log.clear();
+  }
+  CHECK(log == std::vector<std::string>{"synchronize", "free 4194304"});
+}
+
 TEST_CASE("freeing a pointer the allocator did not hand out is refused") {
-  SKIP_WITHOUT_CUDA_DEVICE();
-  DeviceAllocator allocator(0, "cuda:0");
+  std::vector<std::string> log;
+  DeviceAllocator allocator = host_allocator(64 * kMiB, log);
   int not_a_block = 0;
   try {
     allocator.release(&not_a_block);
     FAIL("no error");
   } catch (const bp::plugin::Error& e) {
     CHECK(e.code() == BP_STATUS_INVALID_ARGUMENT);
+    CHECK(std::string(e.what()) == "test:0: a pointer that this device's allocator did not hand out was freed");
   }
 }
 
 TEST_CASE("out of device memory: an error naming the size and the free memory, and the next allocation works") {
   SKIP_WITHOUT_CUDA_DEVICE();
-  DeviceAllocator allocator(0, "cuda:0");
+  DeviceAllocator allocator(bp::cuda::cuda_device_memory(0, "cuda:0"), "cuda:0");
   void* cached = allocator.allocate(1 << 20);
   allocator.release(cached);
   size_t free = 0, total = 0;

@@ -24,7 +24,7 @@ Device::Device(int index, const cudaDeviceProp& properties, const std::string& v
       total_memory_(properties.totalGlobalMem),
       multiprocessors_(properties.multiProcessorCount > 0 ? properties.multiProcessorCount : 1),
       max_shared_memory_(properties.sharedMemPerBlockOptin),
-      allocator_(index, label_),
+      allocator_(cuda_device_memory(index, label_), label_),
       staging_(index, label_) {
   description_ = "compute capability " + std::to_string(properties.major) + "." + std::to_string(properties.minor) +
                  ", " + std::to_string(properties.multiProcessorCount) + " multiprocessors, " +

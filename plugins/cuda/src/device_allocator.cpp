@@ -1,10 +1,11 @@
 #include "device_allocator.h"
 
-#include "cuda_call.h"
-#include "device_guard.h"
+#include <backplane/sdk/status.hpp>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <utility>
 
 namespace bp::cuda {
 namespace {
@@ -24,7 +25,8 @@ std::string bytes_text(uint64_t bytes) {
 
 }  // namespace
 
-DeviceAllocator::DeviceAllocator(int device, std::string label) : device_(device), label_(std::move(label)) {}
+DeviceAllocator::DeviceAllocator(std::unique_ptr<DeviceMemory> memory, std::string label)
+    : memory_(std::move(memory)), label_(std::move(label)) {}
 
 DeviceAllocator::~DeviceAllocator() {
   // Only cached blocks: blocks still handed out belong to tensors that outlive the plugin.
@@ -56,33 +58,26 @@ void* DeviceAllocator::allocate(uint64_t bytes) {
     return ptr;
   }
 
-  const DeviceGuard guard(device_);
-  void* ptr = nullptr;
-  cudaError_t error = cudaMalloc(&ptr, size);
+  void* ptr = memory_->allocate(size);
   uint64_t released = 0;
-  if (error == cudaErrorMemoryAllocation) {
-    cudaGetLastError();  // not sticky: clear it
+  if (ptr == nullptr) {
     released = release_cache_locked();
-    error = cudaMalloc(&ptr, size);
+    ptr = memory_->allocate(size);
   }
-  if (error == cudaErrorMemoryAllocation) {
-    cudaGetLastError();
-    size_t free = 0, total = 0;
-    const bool known = cudaMemGetInfo(&free, &total) == cudaSuccess;
-    cudaGetLastError();
+  if (ptr == nullptr) {
+    const std::optional<MemoryInfo> info = memory_->info();
     throw plugin::Error(
         BP_STATUS_OUT_OF_MEMORY,
         label_ + ": out of memory: cannot allocate " + bytes_text(bytes) + "; the device has " +
-            (known ? bytes_text(free) + " free of " + bytes_text(total) : std::string("an unknown amount free")) +
+            (info ? bytes_text(info->free) + " free of " + bytes_text(info->total) : std::string("an unknown amount free")) +
             ", of which this plugin holds " + bytes_text(stats_.allocated_bytes) + " in live blocks" +
             (released ? " after giving back " + bytes_text(released) + " of cached blocks" : std::string()) +
             ". Free tensors you no longer need or work on smaller pieces.");
   }
-  check_cuda(error, label_ + ": cudaMalloc of " + bytes_text(size));
   try {
     live_blocks_.emplace(ptr, size);
   } catch (...) {
-    cudaFree(ptr);
+    memory_->free(ptr);
     throw;
   }
   ++stats_.device_allocations;
@@ -112,13 +107,12 @@ uint64_t DeviceAllocator::release_cache() {
 
 uint64_t DeviceAllocator::release_cache_locked() {
   if (free_blocks_.empty()) return 0;
-  const DeviceGuard guard(device_);
-  // Queued work may still use freed blocks; cudaFree must not pull them from under it.
-  check_cuda(cudaDeviceSynchronize(), label_ + ": waiting for queued work before freeing cached blocks");
+  // Queued work may still use freed blocks; giving them back must not pull them from under it.
+  memory_->synchronize();
   uint64_t released = 0;
   for (auto& [size, blocks] : free_blocks_) {
     for (void* ptr : blocks) {
-      cudaFree(ptr);  // fails only for a bad pointer, and every one came from cudaMalloc
+      memory_->free(ptr);
       released += size;
     }
   }

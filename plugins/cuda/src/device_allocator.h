@@ -8,7 +8,11 @@
 // queued work still uses it goes only to work queued after that work.
 #pragma once
 
+#include "device_memory.h"
+
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -18,16 +22,18 @@ namespace bp::cuda {
 
 struct MemoryStats {
   uint64_t allocated_bytes = 0;       // in blocks handed out and not yet returned
-  uint64_t reserved_bytes = 0;        // in blocks obtained from cudaMalloc: handed out or cached
+  uint64_t reserved_bytes = 0;        // in blocks obtained from the device: handed out or cached
   uint64_t peak_allocated_bytes = 0;  // the most allocated_bytes has been
-  uint64_t device_allocations = 0;    // successful cudaMalloc calls
+  uint64_t device_allocations = 0;    // blocks obtained from the device (cudaMalloc calls)
   uint64_t cache_hits = 0;            // allocations served from the cache
 };
 
 class DeviceAllocator {
  public:
-  // `label` names the device in messages ("cuda:0 (NVIDIA H100 80GB HBM3)").
-  DeviceAllocator(int device, std::string label);
+  // Caches blocks of `memory`; `label` names the device in messages ("cuda:0 (NVIDIA H100 80GB
+  // HBM3)").
+  DeviceAllocator(std::unique_ptr<DeviceMemory> memory, std::string label);
+  DeviceAllocator(std::nullptr_t, std::string) = delete;  // an allocator needs memory to cache
   ~DeviceAllocator();
   DeviceAllocator(const DeviceAllocator&) = delete;
   DeviceAllocator& operator=(const DeviceAllocator&) = delete;
@@ -49,7 +55,7 @@ class DeviceAllocator {
  private:
   uint64_t release_cache_locked();
 
-  const int device_;
+  const std::unique_ptr<DeviceMemory> memory_;
   const std::string label_;
   mutable std::mutex mutex_;
   std::unordered_map<uint64_t, std::vector<void*>> free_blocks_;  // by block size
