@@ -51,6 +51,8 @@ void* DeviceAllocator::allocate(uint64_t bytes) {
   if (auto found = free_blocks_.find(size); found != free_blocks_.end() && !found->second.empty()) {
     void* ptr = found->second.back();
     found->second.pop_back();
+    // No empty lists stay: an empty cache is an empty map, which release_cache leaves alone.
+    if (found->second.empty()) free_blocks_.erase(found);
     live_blocks_.emplace(ptr, size);
     ++stats_.cache_hits;
     stats_.allocated_bytes += size;
