@@ -579,20 +579,41 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("cpu kernel paths: row kernels over groups lying side by side, 32 gathered at a time") {
-  // Softmax over dim 0 of a row-major matrix, and norms over the rows of its transpose: the
-  // groups are columns, gathered 32 at a time; 70 of them are two whole batches and a tail.
+TEST_CASE("cpu kernel paths: softmax over groups lying side by side, a tile of 1024 at a time") {
+  // Softmax over dim 0 of a row-major matrix: the groups are columns, normalised 1024 at a time,
+  // a row of each pass at a time; 2100 columns are two whole tiles and a tail, split between
+  // threads. Columns of a slice (every other one) and an output laid out by columns take the
+  // same passes with strides.
+  const Shape shape = {60, 2100};
+  const std::vector<bool> columns = {true, false};
+  for (const DType dtype : {bp::kFloat32, bp::kFloat64, bp::kBFloat16}) {
+    INFO(name_of(dtype));
+    const Tensor whole = sample_tensor(shape, dtype, Layout::Contiguous, 8, kCpu);
+    for (const bool every_other : {false, true}) {
+      INFO((every_other ? "every other column" : "every column"));
+      const Tensor x = every_other ? whole.slice(1, 0, shape[1], 2) : whole;
+      const Shape x_shape = x.sizes().vec();
+      const Values softmax = transform_groups(values_of(x), x_shape, columns, softmax_of);
+      Values log_softmax = softmax;
+      for (double& v : log_softmax) v = std::log(v);
+      check_tensor(bp::softmax(x, 0), x_shape, dtype, softmax);
+      check_tensor(bp::log_softmax(x, 0), x_shape, dtype, log_softmax);
+      Tensor by_columns = bp::empty({x_shape[1], x_shape[0]}, dtype).transpose(0, 1);
+      bp::softmax_out(by_columns, x, 0);
+      check_tensor(by_columns, x_shape, dtype, softmax);
+    }
+  }
+}
+
+TEST_CASE("cpu kernel paths: norms over groups lying side by side, 32 gathered at a time") {
+  // Norms over the rows of a transposed matrix: the groups are columns, gathered 32 at a time;
+  // 70 of them are two whole batches and a tail.
   const Shape shape = {50, 70};
   for (const DType dtype : {bp::kFloat32, bp::kFloat64, bp::kBFloat16}) {
     INFO(name_of(dtype));
     const Tensor x = sample_tensor(shape, dtype, Layout::Contiguous, 8, kCpu);
     const Values values = values_of(x);
     const std::vector<bool> columns = {true, false};
-    const Values softmax = transform_groups(values, shape, columns, softmax_of);
-    check_tensor(bp::softmax(x, 0), shape, dtype, softmax);
-    Values log_softmax = softmax;
-    for (double& v : log_softmax) v = std::log(v);
-    check_tensor(bp::log_softmax(x, 0), shape, dtype, log_softmax);
 
     const auto normalized = [](const Values& g, double center) {
       double squares = 0;
@@ -655,21 +676,26 @@ TEST_CASE("cpu kernel paths: softmax and log_softmax written over their input") 
   }
 }
 
-TEST_CASE("cpu kernel paths: softmax rows with NaN or infinities") {
+TEST_CASE("cpu kernel paths: softmax groups with NaN or infinities, along rows and side by side") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   for (const int64_t n : {5, 40}) {
-    INFO(n << " elements per row");
-    Values values(static_cast<size_t>(3 * n), 1.0);
-    values[static_cast<size_t>(n / 2)] = nan;                            // row 0: one NaN
-    for (int64_t i = n; i < 2 * n; ++i) values[static_cast<size_t>(i)] = -inf;  // row 1: all -inf
-    values[static_cast<size_t>(2 * n + 3)] = -inf;                       // row 2: one -inf
-    const Tensor x = make_tensor(values, {3, n}, bp::kFloat32, kCpu);
-    const Values result = values_of(bp::softmax(x, 1));
-    for (int64_t i = 0; i < 2 * n; ++i) CHECK(std::isnan(result[static_cast<size_t>(i)]));
-    for (int64_t i = 2 * n; i < 3 * n; ++i) {
-      const double expected = i == 2 * n + 3 ? 0.0 : 1.0 / static_cast<double>(n - 1);
-      CHECK(result[static_cast<size_t>(i)] == doctest::Approx(expected).epsilon(1e-6));
+    INFO(n << " elements per group");
+    Values values(static_cast<size_t>(4 * n), 1.0);
+    values[static_cast<size_t>(n / 2)] = nan;                                     // group 0: one NaN
+    for (int64_t i = n; i < 2 * n; ++i) values[static_cast<size_t>(i)] = -inf;  // group 1: all -inf
+    values[static_cast<size_t>(2 * n + 1)] = inf;                                 // group 2: one +inf
+    values[static_cast<size_t>(3 * n + 3)] = -inf;                                // group 3: one -inf
+    const Tensor x = make_tensor(values, {4, n}, bp::kFloat32, kCpu);
+    // The groups as rows, and as columns of the transposed matrix, read back as rows.
+    const Tensor columns = x.transpose(0, 1).contiguous();
+    for (const Tensor& result_tensor : {bp::softmax(x, 1), bp::softmax(columns, 0).transpose(0, 1)}) {
+      const Values result = values_of(result_tensor);
+      for (int64_t i = 0; i < 3 * n; ++i) CHECK(std::isnan(result[static_cast<size_t>(i)]));
+      for (int64_t i = 3 * n; i < 4 * n; ++i) {
+        const double expected = i == 3 * n + 3 ? 0.0 : 1.0 / static_cast<double>(n - 1);
+        CHECK(result[static_cast<size_t>(i)] == doctest::Approx(expected).epsilon(1e-6));
+      }
     }
   }
 }

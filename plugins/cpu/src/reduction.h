@@ -214,8 +214,9 @@ BP_CPU_MULTIVERSIONED void scatter_group(const ReductionLoops<N>& loops, const O
       });
 }
 
-// Groups lying side by side that for_each_group_span gathers at once (16, 64 and 128 were slower
-// for softmax over the columns of a 4096 x 4096 float32 matrix), fewer where their elements
+// Groups lying side by side that for_each_group_span gathers at once, for the norms (16, 64 and
+// 128 were slower for softmax over the columns of a 4096 x 4096 float32 matrix, when softmax
+// took this path too), fewer where their elements
 // would pass kGatheredElements: long groups then take as much memory as one at a time did.
 inline constexpr int64_t kGroupsGathered = 32;
 inline constexpr int64_t kGatheredElements = int64_t{1} << 20;
