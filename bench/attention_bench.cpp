@@ -1,7 +1,8 @@
 // scaled_dot_product_attention on the CPU backend: the fused kernel op that it calls without a
 // mask, against its composite path (matmul, softmax, matmul), which an explicit Bool mask that
 // keeps the same positions selects. Both compute the same attention in one run; their ratio is
-// what fusing gains. See bench/README.md.
+// what fusing gains. And grouped-query attention through enable_gqa against repeating the
+// key/value heads by hand. See bench/README.md.
 #include <backplane/backplane.h>
 
 #include <benchmark/benchmark.h>
@@ -46,7 +47,41 @@ void attention(benchmark::State& state, AttentionShape s, bool causal, bool fuse
                          benchmark::Counter::kIsRate);
 }
 
+// One decoding step of grouped-query attention (32 query heads over 8 key/value heads, one query
+// position against 4096 cached ones, head dim 128): enable_gqa, which reads each key/value head
+// in place for its 4 query heads, against repeating the key/value heads first (a copy per call).
+void grouped_query_decode(benchmark::State& state, bool repeat_heads) {
+  const int64_t query_heads = 32, kv_heads = 8, cached = 4096, head_dim = 128;
+  const bp::Tensor q = bp::randn({1, query_heads, 1, head_dim});
+  const bp::Tensor k = bp::randn({1, kv_heads, cached, head_dim});
+  const bp::Tensor v = bp::randn({1, kv_heads, cached, head_dim});
+  const auto repeated = [&](const bp::Tensor& t) {
+    const int64_t groups = query_heads / kv_heads;
+    return t.unsqueeze(2)
+        .expand({1, kv_heads, groups, cached, head_dim})
+        .reshape({1, query_heads, cached, head_dim});
+  };
+  for (auto _ : state) {
+    if (repeat_heads) {
+      const bp::Tensor out = bp::scaled_dot_product_attention(q, repeated(k), repeated(v));
+      benchmark::DoNotOptimize(out.impl());
+    } else {
+      benchmark::DoNotOptimize(
+          bp::scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, false, std::nullopt, true)
+              .impl());
+    }
+  }
+}
+
 void register_benchmarks() {
+  for (const bool repeat_heads : {false, true}) {
+    benchmark::RegisterBenchmark(
+        repeat_heads ? "gqa decode q32 kv8 cached 4096 dim 128/repeated heads"
+                     : "gqa decode q32 kv8 cached 4096 dim 128/enable_gqa",
+        grouped_query_decode, repeat_heads)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
   for (const AttentionShape& s : kShapes) {
     for (const bool causal : {false, true}) {
       const std::string name = "sdpa b" + std::to_string(s.batch) + " h" +

@@ -118,16 +118,47 @@ TEST_CASE("scaled_dot_product_attention: plain, causal, masked and scaled") {
 }
 
 TEST_CASE("scaled_dot_product_attention: grouped key/value heads and 2-D operands") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
   for (const Device device : test_devices()) {
     INFO("device " << device.str());
-    const Tensor q = sample_tensor({1, 4, 3, 8}, bp::kFloat64, Layout::Contiguous, 611, device);
-    const Tensor k = sample_tensor({1, 2, 5, 8}, bp::kFloat64, Layout::Transposed, 612, device);
-    const Tensor v = sample_tensor({1, 2, 5, 6}, bp::kFloat64, Layout::Sliced, 613, device);
-    check_tensor(
-        bp::scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, false, 0.125, true),
-        {1, 4, 3, 6}, bp::kFloat64,
-        attention_reference(values_of(q), values_of(k), values_of(v), {4, 3, 5, 8, 6}, 0.125,
-                            no_mask, /*kv_group=*/2));
+    for (const DType dtype : {bp::kFloat64, bp::kFloat32}) {
+      for (const Layout query_layout : {Layout::Contiguous, Layout::Transposed}) {
+        INFO(name_of(dtype) << ", query " << name_of(query_layout));
+        // 2 batches of 6 query heads, in groups of 3 over 2 key/value heads.
+        const Attention a{12, 3, 5, 8, 6};
+        const Tensor q = sample_tensor({2, 6, 3, 8}, dtype, query_layout, 611, device);
+        const Tensor k = sample_tensor({2, 2, 5, 8}, dtype, Layout::Transposed, 612, device);
+        const Tensor v = sample_tensor({2, 2, 5, 6}, dtype, Layout::Sliced, 613, device);
+        const Values qs = values_of(q), ks = values_of(k), vs = values_of(v);
+        const auto gqa = [&](const std::optional<Tensor>& mask, bool causal) {
+          return bp::scaled_dot_product_attention(q, k, v, mask, 0.0, causal, 0.125, true);
+        };
+        const Shape out_shape = {2, 6, 3, 6};
+        check_tensor(gqa(std::nullopt, false), out_shape, dtype,
+                     attention_reference(qs, ks, vs, a, 0.125, no_mask, /*kv_group=*/3));
+
+        INFO("causal");
+        check_tensor(gqa(std::nullopt, true), out_shape, dtype,
+                     attention_reference(qs, ks, vs, a, 0.125, [&](int64_t, int64_t i, int64_t j) {
+                       return j > i ? nan : 0.0;
+                     }, 3));
+
+        INFO("an additive mask per query head, and a boolean one for all heads");
+        const Tensor bias = sample_tensor({6, 1, 5}, dtype, Layout::Contiguous, 614, device);
+        const Values bias_values = values_of(bias);
+        check_tensor(gqa(bias, false), out_shape, dtype,
+                     attention_reference(qs, ks, vs, a, 0.125, [&](int64_t b, int64_t, int64_t j) {
+                       return bias_values[static_cast<size_t>((b % 6) * 5 + j)];
+                     }, 3));
+        Values keep_values = sample_values(15, bp::kBool, 615);
+        for (size_t i = 0; i < keep_values.size(); i += 5) keep_values[i] = 1;  // none all masked
+        const Tensor keep = make_tensor(keep_values, {1, 3, 5}, bp::kBool, device);
+        check_tensor(gqa(keep, false), out_shape, dtype,
+                     attention_reference(qs, ks, vs, a, 0.125, [&](int64_t, int64_t i, int64_t j) {
+                       return keep_values[static_cast<size_t>(i * 5 + j)] != 0 ? 0.0 : nan;
+                     }, 3));
+      }
+    }
     const Tensor q2 = sample_tensor({3, 4}, bp::kFloat32, Layout::Contiguous, 614, device);
     const Tensor k2 = sample_tensor({2, 4}, bp::kFloat32, Layout::Contiguous, 615, device);
     const Tensor v2 = sample_tensor({2, 2}, bp::kFloat32, Layout::Contiguous, 616, device);
@@ -271,6 +302,14 @@ TEST_CASE("scaled_dot_product_attention refuses what it cannot compute") {
                                          std::nullopt, true);
       },
       "head count divides the query's");
+  check_error(
+      [&] {
+        bp::scaled_dot_product_attention(bp::zeros({1, 4, 4, 8}), bp::zeros({1, 2, 5, 8}),
+                                         bp::zeros({1, 2, 5, 3}), bp::zeros({3, 4, 5}), 0.0, false,
+                                         std::nullopt, true);
+      },
+      "attn_mask of shape [3, 4, 5] does not broadcast over the query's 4 heads: its dim -3 "
+      "must be 1 or 4");
 }
 
 }  // namespace optest

@@ -19,18 +19,52 @@ namespace {
 
 constexpr std::string_view kOp = "scaled_dot_product_attention";
 
-// (..., H, S, E) -> (..., H * groups, S, E), each head repeated `groups` times in a row, so
-// that query heads h * groups ... h * groups + groups - 1 attend with key/value head h.
-Tensor repeat_heads(const Tensor& t, int64_t groups) {
-  DimVector expanded(t.sizes());
-  expanded.insert(expanded.size() - 2, groups);
-  DimVector merged(t.sizes());
-  merged[merged.size() - 3] *= groups;
-  return t.unsqueeze(-3).expand(expanded).reshape(merged);
-}
+// Grouped-query attention without copies: query heads h * groups ... h * groups + groups - 1
+// attend with key/value head h. Query (..., H, L, E) is viewed as (..., Hkv, groups, L, E), key
+// and value (..., Hkv, S, E) as (..., Hkv, groups, S, E), one head for a whole group (stride 0),
+// and so is a mask that names query heads; the fused kernels and matmul walk such views as they
+// are. Attention over the views gives (..., Hkv, groups, L, Ev), which is (..., H, L, Ev).
+struct GroupedHeads {
+  int64_t kv_heads = 1;
+  int64_t groups = 1;
 
-// Key and value heads shared by groups of query heads (grouped-query attention).
-void share_heads(const Tensor& query, Tensor& key, Tensor& value) {
+  // (..., H, R, C) as (..., Hkv, groups, R, C).
+  Tensor split(const Tensor& t) const {
+    DimVector sizes(t.sizes());
+    sizes[sizes.size() - 3] = groups;
+    sizes.insert(sizes.size() - 3, kv_heads);
+    return t.view(sizes);
+  }
+  // (..., Hkv, R, C) as (..., Hkv, groups, R, C).
+  Tensor shared(const Tensor& t) const {
+    DimVector sizes(t.sizes());
+    sizes.insert(sizes.size() - 2, groups);
+    return t.unsqueeze(-3).expand(sizes);
+  }
+  // A mask that broadcasts over (..., H, L, S), as one over (..., Hkv, groups, L, S): a dim of H
+  // query heads splits as the query does; one of a single head gains a dim of 1 beside it.
+  Tensor mask(const Tensor& t) const {
+    if (t.dim() < 3) return t;
+    if (t.size(-3) == 1) return t.unsqueeze(-3);
+    if (t.size(-3) != kv_heads * groups) {
+      throw Error(fmt::format("{}: attn_mask of shape {} does not broadcast over the query's {} "
+                              "heads: its dim -3 must be 1 or {}",
+                              kOp, detail::format_shape(t.sizes()), kv_heads * groups,
+                              kv_heads * groups));
+    }
+    return split(t);
+  }
+  // (..., Hkv, groups, L, Ev) as (..., H, L, Ev).
+  Tensor merged(const Tensor& t) const {
+    DimVector sizes(t.sizes());
+    sizes.erase(sizes.size() - 4);
+    sizes[sizes.size() - 3] = kv_heads * groups;
+    return t.reshape(sizes);
+  }
+};
+
+// The grouping of query heads over key/value heads that enable_gqa asks for.
+GroupedHeads grouped_heads(const Tensor& query, const Tensor& key, const Tensor& value) {
   const int64_t query_heads = query.dim() >= 3 ? query.size(-3) : 1;
   const int64_t kv_heads = key.dim() >= 3 ? key.size(-3) : 1;
   if (query.dim() < 3 || key.dim() < 3 || value.dim() < 3 || value.size(-3) != kv_heads ||
@@ -41,9 +75,7 @@ void share_heads(const Tensor& query, Tensor& key, Tensor& value) {
                             detail::format_shape(key.sizes()),
                             detail::format_shape(value.sizes())));
   }
-  if (query_heads == kv_heads) return;
-  key = repeat_heads(key, query_heads / kv_heads);
-  value = repeat_heads(value, query_heads / kv_heads);
+  return {kv_heads, query_heads / kv_heads};
 }
 
 // The fused kernel op's result, or nothing when the device's backend lacks the op, the
@@ -65,6 +97,43 @@ std::optional<Tensor> fused_attention(const Tensor& query, const Tensor& key, co
   }
 }
 
+// Attention over operands whose leading dims broadcast: the fused kernel op where it takes the
+// case, else the math path.
+Tensor attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                 const std::optional<Tensor>& attn_mask, bool is_causal,
+                 std::optional<double> scale) {
+  const bool has_mask = attn_mask.has_value();
+  if (!has_mask) {
+    if (std::optional<Tensor> fused = fused_attention(query, key, value, is_causal, scale)) {
+      return *fused;
+    }
+  }
+
+  const double scale_factor = scale.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1))));
+  Tensor scores = matmul(mul(query, scale_factor), key.transpose(-2, -1));
+  const Tensor minus_infinity =
+      full({}, -std::numeric_limits<double>::infinity(), scores.dtype(), scores.device());
+  if (is_causal) {
+    // Query position i attends to key positions 0..i (the mask is aligned top-left).
+    const int64_t target = query.size(-2);
+    const int64_t source = key.size(-2);
+    const Tensor future = gt(arange(source, kInt64, scores.device()).view({1, source}),
+                             arange(target, kInt64, scores.device()).view({target, 1}));
+    scores = where(future, minus_infinity, scores);
+  } else if (has_mask) {
+    if (attn_mask->dtype() == kBool) {
+      scores = where(*attn_mask, scores, minus_infinity);
+    } else if (attn_mask->dtype() == scores.dtype()) {
+      scores = add(scores, *attn_mask);
+    } else {
+      throw Error(fmt::format("{}: attn_mask must be Bool (true = attend) or query's dtype {} "
+                              "(added to the scores), got {}",
+                              kOp, dtype_name(scores.dtype()), dtype_name(attn_mask->dtype())));
+    }
+  }
+  return matmul(softmax(scores, -1), value);
+}
+
 }  // namespace
 
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
@@ -83,38 +152,16 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
                             "causal mask into attn_mask to combine them",
                             kOp));
   }
-  Tensor keys = key;
-  Tensor values = value;
-  if (enable_gqa) share_heads(query, keys, values);
-  if (!has_mask) {
-    if (std::optional<Tensor> fused = fused_attention(query, keys, values, is_causal, scale)) {
-      return *fused;
+  const std::optional<Tensor> mask = has_mask ? attn_mask : std::nullopt;
+  if (enable_gqa) {
+    const GroupedHeads heads = grouped_heads(query, key, value);
+    if (heads.groups > 1) {
+      return heads.merged(attention(heads.split(query), heads.shared(key), heads.shared(value),
+                                    mask ? std::optional<Tensor>(heads.mask(*mask)) : std::nullopt,
+                                    is_causal, scale));
     }
   }
-
-  const double scale_factor = scale.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1))));
-  Tensor scores = matmul(mul(query, scale_factor), keys.transpose(-2, -1));
-  const Tensor minus_infinity =
-      full({}, -std::numeric_limits<double>::infinity(), scores.dtype(), scores.device());
-  if (is_causal) {
-    // Query position i attends to key positions 0..i (the mask is aligned top-left).
-    const int64_t target = query.size(-2);
-    const int64_t source = keys.size(-2);
-    const Tensor future = gt(arange(source, kInt64, scores.device()).view({1, source}),
-                             arange(target, kInt64, scores.device()).view({target, 1}));
-    scores = where(future, minus_infinity, scores);
-  } else if (has_mask) {
-    if (attn_mask->dtype() == kBool) {
-      scores = where(*attn_mask, scores, minus_infinity);
-    } else if (attn_mask->dtype() == scores.dtype()) {
-      scores = add(scores, *attn_mask);
-    } else {
-      throw Error(fmt::format("{}: attn_mask must be Bool (true = attend) or query's dtype {} "
-                              "(added to the scores), got {}",
-                              kOp, dtype_name(scores.dtype()), dtype_name(attn_mask->dtype())));
-    }
-  }
-  return matmul(softmax(scores, -1), values);
+  return attention(query, key, value, mask, is_causal, scale);
 }
 
 }  // namespace bp
