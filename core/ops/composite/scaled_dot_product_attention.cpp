@@ -19,11 +19,13 @@ namespace {
 
 constexpr std::string_view kOp = "scaled_dot_product_attention";
 
-// Grouped-query attention without copies: query heads h * groups ... h * groups + groups - 1
-// attend with key/value head h. Query (..., H, L, E) is viewed as (..., Hkv, groups, L, E), key
-// and value (..., Hkv, S, E) as (..., Hkv, groups, S, E), one head for a whole group (stride 0),
-// and so is a mask that names query heads; the fused kernels and matmul walk such views as they
-// are. Attention over the views gives (..., Hkv, groups, L, Ev), which is (..., H, L, Ev).
+// Grouped-query attention without copies of key or value: query heads h * groups ... h * groups
+// + groups - 1 attend with key/value head h. Query (..., H, L, E) is viewed as (..., Hkv, groups,
+// L, E), key and value (..., Hkv, S, E) as (..., Hkv, groups, S, E), one head for a whole group
+// (stride 0), and so is a mask that names query heads; the fused kernels and matmul walk such
+// views as they are. Attention over the views gives (..., Hkv, groups, L, Ev), which is (..., H,
+// L, Ev). Without a mask, a group's query rows can instead stand one after another (..., Hkv,
+// groups * L, E) against the unexpanded key and value.
 struct GroupedHeads {
   int64_t kv_heads = 1;
   int64_t groups = 1;
@@ -59,6 +61,20 @@ struct GroupedHeads {
     DimVector sizes(t.sizes());
     sizes.erase(sizes.size() - 4);
     sizes[sizes.size() - 3] = kv_heads * groups;
+    return t.reshape(sizes);
+  }
+  // The query (..., H, L, E) as (..., Hkv, groups * L, E): a group's query rows one after another.
+  Tensor rows(const Tensor& query) const {
+    DimVector sizes(query.sizes());
+    sizes[sizes.size() - 3] = kv_heads;
+    sizes[sizes.size() - 2] *= groups;
+    return query.reshape(sizes);
+  }
+  // (..., Hkv, groups * L, Ev) as (..., H, L, Ev).
+  Tensor from_rows(const Tensor& t, int64_t query_length) const {
+    DimVector sizes(t.sizes());
+    sizes[sizes.size() - 3] = kv_heads * groups;
+    sizes[sizes.size() - 2] = query_length;
     return t.reshape(sizes);
   }
 };
@@ -155,6 +171,12 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
   const std::optional<Tensor> mask = has_mask ? attn_mask : std::nullopt;
   if (enable_gqa) {
     const GroupedHeads heads = grouped_heads(query, key, value);
+    if (heads.groups > 1 && !mask && !is_causal) {
+      // Without a mask, a query row's result does not depend on its position: a group's rows
+      // attend together to their key/value head, which is then read once for all of them.
+      return heads.from_rows(attention(heads.rows(query), key, value, std::nullopt, false, scale),
+                             query.size(-2));
+    }
     if (heads.groups > 1) {
       return heads.merged(attention(heads.split(query), heads.shared(key), heads.shared(value),
                                     mask ? std::optional<Tensor>(heads.mask(*mask)) : std::nullopt,
