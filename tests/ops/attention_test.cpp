@@ -173,9 +173,12 @@ TEST_CASE("_scaled_dot_product_fused_attention: blocks, tails, causal alignment 
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const auto causal = [&](int64_t, int64_t i, int64_t j) { return j > i ? nan : 0.0; };
   // Lengths on both sides of the kernels' block sizes, embeddings that are not whole vectors,
-  // more queries than keys as well as fewer, and two leading dims as well as one.
+  // more queries than keys as well as fewer, and two leading dims as well as one. The CPU
+  // backend reads keys and values in place for blocks of at most 8 query rows (5 here, and the
+  // last 4 of 100) and through tiles for more.
   const std::vector<std::pair<Shape, Attention>> cases = {
-      {{2, 3}, {6, 77, 130, 40, 24}}, {{2}, {2, 130, 33, 16, 64}}, {{1}, {1, 1, 1, 3, 5}}};
+      {{2, 3}, {6, 77, 130, 40, 24}}, {{2}, {2, 130, 33, 16, 64}}, {{1}, {1, 1, 1, 3, 5}},
+      {{2}, {2, 5, 130, 40, 24}},     {{1}, {1, 100, 70, 64, 40}}};
   for (const Device device : test_devices("_scaled_dot_product_fused_attention.out")) {
     for (const DType dtype : {bp::kFloat32, bp::kFloat64, bp::kFloat16, bp::kBFloat16}) {
       for (const auto& [leading, a] : cases) {
