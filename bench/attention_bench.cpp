@@ -74,20 +74,24 @@ void grouped_query_decode(benchmark::State& state, bool repeat_heads) {
 }
 
 // One decoding step of plain multi-head attention: 32 heads, one query position against 4096
-// cached ones, head dim 128 (64 MB of keys and 64 MB of values, read once).
-void multi_head_decode(benchmark::State& state) {
-  const bp::Tensor q = bp::randn({1, 32, 1, 128});
-  const bp::Tensor k = bp::randn({1, 32, 4096, 128});
-  const bp::Tensor v = bp::randn({1, 32, 4096, 128});
+// cached ones, head dim 128 (16M keys and 16M values, read once).
+void multi_head_decode(benchmark::State& state, bp::DType dtype) {
+  const bp::Tensor q = bp::randn({1, 32, 1, 128}).to(dtype);
+  const bp::Tensor k = bp::randn({1, 32, 4096, 128}).to(dtype);
+  const bp::Tensor v = bp::randn({1, 32, 4096, 128}).to(dtype);
   for (auto _ : state) benchmark::DoNotOptimize(bp::scaled_dot_product_attention(q, k, v).impl());
   state.SetBytesProcessed(state.iterations() * (k.numel() + v.numel()) *
-                          static_cast<int64_t>(sizeof(float)));
+                          static_cast<int64_t>(bp::element_size(dtype)));
 }
 
 void register_benchmarks() {
-  benchmark::RegisterBenchmark("decode h32 cached 4096 dim 128", multi_head_decode)
-      ->Unit(benchmark::kMillisecond)
-      ->UseRealTime();
+  for (const bp::DType dtype : {bp::kFloat32, bp::kBFloat16, bp::kFloat16}) {
+    benchmark::RegisterBenchmark(
+        ("decode h32 cached 4096 dim 128 " + std::string(bp::dtype_name(dtype))).c_str(),
+        multi_head_decode, dtype)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
   for (const bool repeat_heads : {false, true}) {
     benchmark::RegisterBenchmark(
         repeat_heads ? "gqa decode q32 kv8 cached 4096 dim 128/repeated heads"

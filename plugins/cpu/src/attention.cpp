@@ -190,22 +190,27 @@ void online_softmax_row(Tiles<C>& t, int64_t r, int64_t keys) {
 }
 
 // query . key for a query row in C and a key row of T read in place (consecutive elements), in
-// 4 vectors of partial sums.
+// 4 vectors of partial sums; 16-bit floats are converted a block of 4 vectors at a time.
 template <typename C, typename T>
 C dot_with_key(const C* query, const T* key, int64_t n) {
   constexpr int64_t kLanes = kLanesOf<C>;
   int64_t e = 0;
   C total = 0;
-  if constexpr (std::is_same_v<T, C>) {
-    Vector<C> sums[4] = {};
-    for (; e + 4 * kLanes <= n; e += 4 * kLanes) {
-      for (int64_t v = 0; v < 4; ++v) {
-        sums[v] += load_vector(query + e + v * kLanes) * load_vector(key + e + v * kLanes);
-      }
+  Vector<C> sums[4] = {};
+  C converted[4 * kLanes];
+  for (; e + 4 * kLanes <= n; e += 4 * kLanes) {
+    const C* step = converted;
+    if constexpr (std::is_same_v<T, C>) {
+      step = key + e;
+    } else {
+      for (int64_t i = 0; i < 4 * kLanes; ++i) converted[i] = static_cast<C>(key[e + i]);
     }
-    const Vector<C> sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
-    for (int64_t k = 0; k < kLanes; ++k) total += sum[k];
+    for (int64_t v = 0; v < 4; ++v) {
+      sums[v] += load_vector(query + e + v * kLanes) * load_vector(step + v * kLanes);
+    }
   }
+  const Vector<C> sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
+  for (int64_t k = 0; k < kLanes; ++k) total += sum[k];
   for (; e < n; ++e) total += query[e] * static_cast<C>(key[e]);
   return total;
 }
