@@ -76,8 +76,7 @@ void BM_Conv2dRes2(benchmark::State& state, bp::Device device) {
 void BM_RowKernel(benchmark::State& state, bp::Device device, bool softmax) {
   const int64_t n = 2048;
   const bp::Tensor x = bp::randn({n, n}).to(device);
-  const std::vector<int64_t> out_shape = softmax ? std::vector<int64_t>{n, n} : std::vector<int64_t>{n};
-  bp::Tensor out = bp::empty(out_shape, bp::kFloat32, device);
+  bp::Tensor out = softmax ? bp::empty({n, n}, bp::kFloat32, device) : bp::empty({n}, bp::kFloat32, device);
   const auto run = [&] {
     if (softmax) {
       bp::softmax_out(out, x, 1);

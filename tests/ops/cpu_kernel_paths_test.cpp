@@ -682,10 +682,11 @@ TEST_CASE("cpu kernel paths: softmax groups with NaN or infinities, along rows a
   for (const int64_t n : {5, 40}) {
     INFO(n << " elements per group");
     Values values(static_cast<size_t>(4 * n), 1.0);
-    values[static_cast<size_t>(n / 2)] = nan;                                     // group 0: one NaN
-    for (int64_t i = n; i < 2 * n; ++i) values[static_cast<size_t>(i)] = -inf;  // group 1: all -inf
-    values[static_cast<size_t>(2 * n + 1)] = inf;                                 // group 2: one +inf
-    values[static_cast<size_t>(3 * n + 3)] = -inf;                                // group 3: one -inf
+    // Group 0 holds one NaN, group 1 is all -inf, group 2 holds one +inf, group 3 one -inf.
+    values[static_cast<size_t>(n / 2)] = nan;
+    for (int64_t i = n; i < 2 * n; ++i) values[static_cast<size_t>(i)] = -inf;
+    values[static_cast<size_t>(2 * n + 1)] = inf;
+    values[static_cast<size_t>(3 * n + 3)] = -inf;
     const Tensor x = make_tensor(values, {4, n}, bp::kFloat32, kCpu);
     // The groups as rows, and as columns of the transposed matrix, read back as rows.
     const Tensor columns = x.transpose(0, 1).contiguous();

@@ -126,7 +126,8 @@ void softmax_into(std::string_view op, const TensorView& self, int64_t dim, cons
     if (loops.groups_side_by_side()) {
       loops.for_each_group_run<NoScratch>(
           [&](const Offsets<2>& first, const Offsets<2>& step, int64_t count, NoScratch&) {
-            softmax_side_by_side(loops, first, step, count, self.data<const T>(), out.data<T>(), log);
+            softmax_side_by_side(loops, first, step, count, self.data<const T>(), out.data<T>(),
+                                 log);
           });
       return;
     }
