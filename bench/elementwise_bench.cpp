@@ -7,7 +7,8 @@
 //   where: those and a 16 MB condition (208 MB);
 //   index_select of every other column: 32 MB read (every other element), 32 MB written;
 //   relu, tanh, log, gelu (exact and tanh), a transposed copy, softmax (over rows or columns),
-//   log_softmax, layer_norm, rms_norm, memcpy: 64 MB read, 64 MB written
+//   log_softmax, layer_norm (of x or of its transpose), rms_norm, memcpy: 64 MB read, 64 MB
+//   written
 //     (128 MB; layer norm's weight, bias, mean and rstd add 64 KB, rms norm's weight 16 KB);
 //   sum over either dim, and amax over columns, of 4096 x 4096: 64 MB read, 16 KB written;
 //   argmax over rows: 64 MB read, 32 KB written.
@@ -207,6 +208,20 @@ void BM_layer_norm_4096x4096(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_layer_norm_4096x4096)->UseRealTime();
+
+// Layer norm over the rows of a transposed matrix (the columns of x) into a new tensor: groups
+// lying side by side in the input, one after another in the output.
+void BM_layer_norm_transposed_4096x4096(benchmark::State& state) {
+  const bp::Tensor weight = bp::arange(kSide, bp::kFloat32).mul(1.0 / kSide);
+  const bp::Tensor bias = bp::ones({kSide});
+  bp::Tensor out = bp::empty({kSide, kSide});
+  bp::Tensor mean = bp::empty({kSide, 1});
+  bp::Tensor rstd = bp::empty({kSide, 1});
+  run_square(state, 2 * kBytes + 4 * kRowBytes, [&](const bp::Tensor& x) {
+    bp::native_layer_norm_out(out, mean, rstd, x.transpose(0, 1), {kSide}, weight, bias, 1e-5);
+  });
+}
+BENCHMARK(BM_layer_norm_transposed_4096x4096)->UseRealTime();
 
 void BM_rms_norm_4096x4096(benchmark::State& state) {
   const bp::Tensor weight = bp::arange(kSide, bp::kFloat32).mul(1.0 / kSide);

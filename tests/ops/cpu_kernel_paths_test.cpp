@@ -605,33 +605,63 @@ TEST_CASE("cpu kernel paths: softmax over groups lying side by side, a tile of 1
   }
 }
 
-TEST_CASE("cpu kernel paths: norms over groups lying side by side, 32 gathered at a time") {
-  // Norms over the rows of a transposed matrix: the groups are columns, gathered 32 at a time;
-  // 70 of them are two whole batches and a tail.
-  const Shape shape = {50, 70};
+TEST_CASE("cpu kernel paths: norms over groups lying side by side, a tile of 1024 at a time") {
+  // Norms over the rows of a transposed matrix: the groups are columns of x, 1100 of them (a
+  // whole tile of 1024 and a tail), normalised a row of each pass at a time, and written into
+  // a new tensor whose groups are rows, 64 groups at a time. The weight and bias vary along the
+  // group, so each row of x takes its own.
+  const Shape shape = {50, 1100};
+  const std::vector<bool> columns = {true, false};
   for (const DType dtype : {bp::kFloat32, bp::kFloat64, bp::kBFloat16}) {
     INFO(name_of(dtype));
     const Tensor x = sample_tensor(shape, dtype, Layout::Contiguous, 8, kCpu);
-    const Values values = values_of(x);
-    const std::vector<bool> columns = {true, false};
+    const Tensor weight = sample_tensor({50}, dtype, Layout::Contiguous, 9, kCpu);
+    const Tensor bias = sample_tensor({50}, dtype, Layout::Contiguous, 10, kCpu);
+    const Values values = values_of(x), weights = values_of(weight), biases = values_of(bias);
+    const double eps = 1e-5;
 
-    const auto normalized = [](const Values& g, double center) {
+    // (v - center) / sqrt(mean((v - center)^2) + eps) * weight + bias over one group.
+    const auto normalized = [&](const Values& g, double center, bool affine) {
       double squares = 0;
       for (const double v : g) squares += (v - center) * (v - center);
-      const double scale = 1 / std::sqrt(squares / static_cast<double>(g.size()) + 1e-5);
+      const double scale = 1 / std::sqrt(squares / static_cast<double>(g.size()) + eps);
       Values result;
-      for (const double v : g) result.push_back((v - center) * scale);
+      for (size_t p = 0; p < g.size(); ++p) {
+        const double y = (g[p] - center) * scale;
+        result.push_back(affine ? y * weights[p] + biases[p] : y);
+      }
       return result;
     };
-    // Both outputs are computed column by column of x and compared in x's layout.
+    const auto mean_of = [](const Values& g) { return sum_of(g) / static_cast<double>(g.size()); };
+    // The outputs are computed column by column of x and compared in x's layout.
+    const auto [y, mean, rstd] =
+        bp::native_layer_norm(x.transpose(0, 1), {50}, weight, bias, eps);
+    check_tensor(y.transpose(0, 1), shape, dtype,
+                 transform_groups(values, shape, columns, [&](const Values& g) {
+                   return normalized(g, mean_of(g), true);
+                 }));
+    check_tensor(mean, {1100, 1}, dtype, reduce_groups(values, shape, columns, mean_of));
+    check_tensor(rstd, {1100, 1}, dtype, reduce_groups(values, shape, columns, [&](const Values& g) {
+                   double squares = 0;
+                   for (const double v : g) squares += (v - mean_of(g)) * (v - mean_of(g));
+                   return 1 / std::sqrt(squares / static_cast<double>(g.size()) + eps);
+                 }));
     check_tensor(bp::layer_norm(x.transpose(0, 1), {50}).transpose(0, 1), shape, dtype,
                  transform_groups(values, shape, columns, [&](const Values& g) {
-                   return normalized(g, sum_of(g) / static_cast<double>(g.size()));
+                   return normalized(g, mean_of(g), false);
                  }));
-    check_tensor(bp::rms_norm(x.transpose(0, 1), {50}, std::nullopt, 1e-5).transpose(0, 1), shape,
-                 dtype, transform_groups(values, shape, columns, [&](const Values& g) {
-                   return normalized(g, 0);
-                 }));
+    // RMS norm with a weight and no bias: the bias of `normalized` is taken off again.
+    const Values rms = transform_groups(values, shape, columns, [&](const Values& g) {
+      Values result = normalized(g, 0, true);
+      for (size_t p = 0; p < g.size(); ++p) result[p] -= biases[p];
+      return result;
+    });
+    check_tensor(bp::rms_norm(x.transpose(0, 1), {50}, weight, eps).transpose(0, 1), shape, dtype,
+                 rms);
+    INFO("into an output whose groups lie side by side too");
+    Tensor side_by_side = bp::empty(shape, dtype).transpose(0, 1);
+    bp::rms_norm_out(side_by_side, x.transpose(0, 1), {50}, weight, eps);
+    check_tensor(side_by_side.transpose(0, 1), shape, dtype, rms);
   }
 }
 

@@ -43,74 +43,174 @@ BP_CPU_MULTIVERSIONED void softmax_span(const C* x, C* y, int64_t n, bool log,
   }
 }
 
-// Groups softmax_side_by_side normalises at once: their maxima, sums and factors (16 KB for
-// float32) stay in the L1 cache while each pass streams rows of the tile past them. Wider tiles
-// read longer stretches of each row, which the hardware prefetcher follows better: softmax over
-// the columns of a 4096 x 4096 float32 matrix took 66.9, 25.5, 17.8 and 11.7 ms with tiles of
-// 16, 64, 256 and 1024 groups (11.2 ms with 4096).
-constexpr int64_t kSoftmaxTile = 1024;
+// Groups that the side-by-side kernels below normalise at once: their per-group values (16 KB
+// of them for float32 softmax) stay in the L1 cache while each pass streams rows of the tile past
+// them. Wider tiles read longer stretches of each row, which the hardware prefetcher follows
+// better: softmax over the columns of a 4096 x 4096 float32 matrix took 66.9, 25.5, 17.8 and
+// 11.7 ms with tiles of 16, 64, 256 and 1024 groups (11.2 ms with 4096).
+constexpr int64_t kSideBySideTile = 1024;
 
-// softmax_span's arithmetic for `count` groups lying side by side (group j's elements at `first`
-// + j * `step`, in both operands), a tile of them at a time, in three passes over the tile's
+// Walks `count` groups lying side by side (group j's elements at `first` + j * `step` in
+// operands 0, the input, and 1, the output) a tile of kSideBySideTile groups at a time: calls
+// tile_fn(tile_first, width, for_each_row, in_step, out_step) for each tile of `width` groups,
+// where for_each_row(fn) calls fn(in_at, out_at, position) for each member position of the
+// tile's groups, with the offsets of the tile's first group's elements there; group j's are
+// j * in_step and j * out_step further. Both steps are compile-time 1 when the groups are
+// adjacent in both operands, so that the kernels' loops over j vectorise.
+template <size_t N, typename TileFn>
+void for_each_side_by_side_tile(const ReductionLoops<N>& loops, const Offsets<N>& first,
+                                const Offsets<N>& step, int64_t count, TileFn&& tile_fn) {
+  const auto walk = [&](auto in_step, auto out_step) {
+    for (int64_t tile = 0; tile < count; tile += kSideBySideTile) {
+      const int64_t width = std::min(kSideBySideTile, count - tile);
+      Offsets<N> tile_first = first;
+      advance(tile_first, step, tile);
+      const auto for_each_row = [&](auto&& fn) {
+        int64_t position = 0;
+        loops.for_each_row_in_group(
+            tile_first, [&](const Offsets<N>& start, const Offsets<N>& row_step, int64_t length) {
+              for (int64_t i = 0; i < length; ++i, ++position) {
+                fn(start[0] + i * row_step[0], start[1] + i * row_step[1], position);
+              }
+            });
+      };
+      tile_fn(static_cast<const Offsets<N>&>(tile_first), width, for_each_row, in_step, out_step);
+    }
+  };
+  if (step[0] == 1 && step[1] == 1) {
+    walk(std::integral_constant<int64_t, 1>{}, std::integral_constant<int64_t, 1>{});
+  } else {
+    walk(step[0], step[1]);
+  }
+}
+
+// Where the output's groups are not side by side (a norm of a transposed input into a new
+// tensor), one row's outputs land on as many cache lines and pages as the tile has groups, so
+// output passes write kScatteredGroups groups at a time, whose lines stay cached: layer norm of
+// a transposed 4096 x 4096 float32 matrix took 29.2, 25.9, 26.2 and 29.5 ms with 16, 32, 64 and
+// 128 groups at a time, and 67.7 ms with the whole tile.
+constexpr int64_t kScatteredGroups = 64;
+
+// Calls fn(begin, end) over [0, width): at once where out_step is 1, else kScatteredGroups at a
+// time.
+template <typename Step, typename Fn>
+void for_each_output_part(int64_t width, Step out_step, Fn&& fn) {
+  const int64_t part = out_step == 1 ? width : kScatteredGroups;
+  for (int64_t begin = 0; begin < width; begin += part) fn(begin, std::min(width, begin + part));
+}
+
+// softmax_span's arithmetic for groups lying side by side, in three passes over each tile's
 // rows: the groups' maxima, then their sums of exps, then the outputs. Each pass meets a row of
-// the input with a row of per-group values, so that its loops run along adjacent elements and
-// vectorise, where one group at a time would read one element of every row.
+// the input with a row of per-group values, so that its loops run along adjacent elements,
+// where one group at a time would read one element of every row.
 template <typename T>
 BP_CPU_MULTIVERSIONED void softmax_side_by_side(const ReductionLoops<2>& loops,
                                                 const Offsets<2>& first, const Offsets<2>& step,
                                                 int64_t count, const T* input, T* output,
                                                 bool log) {
   using C = compute_t<T>;
-  C max[kSoftmaxTile];
-  double sums[kSoftmaxTile];
-  C factor[kSoftmaxTile];  // 1 / sum, or for log_softmax log(sum)
-  // The loops below, with the groups' elements adjacent in both operands or not.
-  const auto run = [&](auto in_step, auto out_step) {
-    for (int64_t tile = 0; tile < count; tile += kSoftmaxTile) {
-      const int64_t width = std::min(kSoftmaxTile, count - tile);
-      Offsets<2> tile_first = first;
-      advance(tile_first, step, tile);
-      // Calls fn(x, y) for each row of the tile: x its input elements, y its output elements.
-      const auto for_each_row = [&](auto&& fn) {
-        loops.for_each_row_in_group(
-            tile_first, [&](const Offsets<2>& start, const Offsets<2>& row_step, int64_t length) {
-              for (int64_t i = 0; i < length; ++i) {
-                fn(input + start[0] + i * row_step[0], output + start[1] + i * row_step[1]);
-              }
-            });
-      };
-      std::fill_n(max, width, -std::numeric_limits<C>::infinity());
-      for_each_row([&](const T* x, T*) {
-        for (int64_t j = 0; j < width; ++j) {
-          const C value = static_cast<C>(x[j * in_step]);
-          // NaN takes the place and keeps it: no comparison with a NaN maximum is true.
-          max[j] = value > max[j] || value != value ? value : max[j];
-        }
-      });
-      std::fill_n(sums, width, 0.0);
-      for_each_row([&](const T* x, T*) {
-        for (int64_t j = 0; j < width; ++j) {
-          sums[j] += static_cast<double>(exp_of(static_cast<C>(x[j * in_step]) - max[j]));
-        }
-      });
-      // A NaN or an infinite maximum makes the whole group NaN, as in softmax_span: some x - max
-      // is NaN there, and so are the sum, the factor and every output.
+  C max[kSideBySideTile];
+  double sums[kSideBySideTile];
+  C factor[kSideBySideTile];  // 1 / sum, or for log_softmax log(sum)
+  for_each_side_by_side_tile(loops, first, step, count, [&](const Offsets<2>&, int64_t width,
+                                                            const auto& for_each_row,
+                                                            auto in_step, auto out_step) {
+    std::fill_n(max, width, -std::numeric_limits<C>::infinity());
+    for_each_row([&](int64_t in_at, int64_t, int64_t) {
+      const T* x = input + in_at;
       for (int64_t j = 0; j < width; ++j) {
-        factor[j] = static_cast<C>(log ? std::log(sums[j]) : 1.0 / sums[j]);
+        const C value = static_cast<C>(x[j * in_step]);
+        // NaN takes the place and keeps it: no comparison with a NaN maximum is true.
+        max[j] = value > max[j] || value != value ? value : max[j];
       }
-      for_each_row([&](const T* x, T* y) {
-        for (int64_t j = 0; j < width; ++j) {
+    });
+    std::fill_n(sums, width, 0.0);
+    for_each_row([&](int64_t in_at, int64_t, int64_t) {
+      const T* x = input + in_at;
+      for (int64_t j = 0; j < width; ++j) {
+        sums[j] += static_cast<double>(exp_of(static_cast<C>(x[j * in_step]) - max[j]));
+      }
+    });
+    // A NaN or an infinite maximum makes the whole group NaN, as in softmax_span: some x - max
+    // is NaN there, and so are the sum, the factor and every output.
+    for (int64_t j = 0; j < width; ++j) {
+      factor[j] = static_cast<C>(log ? std::log(sums[j]) : 1.0 / sums[j]);
+    }
+    for_each_output_part(width, out_step, [&](int64_t begin, int64_t end) {
+      for_each_row([&](int64_t in_at, int64_t out_at, int64_t) {
+        const T* x = input + in_at;
+        T* y = output + out_at;
+        for (int64_t j = begin; j < end; ++j) {
           const C shifted = static_cast<C>(x[j * in_step]) - max[j];
           y[j * out_step] = static_cast<T>(log ? shifted - factor[j] : exp_of(shifted) * factor[j]);
         }
       });
+    });
+  });
+}
+
+// Layer norm or RMS norm of groups lying side by side, a tile at a time, as normalize_span
+// computes each group (in double): passes over the tile's rows for each group's statistics (the
+// mean, then the squared deviations from it; for RMS norm the squares alone), then one writing
+// y = (x - mean) * rstd * weight + bias, with weight and bias (when present) per member
+// position. store_moments(tile_first, j, mean, rstd) gets each group's statistics.
+template <typename T, size_t N, typename StoreMoments>
+BP_CPU_MULTIVERSIONED void normalize_side_by_side(const ReductionLoops<N>& loops,
+                                                  const Offsets<N>& first, const Offsets<N>& step,
+                                                  int64_t count, const T* input, T* output,
+                                                  bool rms, double eps, const double* weight,
+                                                  const double* bias,
+                                                  StoreMoments&& store_moments) {
+  using C = compute_t<T>;
+  const double members = static_cast<double>(loops.group_size());
+  double mean[kSideBySideTile];
+  double rstd[kSideBySideTile];
+  double offset[kSideBySideTile];
+  for_each_side_by_side_tile(loops, first, step, count, [&](const Offsets<N>& tile_first,
+                                                            int64_t width,
+                                                            const auto& for_each_row,
+                                                            auto in_step, auto out_step) {
+    const auto value = [&](int64_t in_at, int64_t j) {
+      return static_cast<double>(static_cast<C>(input[in_at + j * in_step]));
+    };
+    std::fill_n(mean, width, 0.0);
+    if (!rms) {
+      for_each_row([&](int64_t in_at, int64_t, int64_t) {
+        for (int64_t j = 0; j < width; ++j) mean[j] += value(in_at, j);
+      });
+      // Over no members, the mean is 0 / 0 = NaN, as in normalize_span.
+      for (int64_t j = 0; j < width; ++j) mean[j] /= members;
     }
-  };
-  if (step[0] == 1 && step[1] == 1) {
-    run(std::integral_constant<int64_t, 1>{}, std::integral_constant<int64_t, 1>{});
-  } else {
-    run(step[0], step[1]);
-  }
+    std::fill_n(rstd, width, 0.0);  // the sums of squared deviations, first
+    for_each_row([&](int64_t in_at, int64_t, int64_t) {
+      for (int64_t j = 0; j < width; ++j) {
+        const double deviation = value(in_at, j) - mean[j];
+        rstd[j] += deviation * deviation;
+      }
+    });
+    for (int64_t j = 0; j < width; ++j) {
+      rstd[j] = 1.0 / std::sqrt(rstd[j] / members + eps);
+      offset[j] = -mean[j] * rstd[j];
+      store_moments(tile_first, j, mean[j], rstd[j]);
+    }
+    for_each_output_part(width, out_step, [&](int64_t begin, int64_t end) {
+      for_each_row([&](int64_t in_at, int64_t out_at, int64_t position) {
+        const double scale = weight ? weight[position] : 1.0;
+        T* y = output + out_at;
+        if (bias) {
+          for (int64_t j = begin; j < end; ++j) {
+            y[j * out_step] = static_cast<T>(static_cast<C>(
+                (value(in_at, j) * rstd[j] + offset[j]) * scale + bias[position]));
+          }
+        } else {
+          for (int64_t j = begin; j < end; ++j) {
+            y[j * out_step] =
+                static_cast<T>(static_cast<C>((value(in_at, j) * rstd[j] + offset[j]) * scale));
+          }
+        }
+      });
+    });
+  });
 }
 
 // softmax or log_softmax along `dim`, computed in the compute type of out's dtype, which the
@@ -309,6 +409,19 @@ void native_layer_norm_out(const TensorView& input, std::span<const int64_t> nor
     const double* b = data_or_null(biases);
     T* mean = out1.data<T>();
     T* rstd = out2.data<T>();
+    if (loops.groups_side_by_side()) {
+      loops.template for_each_group_run<NoScratch>([&](const Offsets<kOperands>& first,
+                                                       const Offsets<kOperands>& step,
+                                                       int64_t count, NoScratch&) {
+        normalize_side_by_side(
+            loops, first, step, count, input.data<const T>(), out0.data<T>(), /*rms=*/false, eps,
+            w, b, [&](const Offsets<kOperands>& tile_first, int64_t j, double m, double r) {
+              mean[tile_first[kMean] + j * step[kMean]] = static_cast<T>(m);
+              rstd[tile_first[kRstd] + j * step[kRstd]] = static_cast<T>(r);
+            });
+      });
+      return;
+    }
     for_each_group_span(loops, input.data<const T>(), out0.data<T>(),
                         [&](const Offsets<kOperands>& group, const C* x, C* y, int64_t n,
                             const NextRows<C>& next) {
@@ -338,6 +451,16 @@ void rms_norm_out(const TensorView& input, std::span<const int64_t> normalized_s
     const double epsilon = eps.value_or(std::numeric_limits<C>::epsilon());
     const std::vector<double> weights = per_group_parameter<T>(loops, kWeight, weight);
     const double* w = data_or_null(weights);
+    if (loops.groups_side_by_side()) {
+      loops.template for_each_group_run<NoScratch>([&](const Offsets<kOperands>& first,
+                                                       const Offsets<kOperands>& step,
+                                                       int64_t count, NoScratch&) {
+        normalize_side_by_side(loops, first, step, count, input.data<const T>(), out.data<T>(),
+                               /*rms=*/true, epsilon, w, nullptr,
+                               [](const Offsets<kOperands>&, int64_t, double, double) {});
+      });
+      return;
+    }
     for_each_group_span(loops, input.data<const T>(), out.data<T>(),
                         [&](const Offsets<kOperands>&, const C* x, C* y, int64_t n,
                             const NextRows<C>& next) {

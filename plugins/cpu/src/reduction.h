@@ -214,19 +214,14 @@ BP_CPU_MULTIVERSIONED void scatter_group(const ReductionLoops<N>& loops, const O
       });
 }
 
-// Groups lying side by side that for_each_group_span gathers at once, for the norms (16, 64 and
-// 128 were slower for softmax over the columns of a 4096 x 4096 float32 matrix, when softmax
-// took this path too), fewer where their elements
-// would pass kGatheredElements: long groups then take as much memory as one at a time did.
-inline constexpr int64_t kGroupsGathered = 32;
-inline constexpr int64_t kGatheredElements = int64_t{1} << 20;
-
 // Calls span_fn(group, x, y, n, next) for each group, where x holds the group's n elements of
 // operand 0 (the input) and span_fn writes those of operand 1 (the output) to y, both arrays
 // of T's compute type: the tensors' own memory where both are contiguous in the group and T is
 // its own compute type, else buffers the group is gathered into and scattered from. `next`
 // (NextRows) names the next group's rows, when they are the tensors' own, for span_fn to
-// prefetch. The other operands are span_fn's own business.
+// prefetch. The other operands are span_fn's own business. Groups lying side by side are best
+// not walked one at a time (each would read one element of every row): the row kernels take
+// their own passes over those (normalization.cpp).
 template <typename T, size_t N, typename SpanFn>
 void for_each_group_span(const ReductionLoops<N>& loops, const T* input, T* output,
                          SpanFn&& span_fn) {
@@ -250,43 +245,6 @@ void for_each_group_span(const ReductionLoops<N>& loops, const T* input, T* outp
   struct Buffers {
     std::vector<C> x, y;
   };
-  if (loops.groups_side_by_side()) {
-    // kGroupsGathered neighbouring groups at a time: each position of theirs is one run of
-    // adjacent input elements, so gathering reads whole cache lines where one group at a time
-    // would read one element of each (a column of a row-major matrix), and scattering writes
-    // them back likewise.
-    loops.template for_each_group_run<Buffers>(
-        [&](const Offsets<N>& first, const Offsets<N>& step, int64_t count, Buffers& buffers) {
-          const int64_t gathered =
-              std::clamp<int64_t>(kGatheredElements / std::max<int64_t>(n, 1), 1, kGroupsGathered);
-          buffers.x.resize(static_cast<size_t>(gathered * n));
-          buffers.y.resize(static_cast<size_t>(gathered * n));
-          for (int64_t done = 0; done < count; done += gathered) {
-            const int64_t width = std::min(gathered, count - done);
-            Offsets<N> group = first;
-            advance(group, step, done);
-            loops.for_each_in_group(group, [&](const Offsets<N>& at, int64_t position) {
-              for (int64_t j = 0; j < width; ++j) {
-                buffers.x[static_cast<size_t>(j * n + position)] =
-                    static_cast<C>(input[at[0] + j * step[0]]);
-              }
-            });
-            Offsets<N> each = group;
-            for (int64_t j = 0; j < width; ++j, advance(each, step)) {
-              span_fn(static_cast<const Offsets<N>&>(each),
-                      static_cast<const C*>(buffers.x.data() + j * n), buffers.y.data() + j * n, n,
-                      NextRows<C>{});
-            }
-            loops.for_each_in_group(group, [&](const Offsets<N>& at, int64_t position) {
-              for (int64_t j = 0; j < width; ++j) {
-                output[at[1] + j * step[1]] =
-                    static_cast<T>(buffers.y[static_cast<size_t>(j * n + position)]);
-              }
-            });
-          }
-        });
-    return;
-  }
   loops.template for_each_group_with<Buffers>([&](const Offsets<N>& group, Buffers& buffers) {
     buffers.x.resize(static_cast<size_t>(n));
     buffers.y.resize(static_cast<size_t>(n));
