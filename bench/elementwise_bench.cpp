@@ -197,30 +197,24 @@ void BM_log_softmax_4096x4096(benchmark::State& state) {
 }
 BENCHMARK(BM_log_softmax_4096x4096)->UseRealTime();
 
-void BM_layer_norm_4096x4096(benchmark::State& state) {
+// Layer norm over the rows of x, or over those of its transpose (the columns of x) into a new
+// tensor: groups lying side by side in the input, one after another in the output.
+void run_layer_norm(benchmark::State& state, bool transposed) {
   const bp::Tensor weight = bp::arange(kSide, bp::kFloat32).mul(1.0 / kSide);
   const bp::Tensor bias = bp::ones({kSide});
   bp::Tensor out = bp::empty({kSide, kSide});
   bp::Tensor mean = bp::empty({kSide, 1});
   bp::Tensor rstd = bp::empty({kSide, 1});
   run_square(state, 2 * kBytes + 4 * kRowBytes, [&](const bp::Tensor& x) {
-    bp::native_layer_norm_out(out, mean, rstd, x, {kSide}, weight, bias, 1e-5);
+    bp::native_layer_norm_out(out, mean, rstd, transposed ? x.transpose(0, 1) : x, {kSide},
+                              weight, bias, 1e-5);
   });
 }
+
+void BM_layer_norm_4096x4096(benchmark::State& state) { run_layer_norm(state, false); }
 BENCHMARK(BM_layer_norm_4096x4096)->UseRealTime();
 
-// Layer norm over the rows of a transposed matrix (the columns of x) into a new tensor: groups
-// lying side by side in the input, one after another in the output.
-void BM_layer_norm_transposed_4096x4096(benchmark::State& state) {
-  const bp::Tensor weight = bp::arange(kSide, bp::kFloat32).mul(1.0 / kSide);
-  const bp::Tensor bias = bp::ones({kSide});
-  bp::Tensor out = bp::empty({kSide, kSide});
-  bp::Tensor mean = bp::empty({kSide, 1});
-  bp::Tensor rstd = bp::empty({kSide, 1});
-  run_square(state, 2 * kBytes + 4 * kRowBytes, [&](const bp::Tensor& x) {
-    bp::native_layer_norm_out(out, mean, rstd, x.transpose(0, 1), {kSide}, weight, bias, 1e-5);
-  });
-}
+void BM_layer_norm_transposed_4096x4096(benchmark::State& state) { run_layer_norm(state, true); }
 BENCHMARK(BM_layer_norm_transposed_4096x4096)->UseRealTime();
 
 void BM_rms_norm_4096x4096(benchmark::State& state) {
