@@ -40,6 +40,7 @@ class HostDeviceMemory final : public bp::cuda::DeviceMemory {
   }
 
   void* allocate(uint64_t bytes) override {
+    if (bytes == failing_bytes) throw bp::plugin::Error(BP_STATUS_DEVICE_ERROR, "test:0: the device failed");
     const bool fits = used_ + bytes <= capacity_;
     log_.push_back("allocate " + std::to_string(bytes) + (fits ? "" : ": full"));
     if (!fits) return nullptr;
@@ -56,7 +57,15 @@ class HostDeviceMemory final : public bp::cuda::DeviceMemory {
     std::free(block);
   }
   void synchronize() override { log_.push_back("synchronize"); }
-  std::optional<bp::cuda::MemoryInfo> info() override { return bp::cuda::MemoryInfo{capacity_ - used_, capacity_}; }
+  std::optional<bp::cuda::MemoryInfo> info() override {
+    if (!reports_info) return std::nullopt;
+    return bp::cuda::MemoryInfo{capacity_ - used_, capacity_};
+  }
+
+  // Whether info() can read the device's memory (a driver may not say).
+  bool reports_info = true;
+  // An allocation of this many bytes fails as a broken device would, not for want of memory.
+  uint64_t failing_bytes = 0;
 
  private:
   const uint64_t capacity_;
@@ -145,6 +154,42 @@ TEST_CASE("out of device memory even without the cache: an error with the sizes,
   CHECK(small != nullptr);
   allocator.release(small);
   allocator.release(live);
+}
+
+TEST_CASE("out of device memory where the device's free memory cannot be read, the message says so") {
+  std::vector<std::string> log;
+  auto memory = std::make_unique<HostDeviceMemory>(8 * kMiB, log);
+  memory->reports_info = false;
+  DeviceAllocator allocator(std::move(memory), "test:0");
+  try {
+    allocator.allocate(10 * kMiB);
+    FAIL("no error");
+  } catch (const bp::plugin::Error& e) {
+    CHECK(e.code() == BP_STATUS_OUT_OF_MEMORY);
+    CHECK(std::string(e.what()) ==
+          "test:0: out of memory: cannot allocate 10485760 bytes (10.0 MiB); the device has an unknown "
+          "amount free, of which this plugin holds 0 bytes (0.0 MiB) in live blocks. Free tensors you "
+          "no longer need or work on smaller pieces.");
+  }
+}
+
+TEST_CASE("a device failure other than running out of memory reaches the caller as it is, and changes nothing") {
+  std::vector<std::string> log;
+  auto memory = std::make_unique<HostDeviceMemory>(64 * kMiB, log);
+  memory->failing_bytes = 4 * kMiB;
+  DeviceAllocator allocator(std::move(memory), "test:0");
+  allocator.release(allocator.allocate(2 * kMiB));  // cached: must stay cached, not be given back
+  try {
+    allocator.allocate(4 * kMiB);
+    FAIL("no error");
+  } catch (const bp::plugin::Error& e) {
+    CHECK(e.code() == BP_STATUS_DEVICE_ERROR);
+    CHECK(std::string(e.what()) == "test:0: the device failed");
+  }
+  const bp::cuda::MemoryStats stats = allocator.stats();
+  CHECK(stats.allocated_bytes == 0);
+  CHECK(stats.reserved_bytes == 2 * kMiB);
+  CHECK(stats.device_allocations == 1);
 }
 
 TEST_CASE("the allocator gives its cached blocks back when it goes, and leaves live ones to their tensors") {
