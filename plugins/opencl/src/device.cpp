@@ -126,7 +126,6 @@ Device::Device(int index, cl_platform_id platform, cl_device_id device, ProgramC
   tile_ = 16;
   while (tile_ > 1 && tile_ * tile_ > work_group_size_) tile_ /= 2;
   compute_units_ = std::max<cl_uint>(1, device_value<cl_uint>(device, CL_DEVICE_MAX_COMPUTE_UNITS));
-  max_work_groups_ = 16 * compute_units_;
 
   // -w: drivers such as PoCL print their compiler's warnings to stderr; errors still reach the
   // build log.

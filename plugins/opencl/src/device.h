@@ -53,10 +53,10 @@ class Device {
 
   // The work-group size of elementwise and group kernels (a power of two, at most 256), the
   // tile edge of matmul (TILE x TILE work-groups), and a cap on the work-groups of group
-  // kernels, which loop over the groups beyond it.
+  // kernels (16 per compute unit), which loop over the groups beyond it.
   size_t work_group_size() const { return work_group_size_; }
   size_t tile() const { return tile_; }
-  size_t max_work_groups() const { return max_work_groups_; }
+  size_t max_work_groups() const { return 16 * compute_units_; }
   // Work-groups the device runs at once (CL_DEVICE_MAX_COMPUTE_UNITS: a CPU driver's threads).
   size_t compute_units() const { return compute_units_; }
   KernelShape kernel_shape() const { return kernel_shape_; }
@@ -85,7 +85,6 @@ class Device {
   bool has_fp64_ = false;
   size_t work_group_size_ = 1;
   size_t tile_ = 1;
-  size_t max_work_groups_ = 1;
   size_t compute_units_ = 1;
   KernelShape kernel_shape_ = KernelShape::Gpu;
   std::string build_options_;  // shared by every program of this device
