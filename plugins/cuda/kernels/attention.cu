@@ -336,7 +336,7 @@ __global__ void __launch_bounds__(kAttentionThreads)
   float inverse[2];
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
-    const float sum = across_row(row_sum[half], [](float a, float b) { return a + b; });
+    const float sum = across_row(row_sum[half], Plus{});
     inverse[half] = key_length == 0 ? 0.0f : 1.0f / sum;
   }
   T* const stage = query_tile + warp_row * Tile::kPitch;
