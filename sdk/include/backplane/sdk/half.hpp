@@ -1,5 +1,7 @@
 // float16 and bfloat16 storage types. Arithmetic happens in float: convert, compute, convert
-// back (round to nearest even), which is what every backend's reference behaviour is.
+// back (round to nearest even), which is what every backend's reference behaviour is. Half's
+// conversions give the bits x86's F16C instructions give (NaNs included), so that
+// convert_elements.hpp's use of those instructions changes no result.
 #pragma once
 
 #include <bit>
@@ -30,7 +32,8 @@ struct Half {
     const uint32_t normal = (abs - (uint32_t{112} << 23) + 0xfffu + ((abs >> 13) & 1u)) >> 13;
     uint32_t half = abs < (uint32_t{113} << 23) ? subnormal : normal;
     half = abs >= (uint32_t{143} << 23) ? 0x7c00u : half;  // 2^16 and above: inf
-    half = abs > 0x7f800000u ? 0x7e00u : half;             // NaN: a quiet one, payload dropped
+    // NaN: quiet, keeping the payload's top 10 bits.
+    half = abs > 0x7f800000u ? 0x7e00u | ((abs >> 13) & 0x3ffu) : half;
     return static_cast<uint16_t>(sign | half);
   }
 
@@ -39,7 +42,9 @@ struct Half {
     const uint32_t shifted = static_cast<uint32_t>(h & 0x7fffu) << 13;
     const uint32_t exponent = shifted & (uint32_t{0x1f} << 23);
     const uint32_t normal = shifted + (uint32_t{112} << 23);  // rebiased from 15 to 127
-    const uint32_t inf_or_nan = normal + (uint32_t{112} << 23);
+    // inf, or NaN made quiet (a signalling NaN's payload kept).
+    const uint32_t inf_or_nan = (normal + (uint32_t{112} << 23)) |
+                                ((h & 0x3ffu) != 0 ? uint32_t{1} << 22 : 0u);
     // A subnormal's mantissa, given the exponent of 2^-14, is 2^-14 too large by exactly 2^-14.
     constexpr uint32_t kMinNormalBits = uint32_t{113} << 23;
     const uint32_t subnormal = std::bit_cast<uint32_t>(

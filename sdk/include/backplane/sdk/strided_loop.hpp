@@ -2,6 +2,7 @@
 // addresses: the building block of the CPU backend's kernels, and of any such vendor backend. Nothing here allocates; loop state lives in fixed arrays of kMaxDims entries.
 #pragma once
 
+#include <backplane/sdk/convert_elements.hpp>
 #include <backplane/sdk/dispatch.hpp>
 #include <backplane/sdk/status.hpp>
 #include <backplane/sdk/tensor_view.hpp>
@@ -178,13 +179,16 @@ struct Block {
   C values[kConversionBlock];
 };
 
-// values[j] = data[j * step] converted to C, for j < count.
+// values[j] = data[j * step] converted to C, for j < count. Strided elements are gathered
+// first, so that every conversion runs as convert_elements' block loop.
 template <typename C, typename T>
 void load_block(C* values, const T* data, int64_t step, int64_t count) {
   if (step == 1) {
-    for (int64_t j = 0; j < count; ++j) values[j] = static_cast<C>(data[j]);
+    convert_elements(data, values, count);
   } else {
-    for (int64_t j = 0; j < count; ++j) values[j] = static_cast<C>(data[j * step]);
+    T gathered[kConversionBlock];
+    for (int64_t j = 0; j < count; ++j) gathered[j] = data[j * step];
+    convert_elements(gathered, values, count);
   }
 }
 
@@ -192,9 +196,11 @@ void load_block(C* values, const T* data, int64_t step, int64_t count) {
 template <typename T, typename R>
 void store_block(T* data, int64_t step, const R* values, int64_t count) {
   if (step == 1) {
-    for (int64_t j = 0; j < count; ++j) data[j] = static_cast<T>(values[j]);
+    convert_elements(values, data, count);
   } else {
-    for (int64_t j = 0; j < count; ++j) data[j * step] = static_cast<T>(values[j]);
+    T converted[kConversionBlock];
+    convert_elements(values, converted, count);
+    for (int64_t j = 0; j < count; ++j) data[j * step] = converted[j];
   }
 }
 
