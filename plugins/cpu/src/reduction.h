@@ -190,7 +190,7 @@ BP_CPU_MULTIVERSIONED void gather_group(const ReductionLoops<N>& loops, const Of
       group, [&](const Offsets<N>& start, const Offsets<N>& step, int64_t length) {
         const T* row = data + start[k];
         if (step[k] == 1) {
-          for (int64_t i = 0; i < length; ++i) values[i] = static_cast<C>(row[i]);
+          convert_elements(row, values, length);
         } else {
           for (int64_t i = 0; i < length; ++i) values[i] = static_cast<C>(row[i * step[k]]);
         }
@@ -206,7 +206,7 @@ BP_CPU_MULTIVERSIONED void scatter_group(const ReductionLoops<N>& loops, const O
       group, [&](const Offsets<N>& start, const Offsets<N>& step, int64_t length) {
         T* row = data + start[k];
         if (step[k] == 1) {
-          for (int64_t i = 0; i < length; ++i) row[i] = static_cast<T>(values[i]);
+          convert_elements(values, row, length);
         } else {
           for (int64_t i = 0; i < length; ++i) row[i * step[k]] = static_cast<T>(values[i]);
         }

@@ -425,11 +425,23 @@ class PartialSums {
   // Adds f(x[i]) for i < count, x[i] read as its compute type and converted to Acc.
   template <typename T, typename F = Unchanged>
   void add(const T* x, int64_t count, F f = {}) {
-    int64_t i = 0;
-    for (; i + kLanes <= count; i += kLanes) {
-      for (int64_t k = 0; k < kLanes; ++k) lanes_[k] += f(static_cast<Acc>(compute(x[i + k])));
+    if constexpr (kConvertsToCompute<T>) {
+      // Converted a block at a time by convert_elements' loop; blocks are whole multiples of
+      // the lanes, so every element keeps its lane.
+      constexpr int64_t kBlock = 16 * kLanes;
+      compute_t<T> converted[kBlock];
+      for (int64_t begin = 0; begin < count; begin += kBlock) {
+        const int64_t length = std::min(kBlock, count - begin);
+        convert_elements(x + begin, converted, length);
+        add(converted, length, f);
+      }
+    } else {
+      int64_t i = 0;
+      for (; i + kLanes <= count; i += kLanes) {
+        for (int64_t k = 0; k < kLanes; ++k) lanes_[k] += f(static_cast<Acc>(x[i + k]));
+      }
+      for (int64_t k = 0; i < count; ++i, ++k) lanes_[k] += f(static_cast<Acc>(x[i]));
     }
-    for (int64_t k = 0; i < count; ++i, ++k) lanes_[k] += f(static_cast<Acc>(compute(x[i])));
   }
 
   // Adds f(x[i * step]) for i < count, into one lane.
