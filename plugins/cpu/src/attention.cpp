@@ -190,24 +190,34 @@ void online_softmax_row(Tiles<C>& t, int64_t r, int64_t keys) {
   }
 }
 
-// query . key for a query row in C and a key row of T read in place (consecutive elements), in
-// 4 vectors of partial sums; 16-bit floats are converted a block of 4 vectors at a time.
+// Key and value rows read in place go kChunk elements at a time: 4 vectors in C, the row's own
+// elements, or (16-bit floats) their conversion into a buffer that stays in L1.
+template <typename C>
+inline constexpr int64_t kChunk = 4 * kLanesOf<C>;
+
+template <typename C, typename T>
+const C* chunk_in_compute_type(const T* row, C (&converted)[kChunk<C>]) {
+  if constexpr (std::is_same_v<T, C>) {
+    return row;
+  } else {
+    convert_elements(row, converted, kChunk<C>);
+    return converted;
+  }
+}
+
+// query . key for a query row in C and a key row of T read in place, in 4 vectors of partial
+// sums.
 template <typename C, typename T>
 C dot_with_key(const C* query, const T* key, int64_t n) {
   constexpr int64_t kLanes = kLanesOf<C>;
   int64_t e = 0;
   C total = 0;
   Vector<C> sums[4] = {};
-  C converted[4 * kLanes];
-  for (; e + 4 * kLanes <= n; e += 4 * kLanes) {
-    const C* block = converted;
-    if constexpr (std::is_same_v<T, C>) {
-      block = key + e;
-    } else {
-      for (int64_t i = 0; i < 4 * kLanes; ++i) converted[i] = static_cast<C>(key[e + i]);
-    }
+  C converted[kChunk<C>];
+  for (; e + kChunk<C> <= n; e += kChunk<C>) {
+    const C* chunk = chunk_in_compute_type(key + e, converted);
     for (int64_t v = 0; v < 4; ++v) {
-      sums[v] += load_vector(query + e + v * kLanes) * load_vector(block + v * kLanes);
+      sums[v] += load_vector(query + e + v * kLanes) * load_vector(chunk + v * kLanes);
     }
   }
   const Vector<C> sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
@@ -254,19 +264,34 @@ void scores_in_place(Tiles<C>& t, const Matrix<const T>& key, int64_t first_key,
   }
 }
 
+// output[e] += weight * values[e] for e < count, values read in C.
+template <typename C, typename T>
+void add_weighted(C* output, C weight, const T* values, int64_t count) {
+  for (int64_t e = 0; e < count; ++e) output[e] += weight * static_cast<C>(values[e]);
+}
+
 // output[r] += sum over c < keys of scores[r][c] * value[first_key + c] for rows [0, rows), each
-// value row read once, in place (its elements consecutive).
+// value row read once, in place (its elements consecutive). Where T converts faster in blocks,
+// each chunk of a value row is converted once for all the rows.
 template <typename T, typename C>
 void accumulate_values_in_place(Tiles<C>& t, const Matrix<const T>& value, int64_t first_key,
                                 int64_t keys, int64_t rows, int64_t value_embedding) {
   for (int64_t c = 0; c < keys; ++c) {
     const T* value_row = &value.at(first_key + c, 0);
-    for (int64_t r = 0; r < rows; ++r) {
-      const C weight = t.scores[r * kKeyBlock + c];
-      C* output = t.output.data() + r * t.value_embedding;
-      for (int64_t e = 0; e < value_embedding; ++e) {
-        output[e] += weight * static_cast<C>(value_row[e]);
+    int64_t e = 0;
+    if constexpr (kConvertsFasterInBlocks<T>) {
+      C converted[kChunk<C>];
+      for (; e + kChunk<C> <= value_embedding; e += kChunk<C>) {
+        const C* chunk = chunk_in_compute_type(value_row + e, converted);
+        for (int64_t r = 0; r < rows; ++r) {
+          add_weighted(t.output.data() + r * t.value_embedding + e, t.scores[r * kKeyBlock + c],
+                       chunk, kChunk<C>);
+        }
       }
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      add_weighted(t.output.data() + r * t.value_embedding + e, t.scores[r * kKeyBlock + c],
+                   value_row + e, value_embedding - e);
     }
   }
 }
