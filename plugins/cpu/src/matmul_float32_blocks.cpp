@@ -15,14 +15,15 @@ namespace {
 // Elements of float32 a block of rows takes in a, out and the addend together, about 1 MiB.
 constexpr int64_t kBlockElements = int64_t{1} << 18;
 
-// A dense row-major float32 matrix of rows x cols in `buffer`.
-MatrixOperand dense_float32(const ScratchBuffer& buffer, int64_t rows, int64_t cols) {
+// A dense float32 matrix of rows x cols in `buffer`, row-major unless asked for column-major.
+MatrixOperand dense_float32(const ScratchBuffer& buffer, int64_t rows, int64_t cols,
+                            bool column_major = false) {
   MatrixOperand m;
   m.data = buffer.data();
   m.rows = rows;
   m.cols = cols;
-  m.row_stride = cols;
-  m.col_stride = 1;
+  m.row_stride = column_major ? 1 : cols;
+  m.col_stride = column_major ? rows : 1;
   m.batch_stride = rows * cols;
   return m;
 }
@@ -44,7 +45,10 @@ void blocks_of(const MatmulProblem& problem) {
   }
 
   for (int64_t b = 0; b < problem.batch(); ++b) {
-    const MatrixOperand b_float = dense_float32(b_buffer, k, m);
+    // mat2 keeps its orientation (linear's weight is transposed), so that its conversion
+    // streams through memory; oneDNN takes either.
+    const bool b_column_major = problem.b.row_stride == 1 && problem.b.col_stride != 1;
+    const MatrixOperand b_float = dense_float32(b_buffer, k, m, b_column_major);
     convert_matrix<T, float>(problem.slice(b, 0, 0).b, b_float);
     if (addend_is_row) {
       convert_matrix<T, float>(problem.slice(b, 0, 1).addend.value(),

@@ -51,17 +51,30 @@ struct MatmulProblem {
 };
 
 // Copies every element of `from` into `to` (same batch, rows and cols), converting From to To.
+// Walks columns where both are column-major, rows otherwise, so that a transposed operand is read
+// and written in memory order.
 template <typename From, typename To>
 void convert_matrix(const MatrixOperand& from, const MatrixOperand& to) {
-  const auto* source = static_cast<const From*>(from.data);
-  auto* target = static_cast<To*>(to.data);
+  const bool by_columns = from.row_stride == 1 && to.row_stride == 1;
+  const int64_t lines = by_columns ? to.cols : to.rows;
+  const int64_t length = by_columns ? to.rows : to.cols;
+  const int64_t from_line = by_columns ? from.col_stride : from.row_stride;
+  const int64_t from_step = by_columns ? from.row_stride : from.col_stride;
+  const int64_t to_line = by_columns ? to.col_stride : to.row_stride;
+  const int64_t to_step = by_columns ? to.row_stride : to.col_stride;
   for (int64_t b = 0; b < to.batch; ++b) {
-    for (int64_t i = 0; i < to.rows; ++i) {
-      const From* source_row = source + from.offset(b, i, 0);
-      To* target_row = target + to.offset(b, i, 0);
-      for (int64_t j = 0; j < to.cols; ++j) {
-        target_row[j * to.col_stride] =
-            static_cast<To>(static_cast<compute_t<From>>(source_row[j * from.col_stride]));
+    const From* source = static_cast<const From*>(from.data) + b * from.batch_stride;
+    To* target = static_cast<To*>(to.data) + b * to.batch_stride;
+    for (int64_t line = 0; line < lines; ++line) {
+      const From* source_line = source + line * from_line;
+      To* target_line = target + line * to_line;
+      if (from_step == 1 && to_step == 1) {
+        convert_elements(source_line, target_line, length);
+        continue;
+      }
+      for (int64_t j = 0; j < length; ++j) {
+        target_line[j * to_step] =
+            static_cast<To>(static_cast<compute_t<From>>(source_line[j * from_step]));
       }
     }
   }
