@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -225,6 +226,71 @@ void BM_rms_norm_4096x4096(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_rms_norm_4096x4096)->UseRealTime();
+
+// The same kernels on float32, bfloat16 and float16 operands ("dtypes/<kernel>/<dtype>"), 16M
+// elements each (4096 x 4096 for the per-row and per-column kernels): 16-bit operands move half
+// the bytes, so a kernel that converts them cheaply takes about half float32's time. Bytes
+// processed count the operands' elements at their own size.
+struct DTypeCase {
+  const char* name;
+  int tensors_moved;  // inputs read plus outputs written, each of 16M elements
+  // Writes out (4096 x 4096), or rows (2 x 4096) for the sums and the norm's statistics.
+  std::function<void(bp::Tensor& out, bp::Tensor& rows, const bp::Tensor& a, const bp::Tensor& b)>
+      op;
+};
+
+const DTypeCase kDTypeCases[] = {
+    {"add", 3, [](bp::Tensor& out, bp::Tensor&, const bp::Tensor& a,
+                  const bp::Tensor& b) { bp::add_out(out, a, b); }},
+    {"gelu", 2, [](bp::Tensor& out, bp::Tensor&, const bp::Tensor& a,
+                   const bp::Tensor&) { bp::gelu_out(out, a); }},
+    {"sum over rows", 1, [](bp::Tensor&, bp::Tensor& rows, const bp::Tensor& a,
+                            const bp::Tensor&) {
+       bp::Tensor sums = rows.select(0, 0);
+       bp::sum_out(sums, a, {1});
+     }},
+    {"sum over columns", 1, [](bp::Tensor&, bp::Tensor& rows, const bp::Tensor& a,
+                               const bp::Tensor&) {
+       bp::Tensor sums = rows.select(0, 0);
+       bp::sum_out(sums, a, {0});
+     }},
+    {"softmax over rows", 2, [](bp::Tensor& out, bp::Tensor&, const bp::Tensor& a,
+                                const bp::Tensor&) { bp::softmax_out(out, a, 1); }},
+    {"softmax over columns", 2, [](bp::Tensor& out, bp::Tensor&, const bp::Tensor& a,
+                                   const bp::Tensor&) { bp::softmax_out(out, a, 0); }},
+    {"layer norm", 2, [](bp::Tensor& out, bp::Tensor& rows, const bp::Tensor& a,
+                         const bp::Tensor&) {
+       bp::Tensor mean = rows.select(0, 0).view({kSide, 1});
+       bp::Tensor rstd = rows.select(0, 1).view({kSide, 1});
+       bp::native_layer_norm_out(out, mean, rstd, a, {kSide}, std::nullopt, std::nullopt, 1e-5);
+     }},
+};
+
+void run_dtype_case(benchmark::State& state, const DTypeCase& c, bp::DType dtype) {
+  const bp::Tensor a = square_input().to(dtype);
+  const bp::Tensor b = bp::ones({kSide, kSide}, dtype);
+  bp::Tensor out = bp::empty({kSide, kSide}, dtype);
+  bp::Tensor rows = bp::empty({2, kSide}, dtype);
+  for (auto _ : state) {
+    c.op(out, rows, a, b);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * kElements * c.tensors_moved *
+                          static_cast<int64_t>(bp::element_size(dtype)));
+}
+
+const bool kDTypeCasesRegistered = [] {
+  for (const DTypeCase& c : kDTypeCases) {
+    for (const bp::DType dtype : {bp::kFloat32, bp::kBFloat16, bp::kFloat16}) {
+      const std::string name =
+          std::string("dtypes/") + c.name + "/" + std::string(bp::dtype_name(dtype));
+      benchmark::RegisterBenchmark(name.c_str(), [&c, dtype](benchmark::State& state) {
+        run_dtype_case(state, c, dtype);
+      })->UseRealTime();
+    }
+  }
+  return true;
+}();
 
 // The reference: copying 64 MB, split evenly across state.range(0) threads (the calling one
 // and helpers started for each copy, which costs some tens of microseconds per copy).
