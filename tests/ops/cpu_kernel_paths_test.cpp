@@ -612,7 +612,7 @@ TEST_CASE("cpu kernel paths: norms over groups lying side by side, a tile of 102
   // group, so each row of x takes its own.
   const Shape shape = {50, 1100};
   const std::vector<bool> columns = {true, false};
-  for (const DType dtype : {bp::kFloat32, bp::kFloat64, bp::kBFloat16}) {
+  for (const DType dtype : {bp::kFloat32, bp::kFloat64, bp::kBFloat16, bp::kFloat16}) {
     INFO(name_of(dtype));
     const Tensor x = sample_tensor(shape, dtype, Layout::Contiguous, 8, kCpu);
     const Tensor weight = sample_tensor({50}, dtype, Layout::Contiguous, 9, kCpu);

@@ -112,24 +112,23 @@ BP_CPU_MULTIVERSIONED void softmax_side_by_side(const ReductionLoops<2>& loops,
   C max[kSideBySideTile];
   double sums[kSideBySideTile];
   C factor[kSideBySideTile];  // 1 / sum, or for log_softmax log(sum)
+  C row[kSideBySideTile];     // a row of the input in C, where it is not C already
+  C results[kSideBySideTile];
   for_each_side_by_side_tile(loops, first, step, count, [&](const Offsets<2>&, int64_t width,
                                                             const auto& for_each_row,
                                                             auto in_step, auto out_step) {
     std::fill_n(max, width, -std::numeric_limits<C>::infinity());
     for_each_row([&](int64_t in_at, int64_t, int64_t) {
-      const T* x = input + in_at;
+      const C* x = side_by_side_row(input + in_at, width, in_step, row);
       for (int64_t j = 0; j < width; ++j) {
-        const C value = static_cast<C>(x[j * in_step]);
         // NaN takes the place and keeps it: no comparison with a NaN maximum is true.
-        max[j] = value > max[j] || value != value ? value : max[j];
+        max[j] = x[j] > max[j] || x[j] != x[j] ? x[j] : max[j];
       }
     });
     std::fill_n(sums, width, 0.0);
     for_each_row([&](int64_t in_at, int64_t, int64_t) {
-      const T* x = input + in_at;
-      for (int64_t j = 0; j < width; ++j) {
-        sums[j] += static_cast<double>(exp_of(static_cast<C>(x[j * in_step]) - max[j]));
-      }
+      const C* x = side_by_side_row(input + in_at, width, in_step, row);
+      for (int64_t j = 0; j < width; ++j) sums[j] += static_cast<double>(exp_of(x[j] - max[j]));
     });
     // A NaN or an infinite maximum makes the whole group NaN, as in softmax_span: some x - max
     // is NaN there, and so are the sum, the factor and every output.
@@ -138,12 +137,11 @@ BP_CPU_MULTIVERSIONED void softmax_side_by_side(const ReductionLoops<2>& loops,
     }
     for_each_output_part(width, out_step, [&](int64_t begin, int64_t end) {
       for_each_row([&](int64_t in_at, int64_t out_at, int64_t) {
-        const T* x = input + in_at;
-        T* y = output + out_at;
-        for (int64_t j = begin; j < end; ++j) {
-          const C shifted = static_cast<C>(x[j * in_step]) - max[j];
-          y[j * out_step] = static_cast<T>(log ? shifted - factor[j] : exp_of(shifted) * factor[j]);
-        }
+        const C* x = side_by_side_row(input + in_at + begin * in_step, end - begin, in_step, row);
+        store_side_by_side_row(output + out_at, begin, end, out_step, results, [&](int64_t j) {
+          const C shifted = x[j - begin] - max[j];
+          return log ? shifted - factor[j] : exp_of(shifted) * factor[j];
+        });
       });
     });
   });
@@ -166,25 +164,26 @@ BP_CPU_MULTIVERSIONED void normalize_side_by_side(const ReductionLoops<N>& loops
   double mean[kSideBySideTile];
   double rstd[kSideBySideTile];
   double offset[kSideBySideTile];
+  C row[kSideBySideTile];  // a row of the input in C, where it is not C already
+  C results[kSideBySideTile];
   for_each_side_by_side_tile(loops, first, step, count, [&](const Offsets<N>& tile_first,
                                                             int64_t width,
                                                             const auto& for_each_row,
                                                             auto in_step, auto out_step) {
-    const auto value = [&](int64_t in_at, int64_t j) {
-      return static_cast<double>(static_cast<C>(input[in_at + j * in_step]));
-    };
     std::fill_n(mean, width, 0.0);
     if (!rms) {
       for_each_row([&](int64_t in_at, int64_t, int64_t) {
-        for (int64_t j = 0; j < width; ++j) mean[j] += value(in_at, j);
+        const C* x = side_by_side_row(input + in_at, width, in_step, row);
+        for (int64_t j = 0; j < width; ++j) mean[j] += static_cast<double>(x[j]);
       });
       // Over no members, the mean is 0 / 0 = NaN, as in normalize_span.
       for (int64_t j = 0; j < width; ++j) mean[j] /= members;
     }
     std::fill_n(rstd, width, 0.0);  // the sums of squared deviations, first
     for_each_row([&](int64_t in_at, int64_t, int64_t) {
+      const C* x = side_by_side_row(input + in_at, width, in_step, row);
       for (int64_t j = 0; j < width; ++j) {
-        const double deviation = value(in_at, j) - mean[j];
+        const double deviation = static_cast<double>(x[j]) - mean[j];
         rstd[j] += deviation * deviation;
       }
     });
@@ -196,18 +195,12 @@ BP_CPU_MULTIVERSIONED void normalize_side_by_side(const ReductionLoops<N>& loops
     for_each_output_part(width, out_step, [&](int64_t begin, int64_t end) {
       for_each_row([&](int64_t in_at, int64_t out_at, int64_t position) {
         const double scale = weight ? weight[position] : 1.0;
-        T* y = output + out_at;
-        if (bias) {
-          for (int64_t j = begin; j < end; ++j) {
-            y[j * out_step] = static_cast<T>(static_cast<C>(
-                (value(in_at, j) * rstd[j] + offset[j]) * scale + bias[position]));
-          }
-        } else {
-          for (int64_t j = begin; j < end; ++j) {
-            y[j * out_step] =
-                static_cast<T>(static_cast<C>((value(in_at, j) * rstd[j] + offset[j]) * scale));
-          }
-        }
+        const double shift = bias ? bias[position] : 0.0;
+        const C* x = side_by_side_row(input + in_at + begin * in_step, end - begin, in_step, row);
+        store_side_by_side_row(output + out_at, begin, end, out_step, results, [&](int64_t j) {
+          const double normalized = static_cast<double>(x[j - begin]) * rstd[j] + offset[j];
+          return static_cast<C>(bias ? normalized * scale + shift : normalized * scale);
+        });
       });
     });
   });

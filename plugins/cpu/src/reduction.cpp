@@ -84,6 +84,7 @@ BP_CPU_MULTIVERSIONED void sum_side_by_side(const ReductionLoops<2>& loops,
   const auto value = [](T x) { return static_cast<Acc>(static_cast<compute_t<T>>(x)); };
   const int64_t lane_step = step[0];
   Acc totals[kSideBySideTile];
+  compute_t<T> converted[kConvertsFasterInBlocks<T> ? kSideBySideTile : 1];
   for (int64_t tile = 0; tile < count; tile += kSideBySideTile) {
     const int64_t width = std::min(kSideBySideTile, count - tile);
     std::fill_n(totals, width, Acc{0});
@@ -93,7 +94,14 @@ BP_CPU_MULTIVERSIONED void sum_side_by_side(const ReductionLoops<2>& loops,
         tile_first, [&](const Offsets<2>& start, const Offsets<2>& row_step, int64_t length) {
           const T* row = input + start[0];
           int64_t i = 0;
-          if (lane_step == 1) {
+          if constexpr (kConvertsFasterInBlocks<T>) {
+            // A row at a time, converted first.
+            for (; i < length; ++i) {
+              const compute_t<T>* x =
+                  side_by_side_row(row + i * row_step[0], width, lane_step, converted);
+              for (int64_t j = 0; j < width; ++j) totals[j] += static_cast<Acc>(x[j]);
+            }
+          } else if (lane_step == 1) {
             // Four input rows per pass over the totals; each total still adds them in order.
             for (; i + 4 <= length; i += 4) {
               const T* r0 = row + i * row_step[0];
@@ -199,6 +207,7 @@ BP_CPU_MULTIVERSIONED void max_side_by_side(const ReductionLoops<3>& loops,
   const int64_t lane_step = step[0];
   C best[kSideBySideTile];
   int64_t best_position[kSideBySideTile];
+  C converted[kConvertsFasterInBlocks<T> ? kSideBySideTile : 1];
   for (int64_t tile = 0; tile < count; tile += kSideBySideTile) {
     const int64_t width = std::min(kSideBySideTile, count - tile);
     Offsets<3> tile_first = first;
@@ -208,15 +217,26 @@ BP_CPU_MULTIVERSIONED void max_side_by_side(const ReductionLoops<3>& loops,
         tile_first, [&](const Offsets<3>& start, const Offsets<3>& row_step, int64_t length) {
           for (int64_t i = 0; i < length; ++i, ++position) {
             const T* row = input + start[0] + i * row_step[0];
+            const C* converted_row = nullptr;
+            if constexpr (kConvertsFasterInBlocks<T>) {
+              converted_row = side_by_side_row(row, width, lane_step, converted);
+            }
+            const auto value = [&](int64_t j) {
+              if constexpr (kConvertsFasterInBlocks<T>) {
+                return converted_row[j];
+              } else {
+                return static_cast<C>(row[j * lane_step]);
+              }
+            };
             if (position == 0) {
-              for (int64_t j = 0; j < width; ++j) best[j] = static_cast<C>(row[j * lane_step]);
+              for (int64_t j = 0; j < width; ++j) best[j] = value(j);
               std::fill_n(best_position, width, int64_t{0});
               continue;
             }
             for (int64_t j = 0; j < width; ++j) {
-              const C value = static_cast<C>(row[j * lane_step]);
-              const bool better = beats(value, best[j]);
-              best[j] = better ? value : best[j];
+              const C x = value(j);
+              const bool better = beats(x, best[j]);
+              best[j] = better ? x : best[j];
               best_position[j] = better ? position : best_position[j];
             }
           }
