@@ -291,13 +291,14 @@ TEST_CASE("max_pool2d propagates NaN and handles -inf, and stride=[] means the k
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   for (const Device device : test_devices("max_pool2d.out")) {
-    INFO("device " << device.str());
-    const Tensor input =
-        make_tensor({1, nan, -inf, -inf, 3, 4, 5, 6}, {1, 2, 2, 2}, bp::kFloat32, device);
-    check_tensor(bp::max_pool2d(input, {2}), {1, 2, 1, 1}, bp::kFloat32, {nan, 6});
-    check_tensor(bp::max_pool2d(make_tensor({-inf, -inf}, {1, 1, 1, 2}, bp::kFloat32, device),
-                                {1, 2}),
-                 {1, 1, 1, 1}, bp::kFloat32, {-inf});
+    for (const DType dtype : floating_dtypes()) {
+      INFO("device " << device.str() << " " << name_of(dtype));
+      const Tensor input =
+          make_tensor({1, nan, -inf, -inf, 3, 4, 5, 6}, {1, 2, 2, 2}, dtype, device);
+      check_tensor(bp::max_pool2d(input, {2}), {1, 2, 1, 1}, dtype, {nan, 6});
+      check_tensor(bp::max_pool2d(make_tensor({-inf, -inf}, {1, 1, 1, 2}, dtype, device), {1, 2}),
+                   {1, 1, 1, 1}, dtype, {-inf});
+    }
   }
 }
 

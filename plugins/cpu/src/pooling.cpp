@@ -3,7 +3,9 @@
 // differs from PyTorch's: NaN, and windows of -inf), averages that exclude the padding,
 // averages that include it when no window runs past the padding (oneDNN then always divides by
 // the kernel's area, as PyTorch does), and adaptive pooling whose windows tile the input evenly.
-// The rest, float64, and 16-bit dtypes this CPU's oneDNN lacks run on the plugin's own loops
+// 16-bit dtypes this CPU's oneDNN lacks go through it in float32 copies (every 16-bit value is
+// exact in float32, so max pooling is unchanged, and averages are computed in float32 as the
+// loops compute them). The rest, and float64, run on the plugin's own loops
 // (pooling_loops.cpp).
 #include "CPUNativeFunctions.h"
 
@@ -159,10 +161,10 @@ void repair_max_pool(const T* input, T* out, const Window2d& w, const TensorView
   });
 }
 
-// Pooling through oneDNN in the tensors' own dtype, on dense copies where they are strided.
+// Pooling through oneDNN in `dtype` (the tensors' own, or float32 for theirs), on dense copies
+// where they are strided or of another dtype.
 void onednn_pool(dnnl::algorithm algorithm, const Window2d& w, const TensorView& input,
-                 const TensorView& out) {
-  const DType dtype = out.dtype();
+                 const TensorView& out, DType dtype) {
   const memory::data_type type = *onednn::data_type_of(dtype);
   const DenseInput dense_input(input, dtype);
   const DenseOutput dense_out(out, dtype);
@@ -183,7 +185,13 @@ void onednn_pool(dnnl::algorithm algorithm, const Window2d& w, const TensorView&
   dense_out.finish();
 }
 
-bool onednn_pools(DType dtype) { return pooling_support().implements(dtype); }
+// The dtype oneDNN pools tensors of `dtype` in, if any.
+std::optional<DType> onednn_pooling_dtype(DType dtype) {
+  if (pooling_support().implements(dtype)) return dtype;
+  const bool sixteen_bit_float = dtype == DType::Float16 || dtype == DType::BFloat16;
+  if (sixteen_bit_float && pooling_support().implements(DType::Float32)) return DType::Float32;
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -197,9 +205,8 @@ void max_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size
   // oneDNN 2.6 runs dilated pooling on its reference implementation only, which is slower
   // than the plugin's loops.
   const bool dilated = w.dilation[0] != 1 || w.dilation[1] != 1;
-  if (onednn_pools(out.dtype()) && !dilated) {
-    return onednn_pool(dnnl::algorithm::pooling_max, w, self, out);
-  }
+  const std::optional<DType> pooled = onednn_pooling_dtype(out.dtype());
+  if (pooled && !dilated) return onednn_pool(dnnl::algorithm::pooling_max, w, self, out, *pooled);
   pool2d_loops(self, out, plugin::pooling_axis(w, 0, self.size(2), out.size(2), false),
                plugin::pooling_axis(w, 1, self.size(3), out.size(3), false), PoolReduction::Max,
                std::nullopt);
@@ -213,12 +220,13 @@ void avg_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size
   require_dtype("avg_pool2d", "out", out, self.dtype());
   if (out.numel() == 0) return;
   const Window2d w = plugin::pooling_window(kernel_size, stride, padding, {});
-  if (onednn_pools(out.dtype()) && !divisor_override) {
+  const std::optional<DType> pooled = onednn_pooling_dtype(out.dtype());
+  if (pooled && !divisor_override) {
     if (!count_include_pad) {
-      return onednn_pool(dnnl::algorithm::pooling_avg_exclude_padding, w, self, out);
+      return onednn_pool(dnnl::algorithm::pooling_avg_exclude_padding, w, self, out, *pooled);
     }
     if (windows_stay_in_padding(w, self, out)) {
-      return onednn_pool(dnnl::algorithm::pooling_avg_include_padding, w, self, out);
+      return onednn_pool(dnnl::algorithm::pooling_avg_include_padding, w, self, out, *pooled);
     }
   }
   pool2d_loops(self, out,
@@ -235,12 +243,13 @@ void adaptive_avg_pool2d_out(const TensorView& self, std::span<const int64_t> ou
   if (out.numel() == 0) return;
   const int64_t height = self.size(2), width = self.size(3);
   const int64_t out_height = out.size(2), out_width = out.size(3);
-  if (onednn_pools(out.dtype()) && height % out_height == 0 && width % out_width == 0) {
+  const std::optional<DType> pooled = onednn_pooling_dtype(out.dtype());
+  if (pooled && height % out_height == 0 && width % out_width == 0) {
     const Window2d tiles{{height / out_height, width / out_width},
                          {height / out_height, width / out_width},
                          {0, 0},
                          {1, 1}};
-    return onednn_pool(dnnl::algorithm::pooling_avg_exclude_padding, tiles, self, out);
+    return onednn_pool(dnnl::algorithm::pooling_avg_exclude_padding, tiles, self, out, *pooled);
   }
   pool2d_loops(self, out, plugin::adaptive_axis(height, out_height),
                plugin::adaptive_axis(width, out_width),
