@@ -233,7 +233,7 @@ BENCHMARK(BM_rms_norm_4096x4096)->UseRealTime();
 // processed count the operands' elements at their own size.
 struct DTypeCase {
   const char* name;
-  int tensors_moved;  // inputs read plus outputs written, each of 16M elements
+  double tensors_moved;  // inputs read plus outputs written, in tensors of 16M elements
   // Writes out (4096 x 4096), or rows (2 x 4096) for the sums and the norm's statistics.
   std::function<void(bp::Tensor& out, bp::Tensor& rows, const bp::Tensor& a, const bp::Tensor& b)>
       op;
@@ -264,6 +264,14 @@ const DTypeCase kDTypeCases[] = {
        bp::Tensor rstd = rows.select(0, 1).view({kSide, 1});
        bp::native_layer_norm_out(out, mean, rstd, a, {kSide}, std::nullopt, std::nullopt, 1e-5);
      }},
+    // ResNet's stem pooling on 16 images of 64 channels, 128 x 128: a quarter as many outputs.
+    {"max pool 3x3 stride 2", 1.25, [](bp::Tensor& out, bp::Tensor&, const bp::Tensor& a,
+                                       const bp::Tensor&) {
+       bp::Tensor pooled = out.view({kElements})
+                               .slice(0, 0, kElements / 4)
+                               .view({16, 64, kSide / 64, kSide / 64});
+       bp::max_pool2d_out(pooled, a.view({16, 64, 128, 128}), {3, 3}, {2, 2}, {1, 1});
+     }},
 };
 
 void run_dtype_case(benchmark::State& state, const DTypeCase& c, bp::DType dtype) {
@@ -275,8 +283,9 @@ void run_dtype_case(benchmark::State& state, const DTypeCase& c, bp::DType dtype
     c.op(out, rows, a, b);
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(state.iterations() * kElements * c.tensors_moved *
-                          static_cast<int64_t>(bp::element_size(dtype)));
+  state.SetBytesProcessed(static_cast<int64_t>(static_cast<double>(state.iterations()) *
+                                               kElements * c.tensors_moved *
+                                               static_cast<double>(bp::element_size(dtype))));
 }
 
 const bool kDTypeCasesRegistered = [] {

@@ -1,7 +1,8 @@
 // The CPU backend's float32 mm against oneDNN running the same matmul primitive directly, in
 // one run: the ratio of their times is what Backplane's dispatch, checks and primitive cache
 // cost on top of oneDNN. And a linear layer with its activation fused (_addmm_activation)
-// against addmm followed by the activation. See bench/README.md.
+// against addmm followed by the activation, and a linear layer in each floating dtype. See
+// bench/README.md.
 #include "onednn_reference.h"
 
 #include <backplane/backplane.h>
@@ -76,6 +77,18 @@ void linear_activation(benchmark::State& state, MatmulShape s, bool use_gelu, bo
   report_flops(state, s);
 }
 
+// bp::linear (input @ weight^T, the weight stored as nn.Linear keeps it) in `dtype`: float16
+// and bfloat16 run on oneDNN's 16-bit kernels where the CPU has them, else in float32 blocks.
+void linear_in(benchmark::State& state, MatmulShape s, bp::DType dtype) {
+  const bp::Tensor input = bp::randn({s.m, s.k}).to(dtype);
+  const bp::Tensor weight = bp::randn({s.n, s.k}).to(dtype);
+  for (auto _ : state) {
+    const bp::Tensor out = bp::linear(input, weight);
+    benchmark::DoNotOptimize(out);
+  }
+  report_flops(state, s);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -96,6 +109,12 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark((name + "/addmm then activation").c_str(), linear_activation,
                                  layer, use_gelu, false)
         ->UseRealTime();
+  }
+  // 64 tokens through a 4096 -> 1024 projection, in each floating dtype.
+  const MatmulShape projection{64, 1024, 4096};
+  for (const bp::DType dtype : {bp::kFloat32, bp::kBFloat16, bp::kFloat16}) {
+    const std::string name = "linear 64x4096 -> 1024 " + std::string(bp::dtype_name(dtype));
+    benchmark::RegisterBenchmark(name.c_str(), linear_in, projection, dtype)->UseRealTime();
   }
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
