@@ -658,8 +658,10 @@ TEST_CASE("cpu kernel paths: norms over groups lying side by side, a tile of 102
     });
     check_tensor(bp::rms_norm(x.transpose(0, 1), {50}, weight, eps).transpose(0, 1), shape, dtype,
                  rms);
-    INFO("into an output whose groups lie side by side too");
-    Tensor side_by_side = bp::empty(shape, dtype).transpose(0, 1);
+    INFO("into an out= tensor whose groups lie side by side too");
+    // Filled with NaN, so that an element left unwritten shows.
+    Tensor side_by_side =
+        bp::full(shape, std::numeric_limits<double>::quiet_NaN(), dtype).transpose(0, 1);
     bp::rms_norm_out(side_by_side, x.transpose(0, 1), {50}, weight, eps);
     check_tensor(side_by_side.transpose(0, 1), shape, dtype, rms);
   }
