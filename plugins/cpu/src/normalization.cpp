@@ -119,7 +119,7 @@ BP_CPU_MULTIVERSIONED void softmax_side_by_side(const ReductionLoops<2>& loops,
                                                             auto in_step, auto out_step) {
     std::fill_n(max, width, -std::numeric_limits<C>::infinity());
     for_each_row([&](int64_t in_at, int64_t, int64_t) {
-      const C* x = side_by_side_row(input + in_at, width, in_step, row);
+      const C* x = row_in_compute_type(input + in_at, width, in_step, row);
       for (int64_t j = 0; j < width; ++j) {
         // NaN takes the place and keeps it: no comparison with a NaN maximum is true.
         max[j] = x[j] > max[j] || x[j] != x[j] ? x[j] : max[j];
@@ -127,7 +127,7 @@ BP_CPU_MULTIVERSIONED void softmax_side_by_side(const ReductionLoops<2>& loops,
     });
     std::fill_n(sums, width, 0.0);
     for_each_row([&](int64_t in_at, int64_t, int64_t) {
-      const C* x = side_by_side_row(input + in_at, width, in_step, row);
+      const C* x = row_in_compute_type(input + in_at, width, in_step, row);
       for (int64_t j = 0; j < width; ++j) sums[j] += static_cast<double>(exp_of(x[j] - max[j]));
     });
     // A NaN or an infinite maximum makes the whole group NaN, as in softmax_span: some x - max
@@ -137,8 +137,9 @@ BP_CPU_MULTIVERSIONED void softmax_side_by_side(const ReductionLoops<2>& loops,
     }
     for_each_output_part(width, out_step, [&](int64_t begin, int64_t end) {
       for_each_row([&](int64_t in_at, int64_t out_at, int64_t) {
-        const C* x = side_by_side_row(input + in_at + begin * in_step, end - begin, in_step, row);
-        store_side_by_side_row(output + out_at, begin, end, out_step, results, [&](int64_t j) {
+        const C* x =
+            row_in_compute_type(input + in_at + begin * in_step, end - begin, in_step, row);
+        store_row(output + out_at, begin, end, out_step, results, [&](int64_t j) {
           const C shifted = x[j - begin] - max[j];
           return log ? shifted - factor[j] : exp_of(shifted) * factor[j];
         });
@@ -173,7 +174,7 @@ BP_CPU_MULTIVERSIONED void normalize_side_by_side(const ReductionLoops<N>& loops
     std::fill_n(mean, width, 0.0);
     if (!rms) {
       for_each_row([&](int64_t in_at, int64_t, int64_t) {
-        const C* x = side_by_side_row(input + in_at, width, in_step, row);
+        const C* x = row_in_compute_type(input + in_at, width, in_step, row);
         for (int64_t j = 0; j < width; ++j) mean[j] += static_cast<double>(x[j]);
       });
       // Over no members, the mean is 0 / 0 = NaN, as in normalize_span.
@@ -181,7 +182,7 @@ BP_CPU_MULTIVERSIONED void normalize_side_by_side(const ReductionLoops<N>& loops
     }
     std::fill_n(rstd, width, 0.0);  // the sums of squared deviations, first
     for_each_row([&](int64_t in_at, int64_t, int64_t) {
-      const C* x = side_by_side_row(input + in_at, width, in_step, row);
+      const C* x = row_in_compute_type(input + in_at, width, in_step, row);
       for (int64_t j = 0; j < width; ++j) {
         const double deviation = static_cast<double>(x[j]) - mean[j];
         rstd[j] += deviation * deviation;
@@ -196,8 +197,9 @@ BP_CPU_MULTIVERSIONED void normalize_side_by_side(const ReductionLoops<N>& loops
       for_each_row([&](int64_t in_at, int64_t out_at, int64_t position) {
         const double scale = weight ? weight[position] : 1.0;
         const double shift = bias ? bias[position] : 0.0;
-        const C* x = side_by_side_row(input + in_at + begin * in_step, end - begin, in_step, row);
-        store_side_by_side_row(output + out_at, begin, end, out_step, results, [&](int64_t j) {
+        const C* x =
+            row_in_compute_type(input + in_at + begin * in_step, end - begin, in_step, row);
+        store_row(output + out_at, begin, end, out_step, results, [&](int64_t j) {
           const double normalized = static_cast<double>(x[j - begin]) * rstd[j] + offset[j];
           return static_cast<C>(bias ? normalized * scale + shift : normalized * scale);
         });

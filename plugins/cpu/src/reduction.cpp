@@ -98,7 +98,7 @@ BP_CPU_MULTIVERSIONED void sum_side_by_side(const ReductionLoops<2>& loops,
             // A row at a time, converted first.
             for (; i < length; ++i) {
               const compute_t<T>* x =
-                  side_by_side_row(row + i * row_step[0], width, lane_step, converted);
+                  row_in_compute_type(row + i * row_step[0], width, lane_step, converted);
               for (int64_t j = 0; j < width; ++j) totals[j] += static_cast<Acc>(x[j]);
             }
           } else if (lane_step == 1) {
@@ -219,7 +219,7 @@ BP_CPU_MULTIVERSIONED void max_side_by_side(const ReductionLoops<3>& loops,
             const T* row = input + start[0] + i * row_step[0];
             const C* converted_row = nullptr;
             if constexpr (kConvertsFasterInBlocks<T>) {
-              converted_row = side_by_side_row(row, width, lane_step, converted);
+              converted_row = row_in_compute_type(row, width, lane_step, converted);
             }
             const auto value = [&](int64_t j) {
               if constexpr (kConvertsFasterInBlocks<T>) {

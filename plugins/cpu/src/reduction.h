@@ -214,37 +214,6 @@ BP_CPU_MULTIVERSIONED void scatter_group(const ReductionLoops<N>& loops, const O
       });
 }
 
-// One row of `width` groups lying side by side (their elements `step` apart), read in C: the
-// row itself where it is C already and contiguous, else its conversion into `buffer`, so that
-// the kernels' loops over groups run along consecutive elements of C.
-template <typename C, typename T, typename Step>
-const C* side_by_side_row(const T* row, int64_t width, Step step, C* buffer) {
-  if constexpr (std::is_same_v<T, C>) {
-    if (step == 1) return row;
-  }
-  if (step == 1) {
-    convert_elements(row, buffer, width);
-  } else {
-    for (int64_t j = 0; j < width; ++j) buffer[j] = static_cast<C>(row[j * step]);
-  }
-  return buffer;
-}
-
-// y[j * step] = value(j) converted to T, for j in [begin, end): 16-bit floats in a row of
-// consecutive elements through `buffer` and one convert_elements.
-template <typename T, typename C, typename Step, typename ValueFn>
-void store_side_by_side_row(T* y, int64_t begin, int64_t end, Step step, C* buffer,
-                            ValueFn&& value) {
-  if constexpr (kConvertsToCompute<T>) {
-    if (step == 1) {
-      for (int64_t j = begin; j < end; ++j) buffer[j - begin] = value(j);
-      convert_elements(buffer, y + begin, end - begin);
-      return;
-    }
-  }
-  for (int64_t j = begin; j < end; ++j) y[j * step] = static_cast<T>(value(j));
-}
-
 // Calls span_fn(group, x, y, n, next) for each group, where x holds the group's n elements of
 // operand 0 (the input) and span_fn writes those of operand 1 (the output) to y, both arrays
 // of T's compute type: the tensors' own memory where both are contiguous in the group and T is

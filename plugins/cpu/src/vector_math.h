@@ -73,6 +73,36 @@ struct NextRows {
   }
 };
 
+// `count` elements of a row, `step` apart, read in C: the row itself where it is C already and
+// contiguous, else its conversion into `buffer`, so that kernels' loops along the row run over
+// consecutive elements of C (16-bit floats converted in blocks, see convert_elements).
+template <typename C, typename T, typename Step>
+const C* row_in_compute_type(const T* row, int64_t count, Step step, C* buffer) {
+  if constexpr (std::is_same_v<T, C>) {
+    if (step == 1) return row;
+  }
+  if (step == 1) {
+    convert_elements(row, buffer, count);
+  } else {
+    for (int64_t j = 0; j < count; ++j) buffer[j] = static_cast<C>(row[j * step]);
+  }
+  return buffer;
+}
+
+// y[j * step] = value(j) converted to T, for j in [begin, end): 16-bit floats in a row of
+// consecutive elements through `buffer` and one convert_elements.
+template <typename T, typename C, typename Step, typename ValueFn>
+void store_row(T* y, int64_t begin, int64_t end, Step step, C* buffer, ValueFn&& value) {
+  if constexpr (kConvertsToCompute<T>) {
+    if (step == 1) {
+      for (int64_t j = begin; j < end; ++j) buffer[j - begin] = value(j);
+      convert_elements(buffer, y + begin, end - begin);
+      return;
+    }
+  }
+  for (int64_t j = begin; j < end; ++j) y[j * step] = static_cast<T>(value(j));
+}
+
 // Calls body(begin, end) over [0, count) in blocks of kPrefetchBlock bytes of C, prefetching
 // the same block of `next` before each: a loop in body vectorises as if it ran over all of
 // [0, count), and the blocks are long enough to pay for its set-up.
