@@ -1,10 +1,14 @@
 #include "pooling_loops.h"
 
 #include "dtypes.h"
+#include "multiversion.h"
 #include "thread_pool.h"
+#include "vector_math.h"
 
 #include <algorithm>
 #include <limits>
+#include <optional>
+#include <vector>
 
 namespace bp::cpu {
 namespace {
@@ -12,11 +16,78 @@ namespace {
 // Less work than this (elements read) runs on the calling thread alone.
 constexpr int64_t kMinParallelWork = int64_t{1} << 15;
 
-// out's plane (n, c): each output element reduces its window of input's plane.
+// The grain for parallel_for over input's planes.
+int64_t grain_for_planes(const TensorView& input) {
+  const int64_t plane = std::max<int64_t>(1, input.size(2) * input.size(3));
+  return std::max<int64_t>(1, kMinParallelWork / plane);
+}
+
+// What max pooling of one plane holds in its compute type C, one output row at a time: an input
+// row (where it is not C and contiguous already); the maxima down the output row's window, at
+// index padding + x for input column x and -inf in the padding on either side, which covers
+// every window; the maxima across each run of taps starting at every index; and the output row
+// (where it is not C and contiguous).
+template <typename C>
+struct MaxPoolRows {
+  int64_t width;   // the input's
+  int64_t padded;  // -inf before the input's columns, and after them up to the last window's tap
+  std::vector<C> input, down, across, output;
+
+  MaxPoolRows(const Window2d& w, int64_t width, int64_t out_width)
+      : width(width),
+        padded(std::max(w.padding[1] + width, (out_width - 1) * w.stride[1] + w.span(1))),
+        input(static_cast<size_t>(width)),
+        down(static_cast<size_t>(padded), -std::numeric_limits<C>::infinity()),
+        across(static_cast<size_t>(padded)),
+        output(static_cast<size_t>(out_width)) {}
+};
+
+// The larger of best and value, or a NaN among them: PyTorch's max pooling keeps NaN. Written
+// as a select on both comparisons, so that loops of it vectorise rather than branch.
+template <typename C>
+C max_keeping_nan(C best, C value) {
+  return (value > best) | (value != value) ? value : best;
+}
+
+// out's plane (n, c) of max pooling, separably, each step a loop along a row of consecutive
+// elements (vector code without branches): for each output row, the maxima down its window's
+// input rows, then across each window's taps of those, then every stride-th of them.
 template <typename T>
-void pool_plane(const TensorView& input, const TensorView& out, int64_t n, int64_t c,
-                const PoolAxis& rows, const PoolAxis& cols, PoolReduction reduction,
-                std::optional<int64_t> divisor_override) {
+BP_CPU_MULTIVERSIONED void max_pool_plane(const TensorView& input, const TensorView& out,
+                                          int64_t n, int64_t c, const Window2d& w,
+                                          const PoolAxis& rows,
+                                          MaxPoolRows<compute_t<T>>& buffers) {
+  using C = compute_t<T>;
+  const T* in_plane = input.data<const T>() + n * input.stride(0) + c * input.stride(1);
+  T* out_plane = out.data<T>() + n * out.stride(0) + c * out.stride(1);
+  C* down = buffers.down.data() + w.padding[1];
+  C* across = buffers.across.data();
+  const int64_t width = buffers.width;
+  const int64_t starts = (out.size(3) - 1) * w.stride[1] + 1;  // indices where windows start
+  for (int64_t y = 0; y < out.size(2); ++y) {
+    std::fill_n(down, width, -std::numeric_limits<C>::infinity());
+    for (int64_t i = 0; i < rows.count[y]; ++i) {
+      const C* row = row_in_compute_type(
+          in_plane + (rows.first[y] + i * rows.step) * input.stride(2), width, input.stride(3),
+          buffers.input.data());
+      for (int64_t x = 0; x < width; ++x) down[x] = max_keeping_nan(down[x], row[x]);
+    }
+    const C* padded = buffers.down.data();
+    std::copy_n(padded, starts, across);
+    for (int64_t tap = 1; tap < w.kernel[1]; ++tap) {
+      const C* shifted = padded + tap * w.dilation[1];
+      for (int64_t x = 0; x < starts; ++x) across[x] = max_keeping_nan(across[x], shifted[x]);
+    }
+    store_row(out_plane + y * out.stride(2), 0, out.size(3), out.stride(3), buffers.output.data(),
+              [&](int64_t x) { return across[x * w.stride[1]]; });
+  }
+}
+
+// out's plane (n, c) of average pooling: each output element sums its window of input's plane.
+template <typename T>
+void average_pool_plane(const TensorView& input, const TensorView& out, int64_t n, int64_t c,
+                        const PoolAxis& rows, const PoolAxis& cols,
+                        std::optional<int64_t> divisor_override) {
   using Compute = compute_t<T>;
   const int64_t y_step = rows.step * input.stride(2), x_step = cols.step * input.stride(3);
   const T* in_plane = input.data<const T>() + n * input.stride(0) + c * input.stride(1);
@@ -25,45 +96,45 @@ void pool_plane(const TensorView& input, const TensorView& out, int64_t n, int64
     for (int64_t x = 0; x < out.size(3); ++x) {
       const T* window =
           in_plane + rows.first[y] * input.stride(2) + cols.first[x] * input.stride(3);
-      Compute result;
-      if (reduction == PoolReduction::Max) {
-        result = -std::numeric_limits<Compute>::infinity();
-        for (int64_t i = 0; i < rows.count[y]; ++i) {
-          for (int64_t j = 0; j < cols.count[x]; ++j) {
-            result =
-                max_propagating_nan(result, static_cast<Compute>(window[i * y_step + j * x_step]));
-          }
+      Compute sum = 0;
+      for (int64_t i = 0; i < rows.count[y]; ++i) {
+        for (int64_t j = 0; j < cols.count[x]; ++j) {
+          sum += static_cast<Compute>(window[i * y_step + j * x_step]);
         }
-      } else {
-        Compute sum = 0;
-        for (int64_t i = 0; i < rows.count[y]; ++i) {
-          for (int64_t j = 0; j < cols.count[x]; ++j) {
-            sum += static_cast<Compute>(window[i * y_step + j * x_step]);
-          }
-        }
-        const int64_t divisor =
-            divisor_override ? *divisor_override : rows.divisor[y] * cols.divisor[x];
-        result = sum / static_cast<Compute>(divisor);
       }
-      out_plane[y * out.stride(2) + x * out.stride(3)] = static_cast<T>(result);
+      const int64_t divisor =
+          divisor_override ? *divisor_override : rows.divisor[y] * cols.divisor[x];
+      out_plane[y * out.stride(2) + x * out.stride(3)] =
+          static_cast<T>(sum / static_cast<Compute>(divisor));
     }
   }
 }
 
 }  // namespace
 
-void pool2d_loops(const TensorView& input, const TensorView& out, const PoolAxis& rows,
-                  const PoolAxis& cols, PoolReduction reduction,
-                  std::optional<int64_t> divisor_override) {
+void max_pool2d_loops(const TensorView& input, const TensorView& out, const Window2d& window) {
   const int64_t channels = out.size(1);
-  const int64_t grain =
-      std::max<int64_t>(1, kMinParallelWork / std::max<int64_t>(1, input.size(2) * input.size(3)));
+  const PoolAxis rows = plugin::pooling_axis(window, 0, input.size(2), out.size(2), false);
+  visit_supported<FloatingDType>("max_pool2d", out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    parallel_for(out.size(0) * channels, grain_for_planes(input), [&](int64_t begin, int64_t end) {
+      MaxPoolRows<compute_t<T>> buffers(window, input.size(3), out.size(3));
+      for (int64_t plane = begin; plane < end; ++plane) {
+        max_pool_plane<T>(input, out, plane / channels, plane % channels, window, rows, buffers);
+      }
+    });
+  });
+}
+
+void average_pool2d_loops(const TensorView& input, const TensorView& out, const PoolAxis& rows,
+                          const PoolAxis& cols, std::optional<int64_t> divisor_override) {
+  const int64_t channels = out.size(1);
   visit_supported<FloatingDType>("pooling", out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    parallel_for(out.size(0) * channels, grain, [&](int64_t begin, int64_t end) {
+    parallel_for(out.size(0) * channels, grain_for_planes(input), [&](int64_t begin, int64_t end) {
       for (int64_t plane = begin; plane < end; ++plane) {
-        pool_plane<T>(input, out, plane / channels, plane % channels, rows, cols, reduction,
-                      divisor_override);
+        average_pool_plane<T>(input, out, plane / channels, plane % channels, rows, cols,
+                              divisor_override);
       }
     });
   });

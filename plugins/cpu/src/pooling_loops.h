@@ -15,13 +15,15 @@
 namespace bp::cpu {
 
 using plugin::PoolAxis;
+using plugin::Window2d;
 
-enum class PoolReduction { Max, Average };
+// out[n, c, y, x] = the max of input's window (y, x) under `window` (padding never wins; NaN
+// does), for (N, C, H, W) views of any strides.
+void max_pool2d_loops(const TensorView& input, const TensorView& out, const Window2d& window);
 
-// out[n, c, y, x] = the max, or the sum divided by rows.divisor[y] * cols.divisor[x] (or by
-// `divisor_override`), of input's window (rows, cols), for (N, C, H, W) views of any strides.
-void pool2d_loops(const TensorView& input, const TensorView& out, const PoolAxis& rows,
-                  const PoolAxis& cols, PoolReduction reduction,
-                  std::optional<int64_t> divisor_override);
+// out[n, c, y, x] = the sum of input's window (rows, cols) divided by rows.divisor[y] *
+// cols.divisor[x] (or by `divisor_override`), for (N, C, H, W) views of any strides.
+void average_pool2d_loops(const TensorView& input, const TensorView& out, const PoolAxis& rows,
+                          const PoolAxis& cols, std::optional<int64_t> divisor_override);
 
 }  // namespace bp::cpu
