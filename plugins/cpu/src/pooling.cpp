@@ -15,16 +15,16 @@
 #include "onednn/primitive_cache.h"
 #include "onednn/runtime.h"
 #include "pooling_loops.h"
-#include "thread_pool.h"
 
 #include <backplane/sdk/window2d.hpp>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include <cmath>
-#include <limits>
+#include <algorithm>
+#include <memory>
 #include <optional>
-#include <type_traits>
+#include <span>
+#include <utility>
 
 namespace bp::cpu {
 namespace {
