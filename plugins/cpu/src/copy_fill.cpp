@@ -2,6 +2,7 @@
 #include "CPUNativeFunctions.h"
 
 #include "copy.h"
+#include "multiversion.h"
 #include "parallel_elements.h"
 
 #include <cstdint>
@@ -20,6 +21,18 @@ void copy_bits(std::span<const int64_t> sizes, const StridedElements& dst,
       Operand<Bits>{static_cast<Bits*>(dst.data), dst.strides},
       Operand<const Bits>{static_cast<const Bits*>(src.data), src.strides});
 }
+
+// Dense elements converted by convert_elements, compiled for each target.
+template <typename To, typename From>
+BP_CPU_MULTIVERSIONED void convert_chunk(const From* from, To* to, int64_t count) {
+  convert_elements(from, to, count);
+}
+
+// Whether a copy from From to To converts in one step (one of them is its own compute type):
+// then dense copies run convert_elements directly, without map_elements' staging of each block
+// in the compute type (float16 from float32 took 2.7 ms through it for 16M elements).
+template <typename To, typename From>
+inline constexpr bool kConvertsDirectly = kConvertsToCompute<To> != kConvertsToCompute<From>;
 
 }  // namespace
 
@@ -41,6 +54,17 @@ void copy_elements(std::span<const int64_t> sizes, const StridedElements& dst,
     using To = typename decltype(dst_tag)::type;
     plugin::visit(src.dtype, [&](auto src_tag) {
       using From = typename decltype(src_tag)::type;
+      if constexpr (kConvertsDirectly<To, From>) {
+        if (is_row_major(sizes, dst.strides) && is_row_major(sizes, src.strides)) {
+          int64_t count = 1;
+          for (const int64_t size : sizes) count *= size;
+          parallel_dense_chunks(count, [&](int64_t first, int64_t length) {
+            convert_chunk(static_cast<const From*>(src.data) + first,
+                          static_cast<To*>(dst.data) + first, length);
+          });
+          return;
+        }
+      }
       parallel_map_elements(
           sizes, [](auto value) { return value; },
           Operand<To>{static_cast<To*>(dst.data), dst.strides},

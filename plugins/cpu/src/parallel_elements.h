@@ -66,14 +66,28 @@ void map_split_outermost(std::span<const int64_t> sizes, int64_t count, Fn& fn,
   });
 }
 
-// Splits `count` dense elements into chunks of whole pieces (the last one may be short).
+}  // namespace parallel_detail
+
+// Splits `count` dense elements across threads in chunks of whole pieces (the last one may be
+// short): chunk_fn(first, length) for each.
+template <typename ChunkFn>
+void parallel_dense_chunks(int64_t count, ChunkFn&& chunk_fn) {
+  constexpr int64_t kPiece = parallel_detail::kDensePiece;
+  const int64_t pieces = (count + kPiece - 1) / kPiece;
+  parallel_for(pieces, grain_for(kPiece), [&](int64_t begin, int64_t end) {
+    const int64_t first = begin * kPiece;
+    chunk_fn(first, std::min(end * kPiece, count) - first);
+  });
+}
+
+namespace parallel_detail {
+
+// map_elements over `count` dense elements, in parallel_dense_chunks.
 template <typename Fn, typename Out, typename... In>
 void map_split_dense(int64_t count, Fn& fn, Out* out, const In*... in) {
-  const int64_t pieces = (count + kDensePiece - 1) / kDensePiece;
   const int64_t unit_strides[] = {1};
-  parallel_for(pieces, grain_for(kDensePiece), [&](int64_t begin, int64_t end) {
-    const int64_t first = begin * kDensePiece;
-    const int64_t chunk_sizes[] = {std::min(end * kDensePiece, count) - first};
+  parallel_dense_chunks(count, [&](int64_t first, int64_t length) {
+    const int64_t chunk_sizes[] = {length};
     map_elements_multiversioned(std::span<const int64_t>(chunk_sizes), fn,
                                 Operand<Out>{out + first, unit_strides},
                                 Operand<const In>{in + first, unit_strides}...);
