@@ -233,59 +233,79 @@ BENCHMARK(BM_rms_norm_4096x4096)->UseRealTime();
 // processed count the operands' elements at their own size.
 struct DTypeCase {
   const char* name;
-  double tensors_moved;  // inputs read plus outputs written, in tensors of 16M elements
-  // Writes out (4096 x 4096), or rows (2 x 4096) for the sums and the norm's statistics.
-  std::function<void(bp::Tensor& out, bp::Tensor& rows, const bp::Tensor& a, const bp::Tensor& b)>
+  double tensors_moved;  // tensors of the dtype read or written, in tensors of 16M elements
+  // Writes out (4096 x 4096), or rows (2 x 4096) for the sums and the norm's statistics, from
+  // a and b (of the dtype) or from `float32` (a float32 copy of a).
+  std::function<void(bp::Tensor& out, bp::Tensor& rows, const bp::Tensor& a, const bp::Tensor& b,
+                     const bp::Tensor& float32)>
       op;
+  int float32_tensors_read = 0;
 };
 
+using bp::Tensor;
+
 const DTypeCase kDTypeCases[] = {
-    {"add", 3, [](bp::Tensor& out, bp::Tensor&, const bp::Tensor& a,
-                  const bp::Tensor& b) { bp::add_out(out, a, b); }},
-    {"gelu", 2, [](bp::Tensor& out, bp::Tensor&, const bp::Tensor& a,
-                   const bp::Tensor&) { bp::gelu_out(out, a); }},
-    {"sum over rows", 1, [](bp::Tensor&, bp::Tensor& rows, const bp::Tensor& a,
-                            const bp::Tensor&) {
-       bp::Tensor sums = rows.select(0, 0);
+    {"copy from float32", 1,
+     [](Tensor& out, Tensor&, const Tensor&, const Tensor&, const Tensor& float32) {
+       out.copy_(float32);
+     },
+     1},
+    {"add", 3,
+     [](Tensor& out, Tensor&, const Tensor& a, const Tensor& b, const Tensor&) {
+       bp::add_out(out, a, b);
+     }},
+    {"gelu", 2,
+     [](Tensor& out, Tensor&, const Tensor& a, const Tensor&, const Tensor&) {
+       bp::gelu_out(out, a);
+     }},
+    {"sum over rows", 1,
+     [](Tensor&, Tensor& rows, const Tensor& a, const Tensor&, const Tensor&) {
+       Tensor sums = rows.select(0, 0);
        bp::sum_out(sums, a, {1});
      }},
-    {"sum over columns", 1, [](bp::Tensor&, bp::Tensor& rows, const bp::Tensor& a,
-                               const bp::Tensor&) {
-       bp::Tensor sums = rows.select(0, 0);
+    {"sum over columns", 1,
+     [](Tensor&, Tensor& rows, const Tensor& a, const Tensor&, const Tensor&) {
+       Tensor sums = rows.select(0, 0);
        bp::sum_out(sums, a, {0});
      }},
-    {"softmax over rows", 2, [](bp::Tensor& out, bp::Tensor&, const bp::Tensor& a,
-                                const bp::Tensor&) { bp::softmax_out(out, a, 1); }},
-    {"softmax over columns", 2, [](bp::Tensor& out, bp::Tensor&, const bp::Tensor& a,
-                                   const bp::Tensor&) { bp::softmax_out(out, a, 0); }},
-    {"layer norm", 2, [](bp::Tensor& out, bp::Tensor& rows, const bp::Tensor& a,
-                         const bp::Tensor&) {
-       bp::Tensor mean = rows.select(0, 0).view({kSide, 1});
-       bp::Tensor rstd = rows.select(0, 1).view({kSide, 1});
+    {"softmax over rows", 2,
+     [](Tensor& out, Tensor&, const Tensor& a, const Tensor&, const Tensor&) {
+       bp::softmax_out(out, a, 1);
+     }},
+    {"softmax over columns", 2,
+     [](Tensor& out, Tensor&, const Tensor& a, const Tensor&, const Tensor&) {
+       bp::softmax_out(out, a, 0);
+     }},
+    {"layer norm", 2,
+     [](Tensor& out, Tensor& rows, const Tensor& a, const Tensor&, const Tensor&) {
+       Tensor mean = rows.select(0, 0).view({kSide, 1});
+       Tensor rstd = rows.select(0, 1).view({kSide, 1});
        bp::native_layer_norm_out(out, mean, rstd, a, {kSide}, std::nullopt, std::nullopt, 1e-5);
      }},
     // ResNet's stem pooling on 16 images of 64 channels, 128 x 128: a quarter as many outputs.
-    {"max pool 3x3 stride 2", 1.25, [](bp::Tensor& out, bp::Tensor&, const bp::Tensor& a,
-                                       const bp::Tensor&) {
-       bp::Tensor pooled = out.view({kElements})
-                               .slice(0, 0, kElements / 4)
-                               .view({16, 64, kSide / 64, kSide / 64});
+    {"max pool 3x3 stride 2", 1.25,
+     [](Tensor& out, Tensor&, const Tensor& a, const Tensor&, const Tensor&) {
+       Tensor pooled =
+           out.view({kElements}).slice(0, 0, kElements / 4).view({16, 64, kSide / 64, kSide / 64});
        bp::max_pool2d_out(pooled, a.view({16, 64, 128, 128}), {3, 3}, {2, 2}, {1, 1});
      }},
 };
 
 void run_dtype_case(benchmark::State& state, const DTypeCase& c, bp::DType dtype) {
-  const bp::Tensor a = square_input().to(dtype);
+  const bp::Tensor float32 = square_input();
+  const bp::Tensor a = float32.to(dtype);
   const bp::Tensor b = bp::ones({kSide, kSide}, dtype);
   bp::Tensor out = bp::empty({kSide, kSide}, dtype);
   bp::Tensor rows = bp::empty({2, kSide}, dtype);
   for (auto _ : state) {
-    c.op(out, rows, a, b);
+    c.op(out, rows, a, b, float32);
     benchmark::ClobberMemory();
   }
+  const double bytes_per_element =
+      c.tensors_moved * static_cast<double>(bp::element_size(dtype)) +
+      c.float32_tensors_read * static_cast<double>(sizeof(float));
   state.SetBytesProcessed(static_cast<int64_t>(static_cast<double>(state.iterations()) *
-                                               kElements * c.tensors_moved *
-                                               static_cast<double>(bp::element_size(dtype))));
+                                               static_cast<double>(kElements) * bytes_per_element));
 }
 
 const bool kDTypeCasesRegistered = [] {
