@@ -1,6 +1,6 @@
-// Half's conversions against IEEE 754's definition, for every half and for floats on both
-// sides of every rounding boundary; and convert_elements, which uses conversion instructions
-// where the processor has them, against those conversions bit for bit.
+// Half's and BFloat16's conversions against IEEE 754's definition, for every 16-bit value and
+// for floats on both sides of every rounding boundary; and convert_elements, which uses
+// conversion instructions where the processor has them, against those conversions bit for bit.
 #include <backplane/sdk/convert_elements.hpp>
 
 #include <doctest/doctest.h>
@@ -118,6 +118,50 @@ TEST_CASE("float to Half rounds to the nearest half, ties to even, overflow to i
   CHECK(Half::from_float(std::ldexp(1.0f, -25)) == 0);       // half of the smallest subnormal
   CHECK(Half::from_float(std::ldexp(1.5f, -25)) == 1);
   CHECK(Half::from_float(-std::ldexp(3.0f, -25)) == 0x8002);  // a tie: to the even mantissa
+}
+
+// The bfloat16 nearest to x (ties to the even mantissa): of the two bfloat16 values around x,
+// the float with x's low 16 bits cleared and the next one away from zero (2^128, infinity, past
+// the largest). NaN: quiet, keeping the top 7 payload bits.
+uint16_t nearest_bfloat16(float x) {
+  const uint32_t bits = std::bit_cast<uint32_t>(x);
+  if (std::isnan(x)) return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  if (std::isinf(x)) return static_cast<uint16_t>(bits >> 16);
+  const uint32_t toward_zero = bits & 0xffff0000u;
+  const double magnitude = std::fabs(static_cast<double>(x));
+  const double below = magnitude - std::fabs(static_cast<double>(std::bit_cast<float>(toward_zero)));
+  const uint32_t away = toward_zero + 0x10000u;
+  const double away_magnitude = (away & 0x7fffffffu) == 0x7f800000u
+                                    ? std::ldexp(1.0, 128)
+                                    : std::fabs(static_cast<double>(std::bit_cast<float>(away)));
+  const double above = away_magnitude - magnitude;
+  const bool round_away = above < below || (above == below && (toward_zero & 0x10000u) != 0);
+  return static_cast<uint16_t>((round_away ? away : toward_zero) >> 16);
+}
+
+TEST_CASE("float to BFloat16 rounds to the nearest bfloat16, ties to even, overflow to infinity") {
+  std::vector<float> probes;
+  for (uint32_t b = 0; b < kHalves; ++b) {
+    const uint32_t bits = b << 16;
+    // Each bfloat16, the midpoint to the next one, and their neighbouring floats.
+    for (const uint32_t probe : {bits, bits + 1, bits - 1, bits + 0x8000u, bits + 0x7fffu,
+                                 bits + 0x8001u}) {
+      probes.push_back(std::bit_cast<float>(probe));
+    }
+  }
+  for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 4099) {
+    probes.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+  }
+  for (const float x : probes) {
+    CAPTURE(std::bit_cast<uint32_t>(x));
+    CHECK(bp::BFloat16::from_float(x) == nearest_bfloat16(x));
+  }
+  CHECK(bp::BFloat16::from_float(std::bit_cast<float>(0x7f7f8000u)) == 0x7f80);  // a tie: to inf
+  CHECK(bp::BFloat16::from_float(std::bit_cast<float>(0x7f7f7fffu)) == 0x7f7f);
+  for (uint32_t b = 0; b < kHalves; ++b) {
+    const float value = bp::BFloat16::to_float(static_cast<uint16_t>(b));
+    CHECK(std::bit_cast<uint32_t>(value) == b << 16);  // widening is exact, NaN payloads too
+  }
 }
 
 TEST_CASE("convert_elements gives the bits of element-by-element conversions") {
