@@ -16,7 +16,6 @@
 #include <limits>
 #include <optional>
 #include <string_view>
-#include <type_traits>
 #include <vector>
 
 namespace bp::cpu {
@@ -195,16 +194,6 @@ void online_softmax_row(Tiles<C>& t, int64_t r, int64_t keys) {
 template <typename C>
 inline constexpr int64_t kChunk = 4 * kLanesOf<C>;
 
-template <typename C, typename T>
-const C* chunk_in_compute_type(const T* row, C (&converted)[kChunk<C>]) {
-  if constexpr (std::is_same_v<T, C>) {
-    return row;
-  } else {
-    convert_elements(row, converted, kChunk<C>);
-    return converted;
-  }
-}
-
 // query . key for a query row in C and a key row of T read in place, in 4 vectors of partial
 // sums.
 template <typename C, typename T>
@@ -215,7 +204,7 @@ C dot_with_key(const C* query, const T* key, int64_t n) {
   Vector<C> sums[4] = {};
   C converted[kChunk<C>];
   for (; e + kChunk<C> <= n; e += kChunk<C>) {
-    const C* chunk = chunk_in_compute_type(key + e, converted);
+    const C* chunk = row_in_compute_type(key + e, kChunk<C>, kUnitStep, converted);
     for (int64_t v = 0; v < 4; ++v) {
       sums[v] += load_vector(query + e + v * kLanes) * load_vector(chunk + v * kLanes);
     }
@@ -282,7 +271,7 @@ void accumulate_values_in_place(Tiles<C>& t, const Matrix<const T>& value, int64
     if constexpr (kConvertsFasterInBlocks<T>) {
       C converted[kChunk<C>];
       for (; e + kChunk<C> <= value_embedding; e += kChunk<C>) {
-        const C* chunk = chunk_in_compute_type(value_row + e, converted);
+        const C* chunk = row_in_compute_type(value_row + e, kChunk<C>, kUnitStep, converted);
         for (int64_t r = 0; r < rows; ++r) {
           add_weighted(t.output.data() + r * t.value_embedding + e, t.scores[r * kKeyBlock + c],
                        chunk, kChunk<C>);

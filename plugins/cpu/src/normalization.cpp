@@ -78,7 +78,7 @@ void for_each_side_by_side_tile(const ReductionLoops<N>& loops, const Offsets<N>
     }
   };
   if (step[0] == 1 && step[1] == 1) {
-    walk(std::integral_constant<int64_t, 1>{}, std::integral_constant<int64_t, 1>{});
+    walk(kUnitStep, kUnitStep);
   } else {
     walk(step[0], step[1]);
   }

@@ -188,12 +188,7 @@ BP_CPU_MULTIVERSIONED void gather_group(const ReductionLoops<N>& loops, const Of
                                         size_t k, const T* data, C* values) {
   loops.for_each_row_in_group(
       group, [&](const Offsets<N>& start, const Offsets<N>& step, int64_t length) {
-        const T* row = data + start[k];
-        if (step[k] == 1) {
-          convert_elements(row, values, length);
-        } else {
-          for (int64_t i = 0; i < length; ++i) values[i] = static_cast<C>(row[i * step[k]]);
-        }
+        convert_row_from(data + start[k], step[k], values, length);
         values += length;
       });
 }
@@ -204,12 +199,7 @@ BP_CPU_MULTIVERSIONED void scatter_group(const ReductionLoops<N>& loops, const O
                                          size_t k, const C* values, T* data) {
   loops.for_each_row_in_group(
       group, [&](const Offsets<N>& start, const Offsets<N>& step, int64_t length) {
-        T* row = data + start[k];
-        if (step[k] == 1) {
-          convert_elements(values, row, length);
-        } else {
-          for (int64_t i = 0; i < length; ++i) row[i * step[k]] = static_cast<T>(values[i]);
-        }
+        convert_row_into(values, data + start[k], step[k], length);
         values += length;
       });
 }

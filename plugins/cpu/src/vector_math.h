@@ -73,19 +73,40 @@ struct NextRows {
   }
 };
 
+// A step of 1 known at compile time, for the Step parameters below: loops over it vectorise
+// without a check.
+inline constexpr std::integral_constant<int64_t, 1> kUnitStep{};
+
+// to[j] = from[j * step] converted to To, for j < count: a contiguous row (16-bit floats
+// included) through convert_elements' block loop.
+template <typename To, typename From, typename Step>
+void convert_row_from(const From* from, Step step, To* to, int64_t count) {
+  if (step == 1) {
+    convert_elements(from, to, count);
+  } else {
+    for (int64_t j = 0; j < count; ++j) to[j] = static_cast<To>(from[j * step]);
+  }
+}
+
+// to[j * step] = from[j] converted to To, for j < count.
+template <typename To, typename From, typename Step>
+void convert_row_into(const From* from, To* to, Step step, int64_t count) {
+  if (step == 1) {
+    convert_elements(from, to, count);
+  } else {
+    for (int64_t j = 0; j < count; ++j) to[j * step] = static_cast<To>(from[j]);
+  }
+}
+
 // `count` elements of a row, `step` apart, read in C: the row itself where it is C already and
 // contiguous, else its conversion into `buffer`, so that kernels' loops along the row run over
-// consecutive elements of C (16-bit floats converted in blocks, see convert_elements).
+// consecutive elements of C.
 template <typename C, typename T, typename Step>
 const C* row_in_compute_type(const T* row, int64_t count, Step step, C* buffer) {
   if constexpr (std::is_same_v<T, C>) {
     if (step == 1) return row;
   }
-  if (step == 1) {
-    convert_elements(row, buffer, count);
-  } else {
-    for (int64_t j = 0; j < count; ++j) buffer[j] = static_cast<C>(row[j * step]);
-  }
+  convert_row_from(row, step, buffer, count);
   return buffer;
 }
 
