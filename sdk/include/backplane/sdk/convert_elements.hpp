@@ -21,17 +21,8 @@ namespace bp::plugin {
 namespace convert_detail {
 
 #ifdef BP_SDK_F16C_CONVERSIONS
-// Asked once: the answer cannot change while the process runs.
-inline bool processor_has_f16c() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
-  }();
-  return has;
-}
-
-// Compiled for F16C whatever the including file's target is; called only after
-// processor_has_f16c. A last part vector is converted through a whole vector's buffer.
+// Compiled for F16C whatever the including file's target is; called only where
+// converts_half_in_hardware. A last part vector is converted through a whole vector's buffer.
 __attribute__((target("avx,f16c"))) inline void half_to_float_f16c(const Half* from, float* to,
                                                                    int64_t count) {
   const int64_t whole = count - count % 8;
@@ -67,9 +58,14 @@ __attribute__((target("avx,f16c"))) inline void float_to_half_f16c(const float* 
 }  // namespace convert_detail
 
 // Whether convert_elements runs Half <-> float on conversion instructions on this processor.
+// Asked once: the answer cannot change while the process runs.
 inline bool converts_half_in_hardware() {
 #ifdef BP_SDK_F16C_CONVERSIONS
-  return convert_detail::processor_has_f16c();
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  }();
+  return has;
 #else
   return false;
 #endif
@@ -87,12 +83,12 @@ template <typename To, typename From>
 void convert_elements(const From* from, To* to, int64_t count) {
 #ifdef BP_SDK_F16C_CONVERSIONS
   if constexpr (std::is_same_v<From, Half> && std::is_same_v<To, float>) {
-    if (convert_detail::processor_has_f16c()) {
+    if (converts_half_in_hardware()) {
       convert_detail::half_to_float_f16c(from, to, count);
       return;
     }
   } else if constexpr (std::is_same_v<From, float> && std::is_same_v<To, Half>) {
-    if (convert_detail::processor_has_f16c()) {
+    if (converts_half_in_hardware()) {
       convert_detail::float_to_half_f16c(from, to, count);
       return;
     }
