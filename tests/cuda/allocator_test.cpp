@@ -80,6 +80,18 @@ DeviceAllocator host_allocator(uint64_t capacity, std::vector<std::string>& log)
   return DeviceAllocator(std::make_unique<HostDeviceMemory>(capacity, log), "test:0");
 }
 
+// The message of the error that allocating `bytes` raises, which must be an out-of-memory one.
+std::string out_of_memory_message(DeviceAllocator& allocator, uint64_t bytes) {
+  try {
+    allocator.allocate(bytes);
+  } catch (const bp::plugin::Error& e) {
+    CHECK(e.code() == BP_STATUS_OUT_OF_MEMORY);
+    return e.what();
+  }
+  FAIL("allocating " << bytes << " bytes raised no error");
+  return {};
+}
+
 TEST_CASE("the allocator counts blocks, keeps freed ones, and reaches a steady state asking the device for none") {
   std::vector<std::string> log;
   DeviceAllocator allocator = host_allocator(64 * kMiB, log);
@@ -138,17 +150,11 @@ TEST_CASE("out of device memory even without the cache: an error with the sizes,
   DeviceAllocator allocator = host_allocator(8 * kMiB, log);
   void* live = allocator.allocate(6 * kMiB);
   allocator.release(allocator.allocate(kMiB + 1));  // a 2 MiB block, cached
-  try {
-    allocator.allocate(4 * kMiB);
-    FAIL("no error");
-  } catch (const bp::plugin::Error& e) {
-    CHECK(e.code() == BP_STATUS_OUT_OF_MEMORY);
-    CHECK(std::string(e.what()) ==
-          "test:0: out of memory: cannot allocate 4194304 bytes (4.0 MiB); the device has 2097152 bytes (2.0 MiB) "
-          "free of 8388608 bytes (8.0 MiB), of which this plugin holds 6291456 bytes (6.0 MiB) in live blocks "
-          "after giving back 2097152 bytes (2.0 MiB) of cached blocks. Free tensors you no longer need or work "
-          "on smaller pieces.");
-  }
+  CHECK(out_of_memory_message(allocator, 4 * kMiB) ==
+        "test:0: out of memory: cannot allocate 4194304 bytes (4.0 MiB); the device has 2097152 bytes (2.0 MiB) "
+        "free of 8388608 bytes (8.0 MiB), of which this plugin holds 6291456 bytes (6.0 MiB) in live blocks "
+        "after giving back 2097152 bytes (2.0 MiB) of cached blocks. Free tensors you no longer need or work "
+        "on smaller pieces.");
   CHECK(allocator.stats().allocated_bytes == 6 * kMiB);
   void* small = allocator.allocate(kMiB);
   CHECK(small != nullptr);
@@ -161,16 +167,10 @@ TEST_CASE("out of device memory where the device's free memory cannot be read, t
   auto memory = std::make_unique<HostDeviceMemory>(8 * kMiB, log);
   memory->reports_info = false;
   DeviceAllocator allocator(std::move(memory), "test:0");
-  try {
-    allocator.allocate(10 * kMiB);
-    FAIL("no error");
-  } catch (const bp::plugin::Error& e) {
-    CHECK(e.code() == BP_STATUS_OUT_OF_MEMORY);
-    CHECK(std::string(e.what()) ==
-          "test:0: out of memory: cannot allocate 10485760 bytes (10.0 MiB); the device has an unknown "
-          "amount free, of which this plugin holds 0 bytes (0.0 MiB) in live blocks. Free tensors you "
-          "no longer need or work on smaller pieces.");
-  }
+  CHECK(out_of_memory_message(allocator, 10 * kMiB) ==
+        "test:0: out of memory: cannot allocate 10485760 bytes (10.0 MiB); the device has an unknown "
+        "amount free, of which this plugin holds 0 bytes (0.0 MiB) in live blocks. Free tensors you "
+        "no longer need or work on smaller pieces.");
 }
 
 TEST_CASE("a device failure other than running out of memory reaches the caller as it is, and changes nothing") {
@@ -224,17 +224,11 @@ TEST_CASE("out of device memory: an error naming the size and the free memory, a
   size_t free = 0, total = 0;
   REQUIRE(cudaMemGetInfo(&free, &total) == cudaSuccess);
   const uint64_t too_much = uint64_t{total} * 2;
-  try {
-    allocator.allocate(too_much);
-    FAIL("no error");
-  } catch (const bp::plugin::Error& e) {
-    const std::string message = e.what();
-    CHECK(e.code() == BP_STATUS_OUT_OF_MEMORY);
-    CHECK_MESSAGE(message.find("out of memory") != std::string::npos, message);
-    CHECK_MESSAGE(message.find(std::to_string(too_much) + " bytes") != std::string::npos, message);
-    CHECK_MESSAGE(message.find(" free of ") != std::string::npos, message);
-    CHECK_MESSAGE(message.find("after giving back") != std::string::npos, message);  // the cache went first
-  }
+  const std::string message = out_of_memory_message(allocator, too_much);
+  CHECK_MESSAGE(message.find("out of memory") != std::string::npos, message);
+  CHECK_MESSAGE(message.find(std::to_string(too_much) + " bytes") != std::string::npos, message);
+  CHECK_MESSAGE(message.find(" free of ") != std::string::npos, message);
+  CHECK_MESSAGE(message.find("after giving back") != std::string::npos, message);  // the cache went first
   CHECK(cudaGetLastError() == cudaSuccess);
   void* block = allocator.allocate(1 << 20);
   CHECK(block != nullptr);
