@@ -120,10 +120,7 @@ BP_CPU_MULTIVERSIONED void softmax_side_by_side(const ReductionLoops<2>& loops,
     std::fill_n(max, width, -std::numeric_limits<C>::infinity());
     for_each_row([&](int64_t in_at, int64_t, int64_t) {
       const C* x = row_in_compute_type(input + in_at, width, in_step, row);
-      for (int64_t j = 0; j < width; ++j) {
-        // NaN takes the place and keeps it: no comparison with a NaN maximum is true.
-        max[j] = x[j] > max[j] || x[j] != x[j] ? x[j] : max[j];
-      }
+      for (int64_t j = 0; j < width; ++j) max[j] = max_keeping_nan(max[j], x[j]);
     });
     std::fill_n(sums, width, 0.0);
     for_each_row([&](int64_t in_at, int64_t, int64_t) {

@@ -42,13 +42,6 @@ struct MaxPoolRows {
         output(static_cast<size_t>(out_width)) {}
 };
 
-// The larger of best and value, or a NaN among them: PyTorch's max pooling keeps NaN. Written
-// as a select on both comparisons, so that loops of it vectorise rather than branch.
-template <typename C>
-C max_keeping_nan(C best, C value) {
-  return (value > best) | (value != value) ? value : best;
-}
-
 // out's plane (n, c) of max pooling, separably, each step a loop along a row of consecutive
 // elements (vector code without branches): for each output row, the maxima down its window's
 // input rows, then across each window's taps of those, then every stride-th of them.

@@ -73,6 +73,13 @@ struct NextRows {
   }
 };
 
+// The larger of best and value, or a NaN among them, as PyTorch's max-like kernels keep NaN.
+// Written as a select on both comparisons, so that loops of it vectorise rather than branch.
+template <typename C>
+C max_keeping_nan(C best, C value) {
+  return (value > best) | (value != value) ? value : best;
+}
+
 // A step of 1 known at compile time, for the Step parameters below: loops over it vectorise
 // without a check.
 inline constexpr std::integral_constant<int64_t, 1> kUnitStep{};
