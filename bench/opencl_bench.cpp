@@ -3,6 +3,8 @@
 //   the CPU backend and on every OpenCL device;
 //   softmax and sum over the rows of a 2048 x 2048 Float matrix, on the CPU backend and on every
 //   OpenCL device;
+//   elementwise ops whose operands are not all dense (broadcast along rows or columns, a
+//   transposed copy) on a 4096 x 4096 Float matrix, on the CPU backend and on every OpenCL device;
 //   attention through the fused kernel against its composite path, on every OpenCL device;
 //   process start to first kernel result, in a fresh child process, with the program cache
 //   (and the driver's own, PoCL's) cold or warm.
@@ -91,6 +93,43 @@ void BM_RowKernel(benchmark::State& state, bp::Device device, bool softmax) {
   state.SetBytesProcessed(state.iterations() * bytes);
 }
 
+// Elementwise ops over a 4096 x 4096 Float matrix x whose operands are not all dense, so that
+// they take the backend's strided path. Bytes count each operand's distinct elements once.
+enum class Strided {
+  AddRow,         // x + a row of 4096, broadcast down the columns (a bias)
+  AddColumn,      // x + a column of 4096, broadcast along the rows
+  WhereColumn,    // where(a Bool column, x, y)
+  CopyTransposed  // x transposed, copied into a contiguous matrix
+};
+
+void BM_Strided(benchmark::State& state, bp::Device device, Strided op) {
+  const int64_t n = 4096;
+  const bp::Tensor x = bp::randn({n, n}).to(device), y = bp::randn({n, n}).to(device);
+  const bp::Tensor row = bp::randn({n}).to(device), column = bp::randn({n, 1}).to(device);
+  const bp::Tensor condition = bp::gt(bp::randn({n, 1}), 0.0).to(device);
+  bp::Tensor out = bp::empty({n, n}, bp::kFloat32, device);
+  const auto run = [&] {
+    switch (op) {
+      case Strided::AddRow: bp::add_out(out, x, row); break;
+      case Strided::AddColumn: bp::add_out(out, x, column); break;
+      case Strided::WhereColumn: bp::where_out(out, condition, x, y); break;
+      case Strided::CopyTransposed: out.copy_(x.transpose(0, 1)); break;
+    }
+    wait_for(out);
+  };
+  run();
+  for (auto _ : state) run();
+  const int64_t matrices = op == Strided::WhereColumn ? 3 : 2;
+  state.SetBytesProcessed(state.iterations() * matrices * n * n * static_cast<int64_t>(sizeof(float)));
+}
+
+constexpr std::pair<Strided, const char*> kStridedOps[] = {
+    {Strided::AddRow, "strided/add row 4096^2 Float/"},
+    {Strided::AddColumn, "strided/add column 4096^2 Float/"},
+    {Strided::WhereColumn, "strided/where column 4096^2 Float/"},
+    {Strided::CopyTransposed, "strided/copy transposed 4096^2 Float/"},
+};
+
 // scaled_dot_product_attention of 8 heads of 1024 positions, head dim 64: without a mask it
 // takes the fused kernel; with an all-true Bool mask, the same attention takes the composite
 // path (matmul, softmax, matmul).
@@ -177,9 +216,16 @@ int main(int argc, char** argv) {
     const char* name = softmax ? "softmax rows 2048^2 Float/cpu" : "sum rows 2048^2 Float/cpu";
     benchmark::RegisterBenchmark(name, BM_RowKernel, bp::Device::cpu(), softmax)->UseRealTime();
   }
+  for (const auto& [op, label] : kStridedOps) {
+    benchmark::RegisterBenchmark((label + std::string("cpu")).c_str(), BM_Strided, bp::Device::cpu(), op)
+        ->UseRealTime();
+  }
   for (const bp::Device& device : bp::devices()) {
     if (device.type_name() != "opencl") continue;
     const std::string name = device.str();
+    for (const auto& [op, label] : kStridedOps) {
+      benchmark::RegisterBenchmark((label + name).c_str(), BM_Strided, device, op)->UseRealTime();
+    }
     benchmark::RegisterBenchmark(("add 16M Float/" + name).c_str(), BM_Add16M, device)->UseRealTime();
     benchmark::RegisterBenchmark(("mm 1024^3 Float/" + name).c_str(), BM_Mm1024, device)->UseRealTime();
     benchmark::RegisterBenchmark(("conv2d res2 3x3 Float/" + name).c_str(), BM_Conv2dRes2, device)

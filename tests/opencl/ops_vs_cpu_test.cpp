@@ -1,6 +1,7 @@
-// The OpenCL kernels' own paths, each against the CPU backend on the same input: group kernels
-// with many lanes per group (large reductions, softmax, layer and RMS norm), batch norm, conv2d
-// and pooling over images spanning many work-groups, gathers of many indices, matrix products
+// The OpenCL kernels' own paths, each against the CPU backend on the same input: elementwise
+// ops whose operands are not all dense, over walks of many work-items; group kernels with many
+// lanes per group (large reductions, softmax, layer and RMS norm), batch norm, conv2d and
+// pooling over images spanning many work-groups, gathers of many indices, matrix products
 // spanning several tiles, fused attention over long sequences and its refusal of long heads,
 // copies within one buffer, and the limit on dimensions. The op conformance suite (tests/ops)
 // covers every op and dtype on small shapes. Skipped without OpenCL devices.
@@ -76,6 +77,36 @@ const std::vector<View> kViews = {
 };
 
 }  // namespace
+
+// Walks that a CPU device splits into spans of several rows, rows of several spans, and rows of
+// three elements; operands broadcast along rows or down columns, transposed inputs and outputs,
+// copies between dtypes, and arange, whose values come from each element's index.
+TEST_CASE("vs cpu: elementwise ops over operands that are not all dense") {
+  bp::manual_seed(10);
+  FOR_EACH_OPENCL_DEVICE(device) {
+    for (const std::vector<int64_t>& sizes : std::vector<std::vector<int64_t>>{{300, 1000}, {2, 50000}, {20000, 3}}) {
+      for (const bp::DType dtype : {bp::kFloat32, bp::kFloat16, bp::kBFloat16, bp::kInt64}) {
+        const Tensor x = sample(sizes, dtype), y_rows = sample({sizes[1], sizes[0]}, dtype);
+        const std::string where = device.str() + ", " + x.str();
+        const Tensor row = sample({sizes[1]}, dtype), column = sample({sizes[0], 1}, dtype);
+        const Tensor condition = bp::gt(sample({sizes[0], 1}, bp::kFloat32), 0.0);
+        const Tensor y = y_rows.transpose(0, 1);
+        const Tensor x_on = x.to(device), y_on = y_rows.to(device).transpose(0, 1);
+        const Tensor row_on = row.to(device), column_on = column.to(device);
+        check_close(bp::add(x_on, row_on), bp::add(x, row), 0, "x + row, " + where);
+        check_close(bp::mul(x_on, column_on), bp::mul(x, column), 0, "x * column, " + where);
+        check_close(bp::where(condition.to(device), x_on, y_on), bp::where(condition, x, y), 0,
+                    "where(column, x, transposed y), " + where);
+        check_close(y_on.contiguous(), y.contiguous(), 0, "transposed copy, " + where);
+        check_close(y_on.to(bp::kFloat32), y.to(bp::kFloat32), 0, "transposed copy to float32, " + where);
+        Tensor out_on = bp::empty({sizes[1], sizes[0]}, dtype, device).transpose(0, 1);
+        bp::sub_out(out_on, x_on, row_on);
+        check_close(out_on, bp::sub(x, row), 0, "x - row into a transposed output, " + where);
+      }
+    }
+    check_close(bp::arange(100003, bp::kInt64, device), bp::arange(100003, bp::kInt64), 0, "arange");
+  }
+}
 
 TEST_CASE("vs cpu: reductions over large and small groups in any layout") {
   bp::manual_seed(11);

@@ -187,9 +187,22 @@ inline long dot8(const long8 a, const long8 b) {
 }
 
 // --- elementwise kernels ----------------------------------------------------------------------
-// Each elementwise kernel comes in two forms made from one body, one work-item per element:
-//   name(n, ndim, size, operands...)  takes each operand as pointer, base and strides over the
-//                                      shape (STRIDED), and finds element i's coordinates;
+// Each elementwise kernel comes in two forms made from one body:
+//   name(..., operands...)            takes each operand as pointer, base and strides over the
+//                                      shape (STRIDED); built in one of two shapes:
+//     name(n, ndim, size, ...)         one work-item per element, which finds element i's
+//                                      coordinates: what GPUs want;
+//     name(tiles, span, tile_rows, tile_columns, ndim, size, ...)   with -DWALK_IN_TILES
+//                                      one work-item per `span` consecutive tiles of the
+//                                      innermost two dimensions (row-major over the tiles of
+//                                      each index of the outer ones), which finds coordinates
+//                                      once per tile and steps through the tile by each
+//                                      operand's strides: what CPU devices want, since drivers
+//                                      (PoCL) vectorise the loop along a tile's row where those
+//                                      strides are 1, with no division per element, and narrow
+//                                      tiles keep the cache lines of an operand that steps
+//                                      through memory along rows (a transposed copy) in use for
+//                                      the tile's next rows;
 //   name_dense(operands...)           takes operands that are all dense (stride 1 over one
 //                                      dimension) as pointer and base (DENSE), and runs on
 //                                      exactly as many work-items as elements, a multiple of the
@@ -203,16 +216,47 @@ inline long dot8(const long8 a, const long8 b) {
 #define STRIDED(type, name) type* name, const long name##_base, const long8 name##_stride
 #define DENSE(type, name) type* name, const long name##_base
 #define STRIDED_AT(name) (name##_base + dot8(c, name##_stride))
+#define TILE_AT(name) (STRIDED_AT(name) + r * name##_stride.s1 + j * name##_stride.s0)
 #define DENSE_AT(name) (name##_base + i)
 
-#define ELEMENTWISE_KERNEL(name, PARAMS, BODY, arg)                                            \
-  __kernel void name(const long n, const int ndim, const long8 size, PARAMS(STRIDED, arg)) {  \
+#ifdef WALK_IN_TILES
+#define STRIDED_KERNEL(name, PARAMS, BODY, arg)                                                \
+  __kernel void name(const long tiles, const long span, const long tile_rows,                  \
+                     const long tile_columns, const int ndim, const long8 size,                \
+                     PARAMS(STRIDED, arg)) {                                                   \
+    const long tiles_across = (size.s0 + tile_columns - 1) / tile_columns;                     \
+    const long tiles_down = (size.s1 + tile_rows - 1) / tile_rows;                             \
+    const long8 plane_size = (long8)(size.s2345, size.s67, 1, 1);                              \
+    const long last = min((long)(get_global_id(0) + 1) * span, tiles);                         \
+    for (long tile = get_global_id(0) * span; tile < last; ++tile) {                           \
+      const long band = tile / tiles_across;                                                   \
+      const long plane = band / tiles_down;                                                    \
+      const long8 p = unravel(plane, ndim - 2, plane_size);                                    \
+      const long8 c = (long8)((tile - band * tiles_across) * tile_columns,                     \
+                              (band - plane * tiles_down) * tile_rows, p.s0123, p.s45);        \
+      const long height = min(tile_rows, size.s1 - c.s1);                                      \
+      const long width = min(tile_columns, size.s0 - c.s0);                                    \
+      for (long r = 0; r < height; ++r) {                                                      \
+        for (long j = 0; j < width; ++j) {                                                     \
+          const long i = (plane * size.s1 + c.s1 + r) * size.s0 + c.s0 + j;                    \
+          BODY(TILE_AT, arg)                                                                   \
+        }                                                                                      \
+      }                                                                                        \
+    }                                                                                          \
+  }
+#else
+#define STRIDED_KERNEL(name, PARAMS, BODY, arg)                                                \
+  __kernel void name(const long n, const int ndim, const long8 size, PARAMS(STRIDED, arg)) {   \
     const long i = get_global_id(0);                                                           \
     if (i >= n) return;                                                                        \
     const long8 c = unravel(i, ndim, size);                                                    \
     BODY(STRIDED_AT, arg)                                                                      \
-  }                                                                                            \
-  __kernel void name##_dense(PARAMS(DENSE, arg)) {                                            \
+  }
+#endif
+
+#define ELEMENTWISE_KERNEL(name, PARAMS, BODY, arg)                                            \
+  STRIDED_KERNEL(name, PARAMS, BODY, arg)                                                      \
+  __kernel void name##_dense(PARAMS(DENSE, arg)) {                                             \
     const long i = get_global_id(0);                                                           \
     BODY(DENSE_AT, arg)                                                                        \
   }

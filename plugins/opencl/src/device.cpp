@@ -132,6 +132,7 @@ Device::Device(int index, cl_platform_id platform, cl_device_id device, ProgramC
   build_options_ = "-w -DWG_SIZE=" + std::to_string(work_group_size_) + " -DTILE=" + std::to_string(tile_);
   if (c >= "1.2") build_options_ += " -cl-std=CL1.2";
   if (has_fp64_) build_options_ += " -DHAS_FP64";
+  if (kernel_shape_ == KernelShape::Cpu) build_options_ += " -DWALK_IN_TILES";
 }
 
 Device::~Device() {

@@ -18,13 +18,15 @@
 
 namespace bp::opencl {
 
-// The two shapes of the kernels of matrix products and conv2d, and of group kernels' work.
+// The two shapes of the kernels of matrix products and conv2d, of group kernels' work, and of
+// elementwise kernels' strided form.
 enum class KernelShape {
   Gpu,  // a work-group shares tiles through local memory (matmul), or a work-item computes one
-        // output (conv2d): what GPUs want
+        // output (conv2d) or element: what GPUs want
   Cpu,  // a work-item computes a block of outputs alone, with no local memory and no barriers,
-        // its sums as vector instructions (matmul_rows, conv2d_rows), and walks a whole group
-        // where there are groups enough (group_work): what CPU drivers want
+        // its sums as vector instructions (matmul_rows, conv2d_rows), walks a whole group
+        // where there are groups enough (group_work), and walks tiles of elements
+        // (-DWALK_IN_TILES): what CPU drivers want
 };
 
 // The shape BACKPLANE_OPENCL_KERNEL_SHAPE names ("gpu" or "cpu"); none for any other value.

@@ -3,6 +3,7 @@
 #include "runtime.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 
@@ -101,21 +102,58 @@ void launch(Device& device, cl_program program, const char* kernel_name, const K
 
 namespace {
 
+// The arguments of an elementwise kernel's strided form before ndim and size, and its work
+// (kernels/common.cl). On GPU-shaped devices, one work-item per element. On CPU-shaped ones
+// (tiles), a few work-items per compute unit, so that the driver's threads balance, each taking
+// tiles enough to pay for its start: runs along whole rows of up to kTileElements where every
+// operand's innermost stride is 0 or 1, else kSteppingColumns-wide tiles, whose rows reuse the
+// cache lines that an operand stepping through memory along a row touches.
+struct StridedWork {
+  KernelArgs leading;
+  WorkSize work;
+};
+
+StridedWork strided_work(const Device& device, const WalkShape& shape) {
+  StridedWork strided;
+  if (device.kernel_shape() != KernelShape::Cpu) {
+    strided.leading.add(shape.numel);
+    strided.work = elementwise_work(device, shape.numel);
+    return strided;
+  }
+  constexpr int64_t kTileElements = 4096;
+  constexpr int64_t kSteppingColumns = 64;
+  constexpr size_t kItemsPerComputeUnit = 4;
+  const bool steps_through_memory =
+      std::ranges::any_of(shape.strides, [](const Dims8& s) { return std::abs(s[0]) > 1; });
+  const int64_t width = shape.size[0], height = shape.size[1];
+  const int64_t columns = std::min(steps_through_memory ? kSteppingColumns : kTileElements, width);
+  const int64_t rows = std::clamp<int64_t>(kTileElements / columns, 1, height);
+  const int64_t tiles = shape.numel / (width * height) * static_cast<int64_t>(blocks_covering(height, rows)) *
+                        static_cast<int64_t>(blocks_covering(width, columns));
+  const int64_t items = std::clamp<int64_t>(
+      static_cast<int64_t>(blocks_covering(shape.numel, kTileElements)), 1,
+      std::min(static_cast<int64_t>(device.compute_units() * kItemsPerComputeUnit), tiles));
+  const auto span = static_cast<int64_t>(blocks_covering(tiles, items));
+  strided.leading.add(tiles).add(span).add(rows).add(columns);
+  strided.work.global[0] = blocks_covering(tiles, span);
+  return strided;
+}
+
 // The strided form of an elementwise kernel over `shape`, with operand k's first element moved
 // by shift[k]; once per index of the outer dimensions, if any.
 void launch_strided(Device& device, cl_program program, const char* kernel, const WalkShape& shape,
                     const std::vector<Operand>& operands, std::vector<int64_t> shift,
                     const KernelArgs& tail) {
-  const WorkSize work = elementwise_work(device, shape.numel);
+  const StridedWork strided = strided_work(device, shape);
   std::vector<int64_t> index(shape.outer.size(), 0);  // an odometer over the outer dimensions
   for (;;) {
-    KernelArgs args;
-    args.add(shape.numel).add(shape.ndim).add(shape.size);
+    KernelArgs args = strided.leading;
+    args.add(shape.ndim).add(shape.size);
     for (size_t k = 0; k < operands.size(); ++k) {
       const Buffer& buffer = operands[k].buffer;
       args.add(Buffer{buffer.mem, buffer.base + shift[k]}).add(shape.strides[k]);
     }
-    launch(device, program, kernel, args.append(tail), work);
+    launch(device, program, kernel, args.append(tail), strided.work);
     size_t d = shape.outer.size();
     for (;;) {
       if (d == 0) return;
