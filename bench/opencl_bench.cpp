@@ -4,7 +4,7 @@
 //   softmax and sum over the rows of a 2048 x 2048 Float matrix, on the CPU backend and on every
 //   OpenCL device;
 //   elementwise ops whose operands are not all dense (broadcast along rows or columns, a
-//   transposed copy) on a 4096 x 4096 Float matrix, on the CPU backend and on every OpenCL device;
+//   transposed input) on a 4096 x 4096 Float matrix, on the CPU backend and on every OpenCL device;
 //   attention through the fused kernel against its composite path, on every OpenCL device;
 //   process start to first kernel result, in a fresh child process, with the program cache
 //   (and the driver's own, PoCL's) cold or warm.
@@ -99,7 +99,8 @@ enum class Strided {
   AddRow,         // x + a row of 4096, broadcast down the columns (a bias)
   AddColumn,      // x + a column of 4096, broadcast along the rows
   WhereColumn,    // where(a Bool column, x, y)
-  CopyTransposed  // x transposed, copied into a contiguous matrix
+  CopyTransposed, // x transposed, copied into a contiguous matrix
+  ExpTransposed   // exp of x transposed, into a contiguous matrix
 };
 
 void BM_Strided(benchmark::State& state, bp::Device device, Strided op) {
@@ -114,6 +115,7 @@ void BM_Strided(benchmark::State& state, bp::Device device, Strided op) {
       case Strided::AddColumn: bp::add_out(out, x, column); break;
       case Strided::WhereColumn: bp::where_out(out, condition, x, y); break;
       case Strided::CopyTransposed: out.copy_(x.transpose(0, 1)); break;
+      case Strided::ExpTransposed: bp::exp_out(out, x.transpose(0, 1)); break;
     }
     wait_for(out);
   };
@@ -128,6 +130,7 @@ constexpr std::pair<Strided, const char*> kStridedOps[] = {
     {Strided::AddColumn, "strided/add column 4096^2 Float/"},
     {Strided::WhereColumn, "strided/where column 4096^2 Float/"},
     {Strided::CopyTransposed, "strided/copy transposed 4096^2 Float/"},
+    {Strided::ExpTransposed, "strided/exp transposed 4096^2 Float/"},
 };
 
 // scaled_dot_product_attention of 8 heads of 1024 positions, head dim 64: without a mask it
