@@ -166,8 +166,8 @@ Operand<const T> input_operand(const TensorView& view) {
 template <typename T>
 inline constexpr bool kConvertsToCompute = !std::is_same_v<T, compute_t<T>>;
 
-// How many elements a row of map_elements converts at a time when an operand is stored as one
-// type and computed as another.
+// How many elements a row of map_elements takes at a time where it works in blocks: when an
+// operand is stored as one type and computed as another, or broadcast along the row.
 inline constexpr int64_t kConversionBlock = 256;
 
 namespace map_detail {
@@ -204,6 +204,21 @@ void store_block(T* data, int64_t step, const R* values, int64_t count) {
   }
 }
 
+// Rows from this length on read an input broadcast along them from a block of copies of its
+// value (float32 x + a column, one thread: 0.75x the strided loop's time at 16 elements a row,
+// 0.47x at 64, but 2.2x at 2).
+inline constexpr int64_t kMinRowOfCopies = 16;
+
+// The values of an input that map_row reads along a row `step` (0 or 1) apart: `data` itself,
+// or, where the input is broadcast along the row (step 0), `block` filled with copies of its
+// one value, so that a loop over the row reads it side by side like the others.
+template <typename T>
+const T* side_by_side(Block<T>& block, const T* data, int64_t step, int64_t length) {
+  if (step != 0) return data;
+  std::fill_n(block.values, std::min(kConversionBlock, length), *data);
+  return block.values;
+}
+
 // One row of map_elements: `length` elements, operand k's `step[k]` apart.
 template <typename Fn, typename Out, typename... In, size_t... K>
 void map_row(Fn& fn, int64_t length, const Offsets<1 + sizeof...(In)>& step, Out* out,
@@ -223,6 +238,19 @@ void map_row(Fn& fn, int64_t length, const Offsets<1 + sizeof...(In)>& step, Out
   } else if ((step[0] == 1) && ((step[K + 1] == 1) && ...)) {
     // Unit steps everywhere: a plain indexed loop the compiler can vectorise.
     for (int64_t i = 0; i < length; ++i) out[i] = static_cast<Out>(fn(in[i]...));
+  } else if (length >= kMinRowOfCopies && (step[0] == 1) &&
+             ((step[K + 1] == 0 || step[K + 1] == 1) && ...)) {
+    // Unit steps but for inputs broadcast along the row (x + a column): blocks of the plain
+    // loop, the broadcast ones read from a block of copies, faster than the strided loop below
+    // (whose steps the compiler cannot know) once rows are long enough to pay for the copies.
+    std::tuple<Block<In>...> blocks;
+    const std::tuple first{side_by_side(std::get<K>(blocks), in, step[K + 1], length)...};
+    for (int64_t begin = 0; begin < length; begin += kConversionBlock) {
+      const int64_t count = std::min(kConversionBlock, length - begin);
+      const std::tuple values{(std::get<K>(first) + begin * step[K + 1])...};
+      Out* const out_block = out + begin;
+      for (int64_t j = 0; j < count; ++j) out_block[j] = static_cast<Out>(fn(std::get<K>(values)[j]...));
+    }
   } else {
     for (int64_t i = 0; i < length; ++i) {
       out[i * step[0]] = static_cast<Out>(fn(in[i * step[K + 1]]...));
