@@ -121,6 +121,71 @@ TEST_CASE("cpu kernel paths: large operands whose rows cross (transposes) walk i
   }
 }
 
+TEST_CASE("cpu kernel paths: index_select and embedding of many slices, split across threads") {
+  // A batch of 3 of 130 x 200, each element (its row-major position mod 100) exact in every
+  // dtype, so that one formula gives every expected value; enough slices for the threaded
+  // walk, along every dim, of single elements (typed loads and stores), rows and whole matrices.
+  const int64_t batch = 3, rows = 130, cols = 200;
+  const Shape shape = {batch, rows, cols};
+  const auto value = [&](int64_t b, int64_t row, int64_t col) {
+    return static_cast<double>(((b * rows + row) * cols + col) % 100);
+  };
+  Values values;
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t row = 0; row < rows; ++row) {
+      for (int64_t col = 0; col < cols; ++col) values.push_back(value(b, row, col));
+    }
+  }
+  // 250 indices, repeating and out of order; and every other one of them, as a strided view.
+  Values picks, batch_picks;
+  for (int64_t i = 0; i < 250; ++i) {
+    picks.push_back(static_cast<double>(i * 7 % rows));
+    batch_picks.push_back(static_cast<double>(i * 7 % rows % batch));
+  }
+  const Tensor index = make_tensor(picks, {250}, bp::kInt64, kCpu);
+  const Tensor batch_index = make_tensor(batch_picks, {250}, bp::kInt64, kCpu);
+  const Tensor every_other = index.slice(0, 0, 250, 2);
+  const auto pick = [&](int64_t i) { return static_cast<int64_t>(picks[static_cast<size_t>(i)]); };
+  for (const DType dtype : {bp::kUInt8, bp::kFloat16, bp::kFloat32, bp::kInt64}) {
+    INFO(name_of(dtype));
+    const Tensor x = make_tensor(values, shape, dtype, kCpu);
+    Values along_cols, along_rows, along_batch, across_transposed, by_strided_index;
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t row = 0; row < rows; ++row) {
+        for (int64_t i = 0; i < 250; ++i) along_cols.push_back(value(b, row, pick(i)));
+      }
+      for (int64_t i = 0; i < 250; ++i) {
+        for (int64_t col = 0; col < cols; ++col) along_rows.push_back(value(b, pick(i), col));
+      }
+    }
+    for (int64_t i = 0; i < 250; ++i) {
+      for (int64_t row = 0; row < rows; ++row) {
+        for (int64_t col = 0; col < cols; ++col) along_batch.push_back(value(pick(i) % batch, row, col));
+      }
+    }
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t col = 0; col < cols; ++col) {
+        for (int64_t i = 0; i < 250; ++i) across_transposed.push_back(value(b, pick(i), col));
+      }
+      for (int64_t row = 0; row < rows; ++row) {
+        for (int64_t i = 0; i < 250; i += 2) by_strided_index.push_back(value(b, row, pick(i)));
+      }
+    }
+    check_tensor(bp::index_select(x, 2, index), {batch, rows, 250}, dtype, along_cols);
+    check_tensor(bp::index_select(x, 1, index), {batch, 250, cols}, dtype, along_rows);
+    check_tensor(bp::index_select(x, 0, batch_index), {250, rows, cols}, dtype, along_batch);
+    check_tensor(bp::index_select(x.transpose(1, 2), 2, index), {batch, cols, 250}, dtype,
+                 across_transposed);
+    check_tensor(bp::index_select(x, 2, every_other), {batch, rows, 125}, dtype, by_strided_index);
+    // embedding: rows of the first matrix, picked by a 25 x 10 view of the indices.
+    Values embedded;
+    for (int64_t i = 0; i < 250; ++i) {
+      for (int64_t col = 0; col < cols; ++col) embedded.push_back(value(0, pick(i), col));
+    }
+    check_tensor(bp::embedding(x.select(0, 0), index.view({25, 10})), {25, 10, cols}, dtype, embedded);
+  }
+}
+
 TEST_CASE("cpu kernel paths: in-place elementwise ops read each element before writing it") {
   for (const int64_t n : {int64_t{17}, int64_t{65600}}) {
     for (const DType dtype : {bp::kFloat32, bp::kFloat16}) {

@@ -3,8 +3,11 @@
 #include "CPUNativeFunctions.h"
 
 #include "copy.h"
+#include "parallel_elements.h"
 #include "reduction.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -43,8 +46,7 @@ bool is_dense(std::span<const int64_t> sizes, std::span<const int64_t> strides) 
 }
 
 // Copies one slice of `sizes` between two layouts of the same dtype: a memcpy when both are
-// dense (of a constant size for a single element, which compiles to one move), else an element
-// loop.
+// dense, else an element loop.
 class SliceCopier {
  public:
   SliceCopier(DType dtype, std::span<const int64_t> sizes, std::span<const int64_t> dst_strides,
@@ -55,15 +57,12 @@ class SliceCopier {
     for (int64_t s : sizes) bytes_ *= static_cast<size_t>(s);
   }
 
+  // Whether a slice is one element, which gather_slices copies as a typed load and store.
+  bool single_element() const { return bytes_ == element_size(dtype_); }
+
   void operator()(char* dst, const char* src) const {
     if (dense_) {
-      switch (bytes_) {
-        case 1: std::memcpy(dst, src, 1); break;
-        case 2: std::memcpy(dst, src, 2); break;
-        case 4: std::memcpy(dst, src, 4); break;
-        case 8: std::memcpy(dst, src, 8); break;
-        default: std::memcpy(dst, src, bytes_);
-      }
+      std::memcpy(dst, src, bytes_);
     } else {
       copy_elements(sizes_, {dst, dtype_, dst_strides_}, {const_cast<char*>(src), dtype_, src_strides_});
     }
@@ -75,6 +74,78 @@ class SliceCopier {
   bool dense_;
   size_t bytes_;
 };
+
+// Where gather_slices reads and writes, over the shape it walks (the positions of out's slices):
+// element offsets of each position's slice in out and in self (before its index's step), and
+// of its index.
+struct GatherWalk {
+  std::span<const int64_t> sizes;
+  std::array<std::span<const int64_t>, 3> strides;  // out, self, index
+};
+enum : size_t { kOut, kSelf, kIndex };
+
+// out's slice at each position of `walk` = self's slice `step` elements times the position's
+// index further on, copied by `copy`; split across threads along the walk's first dimension.
+// Single elements (index_select along the last dim) go through a typed loop of loads and
+// stores, not a call each.
+void gather_slices(const TensorView& self, const TensorView& out, const GatherWalk& walk,
+                   const int64_t* indices, int64_t step, const SliceCopier& copy) {
+  int64_t positions = 1;
+  for (const int64_t size : walk.sizes) positions *= size;
+  if (positions == 0 || out.numel() == 0) return;
+  char* const out_data = out.data<char>();
+  const char* const self_data = self.data<char>();
+  const auto item = static_cast<int64_t>(element_size(out.dtype()));
+  const auto gather_row = [&](const Offsets<3>& start, const Offsets<3>& stride, int64_t length) {
+    const auto copy_typed = [&](auto element) {
+      using U = decltype(element);
+      auto* const to = reinterpret_cast<U*>(out_data);
+      const auto* const from = reinterpret_cast<const U*>(self_data);
+      // The usual row (index_select along the last dim of a contiguous tensor): out and the
+      // indices side by side, self's row fixed; without the stride products, 1.3x faster.
+      if (stride[kOut] == 1 && stride[kSelf] == 0 && stride[kIndex] == 1) {
+        U* const row_to = to + start[kOut];
+        const U* const row_from = from + start[kSelf];
+        const int64_t* const row_indices = indices + start[kIndex];
+        for (int64_t k = 0; k < length; ++k) row_to[k] = row_from[row_indices[k] * step];
+        return;
+      }
+      for (int64_t k = 0; k < length; ++k) {
+        const int64_t index = indices[start[kIndex] + k * stride[kIndex]];
+        to[start[kOut] + k * stride[kOut]] = from[start[kSelf] + k * stride[kSelf] + index * step];
+      }
+    };
+    if (copy.single_element()) {
+      switch (item) {
+        case 1: return copy_typed(uint8_t{});
+        case 2: return copy_typed(uint16_t{});
+        case 4: return copy_typed(uint32_t{});
+        case 8: return copy_typed(uint64_t{});
+        default: break;
+      }
+    }
+    for (int64_t k = 0; k < length; ++k) {
+      const int64_t index = indices[start[kIndex] + k * stride[kIndex]];
+      copy(out_data + (start[kOut] + k * stride[kOut]) * item,
+           self_data + (start[kSelf] + k * stride[kSelf] + index * step) * item);
+    }
+  };
+  if (walk.sizes.empty()) {
+    StridedLoop<3>(walk.sizes, walk.strides).for_each_row(gather_row);
+    return;
+  }
+  const int64_t slice_elements = out.numel() / positions;
+  const int64_t first_size = walk.sizes[0];
+  const int64_t grain = grain_for(positions / first_size * slice_elements);
+  parallel_for(first_size, grain, [&](int64_t begin, int64_t end) {
+    DimValues<int64_t> chunk(walk.sizes.size());
+    std::copy(walk.sizes.begin(), walk.sizes.end(), &chunk[0]);
+    chunk[0] = end - begin;
+    Offsets<3> start;
+    for (size_t k = 0; k < 3; ++k) start[k] = begin * walk.strides[k][0];
+    StridedLoop<3>(chunk.span(), walk.strides).for_each_row(gather_row, start);
+  });
+}
 
 // `value` when it is in [0, rows), else an error naming the index and the size. Negative
 // indices are errors, as in PyTorch's embedding and index_select.
@@ -102,9 +173,9 @@ void index_select_out(const TensorView& self, int64_t dim, const TensorView& ind
   const Slices from = scalar ? Slices{DimValues<int64_t>(0), DimValues<int64_t>(0), 0}
                              : slices_along(self, dim);
   const Slices to = scalar ? from : slices_along(out, dim);
-  // Index by index inside each index of the dims before `dim`, each copying the slice of the
-  // dims after it: for a dim other than the first, each step then reads near the last, where
-  // one slice after another (a column at a time, for dim 1 of a matrix) would cross the whole
+  // Walks the dims before `dim`, then the indices, each position copying the slice of the dims
+  // after it: for a dim other than the first, each step then reads near the last, where one
+  // slice after another (a column at a time, for dim 1 of a matrix) would cross the whole
   // tensor for each index.
   const auto before = static_cast<size_t>(scalar ? 0 : dim);
   const auto split = [before](const DimValues<int64_t>& values) {
@@ -113,18 +184,20 @@ void index_select_out(const TensorView& self, int64_t dim, const TensorView& ind
   const auto [outer_sizes, inner_sizes] = split(from.sizes);
   const auto [from_outer, from_inner] = split(from.strides);
   const auto [to_outer, to_inner] = split(to.strides);
-  const SliceCopier copy(out.dtype(), inner_sizes, to_inner, from_inner);
-  const auto item = static_cast<int64_t>(element_size(out.dtype()));
-  const StridedLoop<2> outer(outer_sizes, {from_outer, to_outer});
-  outer.for_each_row([&](const Offsets<2>& start, const Offsets<2>& step, int64_t length) {
-    for (int64_t k = 0; k < length; ++k) {
-      const char* source = self.data<char>() + (start[0] + k * step[0]) * item;
-      char* target = out.data<char>() + (start[1] + k * step[1]) * item;
-      for (int64_t i = 0; i < count; ++i) {
-        copy(target + i * to.step * item, source + indices[i * index_stride] * from.step * item);
-      }
-    }
-  });
+  DimValues<int64_t> walk_sizes(before + 1), out_strides(before + 1), self_strides(before + 1),
+      index_strides(before + 1);
+  for (size_t d = 0; d < before; ++d) {
+    walk_sizes[d] = outer_sizes[d];
+    out_strides[d] = to_outer[d];
+    self_strides[d] = from_outer[d];
+  }
+  walk_sizes[before] = count;
+  out_strides[before] = to.step;
+  index_strides[before] = index_stride;
+  const GatherWalk walk{walk_sizes.span(),
+                        {out_strides.span(), self_strides.span(), index_strides.span()}};
+  gather_slices(self, out, walk, indices, from.step,
+                SliceCopier(out.dtype(), inner_sizes, to_inner, from_inner));
 }
 
 void embedding_out(const TensorView& weight, const TensorView& indices,
@@ -141,16 +214,12 @@ void embedding_out(const TensorView& weight, const TensorView& indices,
   const int64_t width[] = {weight.size(1)};
   const int64_t weight_stride[] = {weight.stride(1)};
   const int64_t out_stride[] = {out.stride(out.dim() - 1)};
-  const SliceCopier copy(out.dtype(), width, out_stride, weight_stride);
-  const auto item = static_cast<int64_t>(element_size(out.dtype()));
-  const StridedLoop<2> rows_loop(indices.sizes(),
-                                 {indices.strides(), out.strides().first(static_cast<size_t>(indices.dim()))});
-  rows_loop.for_each_row([&](const Offsets<2>& start, const Offsets<2>& step, int64_t length) {
-    for (int64_t k = 0; k < length; ++k) {
-      copy(out.data<char>() + (start[1] + k * step[1]) * item,
-           weight.data<char>() + values[start[0] + k * step[0]] * weight.stride(0) * item);
-    }
-  });
+  const DimValues<int64_t> no_strides(static_cast<size_t>(indices.dim()));
+  const GatherWalk walk{indices.sizes(),
+                        {out.strides().first(static_cast<size_t>(indices.dim())),
+                         no_strides.span(), indices.strides()}};
+  gather_slices(weight, out, walk, values, weight.stride(0),
+                SliceCopier(out.dtype(), width, out_stride, weight_stride));
 }
 
 }  // namespace bp::cpu
