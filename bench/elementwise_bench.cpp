@@ -6,7 +6,7 @@
 //   add, mul: two 64 MB inputs read, one 64 MB output written (192 MB);
 //   where: those and a 16 MB condition (208 MB);
 //   index_select of every other column: 32 MB read (every other element), 32 MB written;
-//   relu, tanh, log, gelu (exact and tanh), a transposed copy, softmax (over rows or columns),
+//   relu, tanh, sqrt, log, gelu (exact and tanh), a transposed copy, softmax (over rows or columns),
 //   log_softmax, layer_norm (of x or of its transpose), rms_norm, memcpy: 64 MB read, 64 MB
 //   written
 //     (128 MB; layer norm's weight, bias, mean and rstd add 64 KB, rms norm's weight 16 KB);
@@ -104,6 +104,12 @@ void BM_tanh_16M(benchmark::State& state) {
   run_activation(state, [](bp::Tensor& out, const bp::Tensor& a) { bp::tanh_out(out, a); });
 }
 BENCHMARK(BM_tanh_16M)->UseRealTime();
+
+// On normally distributed values: half of them negative, whose square roots are NaN.
+void BM_sqrt_16M(benchmark::State& state) {
+  run_activation(state, [](bp::Tensor& out, const bp::Tensor& a) { bp::sqrt_out(out, a); });
+}
+BENCHMARK(BM_sqrt_16M)->UseRealTime();
 
 // On values in [0.001, 8), across a dozen binades.
 void BM_log_16M(benchmark::State& state) {
