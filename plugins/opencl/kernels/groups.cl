@@ -30,8 +30,12 @@
 #define NEXT_GROUPS (get_num_groups(1) * SLOTS)
 
 // The offset of member p of a group in operand `name`, and that member of the group that starts
-// at `start`, loaded.
-#define MEMBER_OFFSET(name, p) MEMBER_AT(name, unravel(p, member_ndim, member_size))
+// at `start`, loaded. Members along one dimension (after merging: a row, a column) take one
+// product instead of unravel's dot product of eight, which also lets PoCL vectorise loops over
+// them (softmax over rows 2.8x faster); the branch is the same for the whole launch.
+#define MEMBER_OFFSET(name, p)                                                                 \
+  (member_ndim <= 1 ? (p) * name##_member.s0                                                   \
+                    : MEMBER_AT(name, unravel(p, member_ndim, member_size)))
 #define LOAD_MEMBER(name, start, p) LOAD(name, (start) + MEMBER_OFFSET(name, p))
 
 #if IS_FLOATING
