@@ -1,8 +1,8 @@
 // OpenCL backend benchmarks, each reported next to its reference measured in the same run:
 //   add of two 16M-element Float tensors, a 1024^3 Float matmul and a ResNet-50 3x3 conv2d, on
 //   the CPU backend and on every OpenCL device;
-//   softmax and sum over the rows of a 2048 x 2048 Float matrix, on the CPU backend and on every
-//   OpenCL device;
+//   softmax and sum over the rows of a 2048 x 2048 Float matrix, and its sum, on the CPU backend
+//   and on every OpenCL device;
 //   elementwise ops whose operands are not all dense (broadcast along rows or columns, a
 //   transposed input) on a 4096 x 4096 Float matrix, on the CPU backend and on every OpenCL device;
 //   attention through the fused kernel against its composite path, on every OpenCL device;
@@ -73,17 +73,29 @@ void BM_Conv2dRes2(benchmark::State& state, bp::Device device) {
                                                  benchmark::Counter::kIsRate);
 }
 
-// Group kernels over the rows of a 2048 x 2048 Float matrix: softmax (three reads of each row)
-// and a sum (one); bytes count one read of the input and one write of the output.
-void BM_RowKernel(benchmark::State& state, bp::Device device, bool softmax) {
+// Group kernels over a 2048 x 2048 Float matrix: softmax over rows (three reads of each row),
+// a sum over rows (one), and a sum of everything (one group of 4M members); bytes count one
+// read of the input and one write of the output.
+enum class GroupKernel { SoftmaxRows, SumRows, SumAll };
+
+constexpr std::pair<GroupKernel, const char*> kGroupKernels[] = {
+    {GroupKernel::SoftmaxRows, "softmax rows 2048^2 Float/"},
+    {GroupKernel::SumRows, "sum rows 2048^2 Float/"},
+    {GroupKernel::SumAll, "sum all 2048^2 Float/"},
+};
+
+void BM_GroupKernel(benchmark::State& state, bp::Device device, GroupKernel kernel) {
   const int64_t n = 2048;
   const bp::Tensor x = bp::randn({n, n}).to(device);
-  bp::Tensor out = softmax ? bp::empty({n, n}, bp::kFloat32, device) : bp::empty({n}, bp::kFloat32, device);
+  const std::vector<int64_t> out_shape = kernel == GroupKernel::SoftmaxRows ? std::vector<int64_t>{n, n}
+                                         : kernel == GroupKernel::SumRows   ? std::vector<int64_t>{n}
+                                                                            : std::vector<int64_t>{};
+  bp::Tensor out = bp::empty(out_shape, bp::kFloat32, device);
   const auto run = [&] {
-    if (softmax) {
-      bp::softmax_out(out, x, 1);
-    } else {
-      bp::sum_out(out, x, {1});
+    switch (kernel) {
+      case GroupKernel::SoftmaxRows: bp::softmax_out(out, x, 1); break;
+      case GroupKernel::SumRows: bp::sum_out(out, x, {1}); break;
+      case GroupKernel::SumAll: bp::sum_out(out, x, {0, 1}); break;
     }
     wait_for(out);
   };
@@ -215,9 +227,9 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("conv2d res2 3x3 Float/cpu", BM_Conv2dRes2, bp::Device::cpu())
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();
-  for (const bool softmax : {true, false}) {
-    const char* name = softmax ? "softmax rows 2048^2 Float/cpu" : "sum rows 2048^2 Float/cpu";
-    benchmark::RegisterBenchmark(name, BM_RowKernel, bp::Device::cpu(), softmax)->UseRealTime();
+  for (const auto& [kernel, label] : kGroupKernels) {
+    benchmark::RegisterBenchmark((label + std::string("cpu")).c_str(), BM_GroupKernel, bp::Device::cpu(), kernel)
+        ->UseRealTime();
   }
   for (const auto& [op, label] : kStridedOps) {
     benchmark::RegisterBenchmark((label + std::string("cpu")).c_str(), BM_Strided, bp::Device::cpu(), op)
@@ -234,11 +246,8 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("conv2d res2 3x3 Float/" + name).c_str(), BM_Conv2dRes2, device)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
-    for (const bool softmax : {true, false}) {
-      benchmark::RegisterBenchmark(
-          ((softmax ? "softmax rows 2048^2 Float/" : "sum rows 2048^2 Float/") + name).c_str(),
-          BM_RowKernel, device, softmax)
-          ->UseRealTime();
+    for (const auto& [kernel, label] : kGroupKernels) {
+      benchmark::RegisterBenchmark((label + name).c_str(), BM_GroupKernel, device, kernel)->UseRealTime();
     }
     for (const bool fused : {true, false}) {
       benchmark::RegisterBenchmark(

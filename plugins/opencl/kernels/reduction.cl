@@ -1,23 +1,55 @@
 // Reductions over any set of dimensions: sum and mean; amax, max.dim and argmax.
+//
+// Few long groups (a sum of everything) would leave most of the device idle, so the host may
+// split each group's members into `parts` runs of `part_size` consecutive members: the kernels
+// then reduce run r = g * parts + q (part q of group g) into a partial result, and a second
+// kernel (sum_partials, max_partials) combines each group's partials in order. With parts == 1
+// a run is a whole group and the kernels write the outputs themselves.
+#define RUN_PARAMS const long parts, const long part_size
+#define FOR_EACH_RUN                                                                           \
+  for (long first = FIRST_GROUP; first < groups * parts; first += NEXT_GROUPS)
+// In FOR_EACH_RUN: this slot's run r, whether it is one, its group's coordinates `gc`, and the
+// members [begin, end) it reduces.
+#define RUN_BOUNDS                                                                             \
+  const long r = first + SLOT;                                                                 \
+  const bool active = r < groups * parts;                                                      \
+  const long g = active ? r / parts : 0;                                                       \
+  const long8 gc = unravel(g, kept_ndim, kept_size);                                           \
+  const long begin = active ? (r - g * parts) * part_size : 0;                                 \
+  const long end = min(begin + part_size, group_size);
 
 __kernel void sum(GROUP_PARAMS, GROUPED(__global const elem_t, in), PER_GROUP(__global elem_t, out),
-                  const int average) {
+                  const int average, RUN_PARAMS, __global acc_t* partials) {
   __local acc_t scratch[WG_SIZE];
-  for (long first = FIRST_GROUP; first < groups; first += NEXT_GROUPS) {
-    const long g = first + SLOT;
-    const bool active = g < groups;
-    const long8 gc = unravel(active ? g : 0, kept_ndim, kept_size);
+  FOR_EACH_RUN {
+    RUN_BOUNDS
     const long start = GROUP_AT(in, gc);
     acc_t total = 0;
-    for (long p = LANE; active && p < group_size; p += LANES) {
+    for (long p = begin + LANE; active && p < end; p += LANES) {
       total += (acc_t)LOAD_MEMBER(in, start, p);
     }
     total = sum_lanes(total, scratch);
     // The mean of nothing is 0 / 0 = NaN, as in PyTorch.
     if (active && LANE == 0) {
-      STORE(out, GROUP_AT(out, gc), average ? total / (acc_t)group_size : total);
+      if (parts > 1) {
+        partials[r] = total;
+      } else {
+        STORE(out, GROUP_AT(out, gc), average ? total / (acc_t)group_size : total);
+      }
     }
   }
+}
+
+// One work-item per group: the group's `parts` partial sums, added in order.
+__kernel void sum_partials(const long groups, const int kept_ndim, const long8 kept_size,
+                           const long group_size, PER_GROUP(__global elem_t, out),
+                           const int average, const long parts, __global const acc_t* partials) {
+  const long g = get_global_id(0);
+  if (g >= groups) return;
+  acc_t total = 0;
+  for (long q = 0; q < parts; ++q) total += partials[g * parts + q];
+  STORE(out, GROUP_AT(out, unravel(g, kept_ndim, kept_size)),
+        average ? total / (acc_t)group_size : total);
 }
 
 // Whether (v at position i) is chosen over (best at position best_i): the larger value, NaN
@@ -35,17 +67,16 @@ inline bool max_prefers(const compute_t v, const long i, const compute_t best, c
 // when asked for (amax wants values, argmax indices, max.dim both).
 __kernel void max_(GROUP_PARAMS, GROUPED(__global const elem_t, in),
                    PER_GROUP(__global elem_t, values), PER_GROUP(__global long, indices),
-                   const int write_values, const int write_indices) {
+                   const int write_values, const int write_indices, RUN_PARAMS,
+                   __global compute_t* partial_values, __global long* partial_indices) {
   __local compute_t scratch_values[WG_SIZE];
   __local long scratch_indices[WG_SIZE];
-  for (long first = FIRST_GROUP; first < groups; first += NEXT_GROUPS) {
-    const long g = first + SLOT;
-    const bool active = g < groups;
-    const long8 gc = unravel(active ? g : 0, kept_ndim, kept_size);
+  FOR_EACH_RUN {
+    RUN_BOUNDS
     const long start = GROUP_AT(in, gc);
     compute_t best = 0;
     long best_i = -1;
-    for (long p = LANE; active && p < group_size; p += LANES) {
+    for (long p = begin + LANE; active && p < end; p += LANES) {
       const compute_t v = LOAD_MEMBER(in, start, p);
       if (max_prefers(v, p, best, best_i)) {
         best = v;
@@ -67,9 +98,38 @@ __kernel void max_(GROUP_PARAMS, GROUPED(__global const elem_t, in),
       barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (active && LANE == 0) {
-      if (write_values) STORE(values, GROUP_AT(values, gc), slot_values[0]);
-      if (write_indices) indices[GROUP_AT(indices, gc)] = slot_indices[0];
+      if (parts > 1) {
+        partial_values[r] = slot_values[0];
+        partial_indices[r] = slot_indices[0];
+      } else {
+        if (write_values) STORE(values, GROUP_AT(values, gc), slot_values[0]);
+        if (write_indices) indices[GROUP_AT(indices, gc)] = slot_indices[0];
+      }
     }
     barrier(CLK_LOCAL_MEM_FENCE);  // before scratch is used again
   }
+}
+
+// One work-item per group: the best of the group's `parts` partial maxima, by max_prefers, so
+// that among equals (and NaNs) the earliest position wins, as in max_.
+__kernel void max_partials(const long groups, const int kept_ndim, const long8 kept_size,
+                           PER_GROUP(__global elem_t, values), PER_GROUP(__global long, indices),
+                           const int write_values, const int write_indices, const long parts,
+                           __global const compute_t* partial_values,
+                           __global const long* partial_indices) {
+  const long g = get_global_id(0);
+  if (g >= groups) return;
+  compute_t best = 0;
+  long best_i = -1;
+  for (long q = 0; q < parts; ++q) {
+    const compute_t v = partial_values[g * parts + q];
+    const long i = partial_indices[g * parts + q];
+    if (max_prefers(v, i, best, best_i)) {
+      best = v;
+      best_i = i;
+    }
+  }
+  const long8 gc = unravel(g, kept_ndim, kept_size);
+  if (write_values) STORE(values, GROUP_AT(values, gc), best);
+  if (write_indices) indices[GROUP_AT(indices, gc)] = best_i;
 }

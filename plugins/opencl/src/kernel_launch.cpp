@@ -62,22 +62,21 @@ WorkSize elementwise_work(const Device& device, int64_t n) {
   return work;
 }
 
-WorkSize group_work(const Device& device, const GroupShape& shape) {
+WorkSize group_work(const Device& device, int64_t groups, int64_t group_size) {
   const size_t local = device.work_group_size();
   // Few distinct geometries, since some drivers (PoCL) compile a kernel per work-group size.
-  const int64_t members = shape.group_size();
+  const int64_t members = group_size;
   // A CPU driver runs a work-group's work-items one after another between barriers, so with
   // enough groups to give every compute unit a full work-group, each work-item walks a group
   // alone, with no barriers (measured on PoCL: sum over 2048 rows of 2048, 3x faster than 256
   // lanes a group).
-  const bool groups_fill_device =
-      shape.groups() >= static_cast<int64_t>(device.compute_units() * local);
+  const bool groups_fill_device = groups >= static_cast<int64_t>(device.compute_units() * local);
   const size_t lanes = device.kernel_shape() == KernelShape::Cpu && groups_fill_device ? 1
                        : members >= 128                                               ? local
                        : members >= 16 ? std::min<size_t>(16, local)
                                        : 1;
   const size_t slots = local / lanes;
-  const size_t needed = blocks_covering(shape.groups(), static_cast<int64_t>(slots));
+  const size_t needed = blocks_covering(groups, static_cast<int64_t>(slots));
   WorkSize work;
   work.dims = 2;
   work.local = {lanes, slots, 1};

@@ -85,7 +85,10 @@ WorkSize elementwise_work(const Device& device, int64_t n);
 // LANES x SLOTS work-groups for a group kernel: many lanes per group for large groups, one for
 // small ones, and one on a CPU-shaped device whose compute units the groups fill (see
 // kernels/groups.cl).
-WorkSize group_work(const Device& device, const GroupShape& shape);
+WorkSize group_work(const Device& device, int64_t groups, int64_t group_size);
+inline WorkSize group_work(const Device& device, const GroupShape& shape) {
+  return group_work(device, shape.groups(), shape.group_size());
+}
 
 // Sets the arguments of `kernel` in `program` and enqueues it on the device's queue.
 void launch(Device& device, cl_program program, const char* kernel, const KernelArgs& args,

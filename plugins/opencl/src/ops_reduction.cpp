@@ -5,6 +5,7 @@
 #include "dtype_support.h"
 #include "kernel_launch.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -15,6 +16,51 @@
 namespace bp::opencl {
 namespace {
 
+// How the reduction kernels split each group (kernels/reduction.cl): `parts` runs of
+// `part_size` consecutive members, and room for one partial result per run (8 bytes: the
+// widest accumulator, value or index) when there is more than one.
+struct Runs {
+  int64_t parts = 1;
+  int64_t part_size = 0;
+  OwnedBuffer partials;
+  OwnedBuffer partial_indices;  // max_'s
+};
+
+// Few long groups are split until the runs give the device the work it takes to fill it (on a
+// GPU, a work-group per run for max_work_groups of them; on a CPU device, a work-item per run
+// for each of its work-items), in runs of at least kMinRun members; many groups, or short
+// ones, are one run each.
+Runs runs_for(Device& device, const GroupShape& shape, bool with_indices) {
+  constexpr int64_t kMinRun = 4096;
+  const auto wanted = static_cast<int64_t>(device.kernel_shape() == KernelShape::Cpu
+                                               ? device.compute_units() * device.work_group_size()
+                                               : device.max_work_groups());
+  Runs runs;
+  runs.part_size = shape.group_size();
+  const int64_t parts = std::min(wanted / shape.groups(), shape.group_size() / kMinRun);
+  if (parts < 2) return runs;
+  runs.part_size = static_cast<int64_t>(blocks_covering(shape.group_size(), parts));
+  runs.parts = static_cast<int64_t>(blocks_covering(shape.group_size(), runs.part_size));
+  const auto allocate = [&] {
+    const auto bytes = static_cast<size_t>(shape.groups() * runs.parts) * sizeof(int64_t);
+    cl_int error = CL_SUCCESS;
+    OwnedBuffer buffer(clCreateBuffer(device.context(), CL_MEM_READ_WRITE, bytes, nullptr, &error));
+    check_cl(error, "allocating " + std::to_string(bytes) + " bytes of partial results on " + device.label());
+    return buffer;
+  };
+  runs.partials = allocate();
+  if (with_indices) runs.partial_indices = allocate();
+  return runs;
+}
+
+// The kernel arguments that say how groups are split, and where partial results go (`unused`,
+// any buffer, where they go nowhere).
+KernelArgs run_args(const Runs& runs, cl_mem unused) {
+  KernelArgs args;
+  args.add(runs.parts).add(runs.part_size).add(runs.partials.get() != nullptr ? runs.partials.get() : unused);
+  return args;
+}
+
 // sum and mean into out, whose dtype the meta step has given self too.
 void sum_into(std::string_view op, const TensorView& self, const plugin::DimValues<bool>& reduced,
               bool keepdim, const TensorView& out, bool average) {
@@ -24,13 +70,24 @@ void sum_into(std::string_view op, const TensorView& self, const plugin::DimValu
   const plugin::DimValues<int64_t> out_strides = reduced_output_strides(out, reduced, keepdim);
   const GroupShape shape = split_groups(self.sizes(), reduced, {self.strides(), out_strides.span()}, op);
   if (shape.groups() == 0) return;
+  const Runs runs = runs_for(device, shape, /*with_indices=*/false);
+  const Buffer output = buffer_of(out);
+  const cl_program program = device.program(KernelSource::Reduction, out.dtype());
   KernelArgs args;
   args.add_group_params(shape)
       .add_grouped(buffer_of(self), shape, 0)
-      .add_per_group(buffer_of(out), shape, 1)
-      .add(cl_int{average});
-  launch(device, device.program(KernelSource::Reduction, out.dtype()), "sum", args,
-         group_work(device, shape));
+      .add_per_group(output, shape, 1)
+      .add(cl_int{average})
+      .append(run_args(runs, output.mem));
+  launch(device, program, "sum", args, group_work(device, shape.groups() * runs.parts, runs.part_size));
+  if (runs.parts == 1) return;
+  KernelArgs combine;
+  combine.add(shape.groups()).add(shape.kept.ndim).add(shape.kept.size).add(shape.group_size())
+      .add_per_group(output, shape, 1)
+      .add(cl_int{average})
+      .add(runs.parts)
+      .add(runs.partials.get());
+  launch(device, program, "sum_partials", combine, elementwise_work(device, shape.groups()));
 }
 
 // The largest member of each group and its position (the first one; NaN above everything, as
@@ -55,15 +112,28 @@ void max_into(std::string_view op, const TensorView& self, const plugin::DimValu
   }
   if (shape.groups() == 0) return;
   const Buffer input = buffer_of(self);
-  KernelArgs args;
-  args.add_group_params(shape)
-      .add_grouped(input, shape, 0)
-      .add_per_group(values ? buffer_of(*values) : input, shape, 1)
+  const Runs runs = runs_for(device, shape, /*with_indices=*/true);
+  const cl_program program = device.program(KernelSource::Reduction, self.dtype());
+  KernelArgs outputs;
+  outputs.add_per_group(values ? buffer_of(*values) : input, shape, 1)
       .add_per_group(indices ? buffer_of(*indices) : input, shape, 2)
       .add(cl_int{values != nullptr})
       .add(cl_int{indices != nullptr});
-  launch(device, device.program(KernelSource::Reduction, self.dtype()), "max_", args,
-         group_work(device, shape));
+  KernelArgs args;
+  args.add_group_params(shape)
+      .add_grouped(input, shape, 0)
+      .append(outputs)
+      .append(run_args(runs, input.mem))
+      .add(runs.partial_indices.get() != nullptr ? runs.partial_indices.get() : input.mem);
+  launch(device, program, "max_", args, group_work(device, shape.groups() * runs.parts, runs.part_size));
+  if (runs.parts == 1) return;
+  KernelArgs combine;
+  combine.add(shape.groups()).add(shape.kept.ndim).add(shape.kept.size)
+      .append(outputs)
+      .add(runs.parts)
+      .add(runs.partials.get())
+      .add(runs.partial_indices.get());
+  launch(device, program, "max_partials", combine, elementwise_work(device, shape.groups()));
 }
 
 }  // namespace
