@@ -76,11 +76,10 @@ __kernel void layer_norm(GROUP_PARAMS, GROUPED(__global const elem_t, in),
         (acc_t)1 / sqrt(sum_lanes(squares, scratch) / (acc_t)group_size + eps);
 
     for (long p = LANE; active && p < group_size; p += LANES) {
-      const long8 mc = unravel(p, member_ndim, member_size);
-      acc_t y = (LOAD(in, in_start + MEMBER_AT(in, mc)) - group_mean) * group_rstd;
-      if (has_weight) y *= LOAD(weight, weight_base + MEMBER_AT(weight, mc));
-      if (has_bias) y += LOAD(bias, bias_base + MEMBER_AT(bias, mc));
-      STORE(out, out_start + MEMBER_AT(out, mc), y);
+      acc_t y = (LOAD_MEMBER(in, in_start, p) - group_mean) * group_rstd;
+      if (has_weight) y *= LOAD_MEMBER(weight, weight_base, p);
+      if (has_bias) y += LOAD_MEMBER(bias, bias_base, p);
+      STORE(out, out_start + MEMBER_OFFSET(out, p), y);
     }
     if (active && LANE == 0) {
       STORE(mean, GROUP_AT(mean, gc), group_mean);
@@ -111,6 +110,9 @@ __kernel void rms_norm(GROUP_PARAMS, GROUPED(__global const elem_t, in),
         (acc_t)1 / sqrt(sum_lanes(squares, scratch) / (acc_t)group_size + eps);
 
     for (long p = LANE; active && p < group_size; p += LANES) {
+      // One unravel for the three operands: on PoCL 4.0 ms against 4.8 with a MEMBER_OFFSET
+      // each (2048 rows of 2048 float32), where layer_norm's loop runs 7.0 ms against 13.3 the
+      // other way round.
       const long8 mc = unravel(p, member_ndim, member_size);
       acc_t y = LOAD(in, in_start + MEMBER_AT(in, mc)) * group_rstd;
       if (has_weight) y *= LOAD(weight, weight_base + MEMBER_AT(weight, mc));
