@@ -65,16 +65,15 @@ WorkSize elementwise_work(const Device& device, int64_t n) {
 WorkSize group_work(const Device& device, int64_t groups, int64_t group_size) {
   const size_t local = device.work_group_size();
   // Few distinct geometries, since some drivers (PoCL) compile a kernel per work-group size.
-  const int64_t members = group_size;
   // A CPU driver runs a work-group's work-items one after another between barriers, so with
   // enough groups to give every compute unit a full work-group, each work-item walks a group
   // alone, with no barriers (measured on PoCL: sum over 2048 rows of 2048, 3x faster than 256
   // lanes a group).
   const bool groups_fill_device = groups >= static_cast<int64_t>(device.compute_units() * local);
   const size_t lanes = device.kernel_shape() == KernelShape::Cpu && groups_fill_device ? 1
-                       : members >= 128                                               ? local
-                       : members >= 16 ? std::min<size_t>(16, local)
-                                       : 1;
+                       : group_size >= 128                                            ? local
+                       : group_size >= 16 ? std::min<size_t>(16, local)
+                                          : 1;
   const size_t slots = local / lanes;
   const size_t needed = blocks_covering(groups, static_cast<int64_t>(slots));
   WorkSize work;
@@ -102,11 +101,11 @@ void launch(Device& device, cl_program program, const char* kernel_name, const K
 namespace {
 
 // The arguments of an elementwise kernel's strided form before ndim and size, and its work
-// (kernels/common.cl). On GPU-shaped devices, one work-item per element. On CPU-shaped ones
-// (tiles), a few work-items per compute unit, so that the driver's threads balance, each taking
-// tiles enough to pay for its start: runs along whole rows of up to kTileElements where every
-// operand's innermost stride is 0 or 1, else kSteppingColumns-wide tiles, whose rows reuse the
-// cache lines that an operand stepping through memory along a row touches.
+// (kernels/common.cl). On GPU-shaped devices, one work-item per element. On CPU-shaped ones, a
+// few work-items per compute unit, so that the driver's threads balance, each taking tiles
+// enough to pay for its start: tiles of whole rows, up to kTileElements, where every operand's
+// innermost stride is 0 or 1, else kSteppingColumns wide, so that the tile's rows reuse the cache
+// lines that an operand stepping through memory along a row touches.
 struct StridedWork {
   KernelArgs leading;
   WorkSize work;

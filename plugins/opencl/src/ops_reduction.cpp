@@ -18,7 +18,8 @@ namespace {
 
 // How the reduction kernels split each group (kernels/reduction.cl): `parts` runs of
 // `part_size` consecutive members, and room for one partial result per run (8 bytes: the
-// widest accumulator, value or index) when there is more than one.
+// widest accumulator, value or index) when there is more than one. Releasing the buffers once
+// the kernels are queued is safe: OpenCL keeps them until those kernels are done.
 struct Runs {
   int64_t parts = 1;
   int64_t part_size = 0;
@@ -45,7 +46,8 @@ Runs runs_for(Device& device, const GroupShape& shape, bool with_indices) {
     const auto bytes = static_cast<size_t>(shape.groups() * runs.parts) * sizeof(int64_t);
     cl_int error = CL_SUCCESS;
     OwnedBuffer buffer(clCreateBuffer(device.context(), CL_MEM_READ_WRITE, bytes, nullptr, &error));
-    check_cl(error, "allocating " + std::to_string(bytes) + " bytes of partial results on " + device.label());
+    check_cl(error, "allocating " + std::to_string(bytes) + " bytes of partial results on " +
+                        device.label());
     return buffer;
   };
   runs.partials = allocate();
@@ -57,7 +59,8 @@ Runs runs_for(Device& device, const GroupShape& shape, bool with_indices) {
 // any buffer, where they go nowhere).
 KernelArgs run_args(const Runs& runs, cl_mem unused) {
   KernelArgs args;
-  args.add(runs.parts).add(runs.part_size).add(runs.partials.get() != nullptr ? runs.partials.get() : unused);
+  args.add(runs.parts).add(runs.part_size);
+  args.add(runs.partials.get() != nullptr ? runs.partials.get() : unused);
   return args;
 }
 
