@@ -78,7 +78,7 @@ const std::vector<View> kViews = {
 
 }  // namespace
 
-// Walks that a CPU device splits into spans of several rows, rows of several spans, and rows of
+// Walks that a CPU device splits into tiles of several rows, rows of several tiles, and rows of
 // three elements; operands broadcast along rows or down columns, transposed inputs and outputs,
 // copies between dtypes, and arange, whose values come from each element's index.
 TEST_CASE("vs cpu: elementwise ops over operands that are not all dense") {
