@@ -1,8 +1,8 @@
 // OpenCL backend benchmarks, each reported next to its reference measured in the same run:
 //   add of two 16M-element Float tensors, a 1024^3 Float matmul and a ResNet-50 3x3 conv2d, on
 //   the CPU backend and on every OpenCL device;
-//   softmax and sum over the rows of a 2048 x 2048 Float matrix, and its sum, on the CPU backend
-//   and on every OpenCL device;
+//   softmax and sum over the rows of a 2048 x 2048 Float matrix, sum over its columns, and its
+//   sum, on the CPU backend and on every OpenCL device;
 //   elementwise ops whose operands are not all dense (broadcast along rows or columns, a
 //   transposed input) on a 4096 x 4096 Float matrix, on the CPU backend and on every OpenCL device;
 //   attention through the fused kernel against its composite path, on every OpenCL device;
@@ -74,13 +74,14 @@ void BM_Conv2dRes2(benchmark::State& state, bp::Device device) {
 }
 
 // Group kernels over a 2048 x 2048 Float matrix: softmax over rows (three reads of each row),
-// a sum over rows (one), and a sum of everything (one group of 4M members); bytes count one
-// read of the input and one write of the output.
-enum class GroupKernel { SoftmaxRows, SumRows, SumAll };
+// sums over rows and over columns (one), and a sum of everything (one group of 4M members);
+// bytes count one read of the input and one write of the output.
+enum class GroupKernel { SoftmaxRows, SumRows, SumColumns, SumAll };
 
 constexpr std::pair<GroupKernel, const char*> kGroupKernels[] = {
     {GroupKernel::SoftmaxRows, "softmax rows 2048^2 Float/"},
     {GroupKernel::SumRows, "sum rows 2048^2 Float/"},
+    {GroupKernel::SumColumns, "sum columns 2048^2 Float/"},
     {GroupKernel::SumAll, "sum all 2048^2 Float/"},
 };
 
@@ -88,13 +89,14 @@ void BM_GroupKernel(benchmark::State& state, bp::Device device, GroupKernel kern
   const int64_t n = 2048;
   const bp::Tensor x = bp::randn({n, n}).to(device);
   const std::vector<int64_t> out_shape = kernel == GroupKernel::SoftmaxRows ? std::vector<int64_t>{n, n}
-                                         : kernel == GroupKernel::SumRows   ? std::vector<int64_t>{n}
-                                                                            : std::vector<int64_t>{};
+                                         : kernel == GroupKernel::SumAll    ? std::vector<int64_t>{}
+                                                                            : std::vector<int64_t>{n};
   bp::Tensor out = bp::empty(out_shape, bp::kFloat32, device);
   const auto run = [&] {
     switch (kernel) {
       case GroupKernel::SoftmaxRows: bp::softmax_out(out, x, 1); break;
       case GroupKernel::SumRows: bp::sum_out(out, x, {1}); break;
+      case GroupKernel::SumColumns: bp::sum_out(out, x, {0}); break;
       case GroupKernel::SumAll: bp::sum_out(out, x, {0, 1}); break;
     }
     wait_for(out);

@@ -72,10 +72,11 @@ inline ushort float_to_bfloat16(float f) {
 
 // --- the program's own dtype ------------------------------------------------------------------
 // elem_t: the element type; compute_t: what elementwise arithmetic happens in (as the CPU
-// backend's compute_t); acc_t: what reductions accumulate in (double where the device has it,
-// as the CPU backend does, and long for integers); product_t: what matrix products accumulate
-// in (the compute type for floats, long for integers, as the CPU backend). LIT(x) is a
-// floating literal of compute_t, since a double literal needs cl_khr_fp64.
+// backend's compute_t); acc_t (acc8_t: eight of them): what reductions accumulate in (double
+// where the device has it, as the CPU backend does, and long for integers); product_t: what
+// matrix products accumulate in (the compute type for floats, long for integers, as the CPU
+// backend). LIT(x) is a floating literal of compute_t, since a double literal needs
+// cl_khr_fp64.
 #ifdef DTYPE
 #if DTYPE == DT_FLOAT32
 #define DTYPE_NAME float32
@@ -139,14 +140,17 @@ inline compute_t saturating_tanh(const compute_t x) {
 }
 #ifdef HAS_FP64
 typedef double acc_t;
+typedef double8 acc8_t;
 #else
 typedef float acc_t;
+typedef float8 acc8_t;
 #endif
 typedef compute_t product_t;
 #else
 #define IS_NAN(x) 0
 #define ABS(x) ((x) < 0 ? -(x) : (x))
 typedef long acc_t;
+typedef long8 acc8_t;
 typedef long product_t;
 #endif
 
