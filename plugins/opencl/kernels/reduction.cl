@@ -6,6 +6,18 @@
 // kernel (sum_partials, max_partials) combines each group's partials in order. With parts == 1
 // a run is a whole group and the kernels write the outputs themselves.
 #define RUN_PARAMS const long parts, const long part_size
+
+// A group's sum as sum and mean store it: the mean of nothing is 0 / 0 = NaN, as in PyTorch.
+inline acc_t sum_or_mean(const acc_t total, const long group_size, const int average) {
+  return average ? total / (acc_t)group_size : total;
+}
+
+// Stores a group's maximum and its position where max_ and max_partials are asked to.
+#define STORE_MAXIMUM(gc, best, best_i)                                                        \
+  do {                                                                                         \
+    if (write_values) STORE(values, GROUP_AT(values, gc), best);                               \
+    if (write_indices) indices[GROUP_AT(indices, gc)] = best_i;                                \
+  } while (0)
 #define FOR_EACH_RUN                                                                           \
   for (long first = FIRST_GROUP; first < groups * parts; first += NEXT_GROUPS)
 // In FOR_EACH_RUN: this slot's run r, whether it is one, its group's coordinates `gc`, and the
@@ -29,12 +41,11 @@ __kernel void sum(GROUP_PARAMS, GROUPED(__global const elem_t, in), PER_GROUP(__
       total += (acc_t)LOAD_MEMBER(in, start, p);
     }
     total = sum_lanes(total, scratch);
-    // The mean of nothing is 0 / 0 = NaN, as in PyTorch.
     if (active && LANE == 0) {
       if (parts > 1) {
         partials[r] = total;
       } else {
-        STORE(out, GROUP_AT(out, gc), average ? total / (acc_t)group_size : total);
+        STORE(out, GROUP_AT(out, gc), sum_or_mean(total, group_size, average));
       }
     }
   }
@@ -48,8 +59,8 @@ __kernel void sum_partials(const long groups, const int kept_ndim, const long8 k
   if (g >= groups) return;
   acc_t total = 0;
   for (long q = 0; q < parts; ++q) total += partials[g * parts + q];
-  STORE(out, GROUP_AT(out, unravel(g, kept_ndim, kept_size)),
-        average ? total / (acc_t)group_size : total);
+  const long8 gc = unravel(g, kept_ndim, kept_size);
+  STORE(out, GROUP_AT(out, gc), sum_or_mean(total, group_size, average));
 }
 
 // Sums (or means) of groups lying side by side in the input (the kept dims collapse into one of
@@ -73,8 +84,7 @@ __kernel void sum_side_by_side(GROUP_PARAMS, GROUPED(__global const elem_t, in),
     const acc_t totals[8] = {total.s0, total.s1, total.s2, total.s3,
                              total.s4, total.s5, total.s6, total.s7};
     for (long k = 0; k < 8; ++k) {
-      STORE(out, out_base + (first + k) * out_kept.s0,
-            average ? totals[k] / (acc_t)group_size : totals[k]);
+      STORE(out, out_base + (first + k) * out_kept.s0, sum_or_mean(totals[k], group_size, average));
     }
     return;
   }
@@ -83,7 +93,7 @@ __kernel void sum_side_by_side(GROUP_PARAMS, GROUPED(__global const elem_t, in),
     for (long p = 0; p < group_size; ++p) {
       total += (acc_t)LOAD(in, start + (g - first) + MEMBER_OFFSET(in, p));
     }
-    STORE(out, out_base + g * out_kept.s0, average ? total / (acc_t)group_size : total);
+    STORE(out, out_base + g * out_kept.s0, sum_or_mean(total, group_size, average));
   }
 }
 
@@ -137,8 +147,7 @@ __kernel void max_(GROUP_PARAMS, GROUPED(__global const elem_t, in),
         partial_values[r] = slot_values[0];
         partial_indices[r] = slot_indices[0];
       } else {
-        if (write_values) STORE(values, GROUP_AT(values, gc), slot_values[0]);
-        if (write_indices) indices[GROUP_AT(indices, gc)] = slot_indices[0];
+        STORE_MAXIMUM(gc, slot_values[0], slot_indices[0]);
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);  // before scratch is used again
@@ -165,6 +174,5 @@ __kernel void max_partials(const long groups, const int kept_ndim, const long8 k
     }
   }
   const long8 gc = unravel(g, kept_ndim, kept_size);
-  if (write_values) STORE(values, GROUP_AT(values, gc), best);
-  if (write_indices) indices[GROUP_AT(indices, gc)] = best_i;
+  STORE_MAXIMUM(gc, best, best_i);
 }
