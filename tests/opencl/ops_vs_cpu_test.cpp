@@ -15,6 +15,7 @@
 #include <functional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -158,6 +159,41 @@ TEST_CASE("vs cpu: softmax and layer norm over large and small groups") {
         check_close(y, cpu_y, 1e-4, "layer_norm " + where);
         check_close(mean, cpu_mean, 1e-5, "layer_norm mean " + where);
         check_close(rstd, cpu_rstd, 1e-4, "layer_norm rstd " + where);
+      }
+    }
+  }
+}
+
+// On a CPU device, softmax over groups lying side by side (over a leading dim) takes 8 adjacent
+// groups per work-item: rows of groups that are whole blocks of 8, or end in a narrower block
+// (15, 20, 13 groups a row), one row or several (a kept dim above them), with a NaN, an infinity
+// and a column of -inf among the groups, in every floating dtype the device computes.
+TEST_CASE("vs cpu: softmax over groups lying side by side, in whole and narrow blocks") {
+  bp::manual_seed(17);
+  FOR_EACH_OPENCL_DEVICE(device) {
+    for (const bp::DType dtype : {bp::kFloat32, bp::kFloat16, bp::kBFloat16}) {
+      for (const auto& [sizes, dim] : std::vector<std::pair<std::vector<int64_t>, int64_t>>{
+               {{300, 20}, 0}, {{300, 16}, 0}, {{64, 15}, 0}, {{3, 50, 13}, 1}, {{40, 2, 9}, 0}}) {
+        std::vector<float> values = bp::randn(sizes).contiguous().to_vector<float>();
+        const int64_t across = sizes.back();
+        values[5 * across + 1] = NAN;
+        values[7 * across + 2] = INFINITY;
+        for (size_t i = 3; i < values.size(); i += static_cast<size_t>(across)) values[i] = -INFINITY;
+        const Tensor x = bp::from_vector(values, sizes).to(dtype), on = x.to(device);
+        const std::string where = device.str() + " " + x.str() + " dim " + std::to_string(dim);
+        const double tolerance = dtype == bp::kFloat32 ? 1e-5 : 1e-2;
+        check_close(bp::softmax(on, dim), bp::softmax(x, dim), tolerance, "softmax " + where);
+        check_close(bp::log_softmax(on, dim), bp::log_softmax(x, dim), tolerance, "log_softmax " + where);
+        Tensor in_place = on.clone();
+        bp::softmax_out(in_place, in_place, dim);
+        check_close(in_place, bp::softmax(x, dim), tolerance, "softmax written over its input " + where);
+        // Into the leading elements of a larger buffer: nothing is written past them.
+        Tensor buffer = bp::full({x.numel() + 8}, 7.0, dtype, device);
+        Tensor leading = buffer.slice(0, 0, x.numel()).view(sizes);
+        bp::softmax_out(leading, on, dim);
+        check_close(leading, bp::softmax(x, dim), tolerance, "softmax into a larger buffer " + where);
+        check_close(buffer.slice(0, x.numel(), x.numel() + 8), bp::full({8}, 7.0, dtype), 0,
+                    "past the output " + where);
       }
     }
   }

@@ -118,8 +118,10 @@ typedef CONCAT(STORAGE_, DTYPE_NAME) elem_t;
 // Eight values of compute_t, for math functions applied to a vector at once.
 #if DTYPE == DT_FLOAT64
 typedef double8 compute8_t;
+#define CONVERT_COMPUTE8 convert_double8
 #else
 typedef float8 compute8_t;
+#define CONVERT_COMPUTE8 convert_float8
 #endif
 #define IS_NAN(x) isnan(x)
 #define ABS(x) fabs(x)
@@ -141,9 +143,11 @@ inline compute_t saturating_tanh(const compute_t x) {
 #ifdef HAS_FP64
 typedef double acc_t;
 typedef double8 acc8_t;
+#define CONVERT_ACC8 convert_double8
 #else
 typedef float acc_t;
 typedef float8 acc8_t;
+#define CONVERT_ACC8 convert_float8
 #endif
 typedef compute_t product_t;
 #else

@@ -65,6 +65,50 @@
 #define SUM8(v) ((((v).s0 + (v).s1) + ((v).s2 + (v).s3)) + (((v).s4 + (v).s5) + ((v).s6 + (v).s7)))
 #endif
 
+// --- groups lying side by side ----------------------------------------------------------------
+// Where the input lays consecutive groups of the innermost kept dimension next to each other
+// (stride 1: a sum or softmax over leading dims), a work-item on a CPU device takes a block of
+// 8 adjacent groups and handles each member of all 8 at once, as a vector of consecutive
+// elements: one work-item per group would walk a column alone around a loop that PoCL cannot
+// vectorise across work-items. The host launches one work-item per block, (kept_size.s0 + 7) / 8
+// blocks along each row of the innermost kept dim, which holds 8 groups or more. Every block is
+// 8 wide, so that all run the same vector code: where a row's groups do not fill its last block,
+// that block overlaps the one before it and writes only the `skip` groups past it.
+
+// In a side-by-side kernel: the coordinates `gc` of the first group of the work-item's block,
+// and how many groups at its start `skip` belongs to the block before. Returns past the end.
+#define SIDE_BY_SIDE_BLOCK                                                                     \
+  const long blocks_across = (kept_size.s0 + 7) / 8;                                           \
+  const long block = get_global_id(0);                                                         \
+  if (block >= groups / kept_size.s0 * blocks_across) return;                                  \
+  const long row = block / blocks_across;                                                      \
+  const long8 rows_size = (long8)(kept_size.s1234, kept_size.s567, 1);                         \
+  const long8 row_c = unravel(row, kept_ndim - 1, rows_size);                                  \
+  const long own_first = (block - row * blocks_across) * 8;                                    \
+  const long8 gc = (long8)(min(own_first, kept_size.s0 - 8), row_c.s0123, row_c.s456);         \
+  const long skip = own_first - gc.s0;
+
+// One member of a block's groups, the element at `at` and the 7 after it, as a vector of
+// `type` (`scalar` each). `at` is expanded once per element: pass a variable, since PoCL does
+// not always fold the copies of an expression into one.
+#define LOAD_SIDE8(type, scalar, name, at)                                                     \
+  ((type)((scalar)LOAD(name, (at)), (scalar)LOAD(name, (at) + 1),                              \
+          (scalar)LOAD(name, (at) + 2), (scalar)LOAD(name, (at) + 3),                          \
+          (scalar)LOAD(name, (at) + 4), (scalar)LOAD(name, (at) + 5),                          \
+          (scalar)LOAD(name, (at) + 6), (scalar)LOAD(name, (at) + 7)))
+// The vector v (a variable) stored to the block's own groups' elements from `at` on.
+#define STORE_SIDE8(name, at, skip, v)                                                         \
+  do {                                                                                         \
+    if ((skip) <= 0) STORE(name, (at), (v).s0);                                                \
+    if ((skip) <= 1) STORE(name, (at) + 1, (v).s1);                                            \
+    if ((skip) <= 2) STORE(name, (at) + 2, (v).s2);                                            \
+    if ((skip) <= 3) STORE(name, (at) + 3, (v).s3);                                            \
+    if ((skip) <= 4) STORE(name, (at) + 4, (v).s4);                                            \
+    if ((skip) <= 5) STORE(name, (at) + 5, (v).s5);                                            \
+    if ((skip) <= 6) STORE(name, (at) + 6, (v).s6);                                            \
+    STORE(name, (at) + 7, (v).s7);                                                             \
+  } while (0)
+
 // The sum of v over the lanes of this work-item's slot, returned to every lane. `scratch` holds
 // WG_SIZE values.
 inline acc_t sum_lanes(const acc_t v, __local acc_t* scratch) {

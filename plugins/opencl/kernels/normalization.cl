@@ -45,6 +45,34 @@ __kernel void softmax(GROUP_PARAMS, GROUPED(__global const elem_t, in),
   }
 }
 
+// softmax (log_softmax) of groups lying side by side (kernels/groups.cl) in the input and the
+// output, for CPU devices: softmax's three passes over 8 groups at once. Written over its input,
+// a block overlapping the one before may read that block's outputs in the lanes it skips: those
+// lanes are not stored, and each lane's statistics are its own.
+__kernel void softmax_side_by_side(GROUP_PARAMS, GROUPED(__global const elem_t, in),
+                                   GROUPED(__global elem_t, out), const int logarithm) {
+  SIDE_BY_SIDE_BLOCK
+  const long in_start = GROUP_AT(in, gc), out_start = GROUP_AT(out, gc);
+  compute8_t max = -INFINITY;
+  for (long p = 0; p < group_size; ++p) {
+    const long at = in_start + MEMBER_OFFSET(in, p);
+    max = MAX_NAN(max, LOAD_SIDE8(compute8_t, compute_t, in, at));
+  }
+  acc8_t total = 0;
+  for (long p = 0; p < group_size; ++p) {
+    const long at = in_start + MEMBER_OFFSET(in, p);
+    total += CONVERT_ACC8(exp(LOAD_SIDE8(compute8_t, compute_t, in, at) - max));
+  }
+  const compute8_t sum = CONVERT_COMPUTE8(total);
+  const compute8_t log_sum = log(sum);
+  for (long p = 0; p < group_size; ++p) {
+    const long at = in_start + MEMBER_OFFSET(in, p), to = out_start + MEMBER_OFFSET(out, p);
+    const compute8_t shifted = LOAD_SIDE8(compute8_t, compute_t, in, at) - max;
+    const compute8_t y = logarithm ? shifted - log_sum : exp(shifted) / sum;
+    STORE_SIDE8(out, to, skip, y);
+  }
+}
+
 // Layer norm over the trailing dimensions (the members): out = (x - mean) * rstd * weight + bias,
 // with mean and rstd = 1 / sqrt(variance + eps) written per group. Two passes (mean, then the
 // mean squared deviation) in acc_t stay accurate where E[x^2] - E[x]^2 would cancel.

@@ -63,37 +63,22 @@ __kernel void sum_partials(const long groups, const int kept_ndim, const long8 k
   STORE(out, GROUP_AT(out, gc), sum_or_mean(total, group_size, average));
 }
 
-// Sums (or means) of groups lying side by side in the input (the kept dims collapse into one of
-// stride 1: a sum over leading dims), for CPU devices: a work-item adds the members of 8
-// adjacent groups as one vector per member, 8 consecutive elements, where one work-item per
-// group would walk a column alone around a loop that PoCL cannot vectorise across work-items.
-// The last work-item takes the groups left over one by one.
+// Sums (or means) of groups lying side by side (kernels/groups.cl), for CPU devices: 8 groups
+// per work-item.
 __kernel void sum_side_by_side(GROUP_PARAMS, GROUPED(__global const elem_t, in),
                                PER_GROUP(__global elem_t, out), const int average) {
-  const long first = get_global_id(0) * 8;
-  if (first >= groups) return;
-  const long start = in_base + first;
-  if (first + 8 <= groups) {
-    acc8_t total = 0;
-    for (long p = 0; p < group_size; ++p) {
-      const long at = start + MEMBER_OFFSET(in, p);
-      total += (acc8_t)((acc_t)LOAD(in, at), (acc_t)LOAD(in, at + 1), (acc_t)LOAD(in, at + 2),
-                        (acc_t)LOAD(in, at + 3), (acc_t)LOAD(in, at + 4), (acc_t)LOAD(in, at + 5),
-                        (acc_t)LOAD(in, at + 6), (acc_t)LOAD(in, at + 7));
-    }
-    const acc_t totals[8] = {total.s0, total.s1, total.s2, total.s3,
-                             total.s4, total.s5, total.s6, total.s7};
-    for (long k = 0; k < 8; ++k) {
-      STORE(out, out_base + (first + k) * out_kept.s0, sum_or_mean(totals[k], group_size, average));
-    }
-    return;
+  SIDE_BY_SIDE_BLOCK
+  const long start = GROUP_AT(in, gc);
+  acc8_t total = 0;
+  for (long p = 0; p < group_size; ++p) {
+    const long at = start + MEMBER_OFFSET(in, p);
+    total += LOAD_SIDE8(acc8_t, acc_t, in, at);
   }
-  for (long g = first; g < groups; ++g) {
-    acc_t total = 0;
-    for (long p = 0; p < group_size; ++p) {
-      total += (acc_t)LOAD(in, start + (g - first) + MEMBER_OFFSET(in, p));
-    }
-    STORE(out, out_base + g * out_kept.s0, sum_or_mean(total, group_size, average));
+  const acc_t totals[8] = {total.s0, total.s1, total.s2, total.s3,
+                           total.s4, total.s5, total.s6, total.s7};
+  const long out_start = GROUP_AT(out, gc);
+  for (long k = skip; k < 8; ++k) {
+    STORE(out, out_start + k * out_kept.s0, sum_or_mean(totals[k], group_size, average));
   }
 }
 

@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -89,6 +91,14 @@ WorkSize group_work(const Device& device, int64_t groups, int64_t group_size);
 inline WorkSize group_work(const Device& device, const GroupShape& shape) {
   return group_work(device, shape.groups(), shape.group_size());
 }
+
+// Work for a side-by-side group kernel (kernels/groups.cl) on a CPU-shaped device: a work-item
+// per block of 8 adjacent groups along the innermost kept dim, where every one of
+// `side_by_side_operands` (indices into the shape's strides) lays 8 or more groups of that dim
+// next to each other (stride 1), and the blocks give each compute unit one at least; nothing
+// where they do not.
+std::optional<WorkSize> side_by_side_work(const Device& device, const GroupShape& shape,
+                                          std::initializer_list<size_t> side_by_side_operands);
 
 // Sets the arguments of `kernel` in `program` and enqueues it on the device's queue.
 void launch(Device& device, cl_program program, const char* kernel, const KernelArgs& args,

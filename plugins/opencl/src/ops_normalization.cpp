@@ -31,8 +31,12 @@ void softmax_into(std::string_view op, const TensorView& self, int64_t dim, cons
       .add_grouped(buffer_of(self), shape, 0)
       .add_grouped(buffer_of(out), shape, 1)
       .add(cl_int{logarithm});
-  launch(device, device.program(KernelSource::Normalization, out.dtype()), "softmax", args,
-         group_work(device, shape));
+  const cl_program program = device.program(KernelSource::Normalization, out.dtype());
+  if (const std::optional<WorkSize> work = side_by_side_work(device, shape, {0, 1})) {
+    launch(device, program, "softmax_side_by_side", args, *work);
+    return;
+  }
+  launch(device, program, "softmax", args, group_work(device, shape));
 }
 
 }  // namespace

@@ -81,13 +81,11 @@ void sum_into(std::string_view op, const TensorView& self, const plugin::DimValu
       .add_grouped(buffer_of(self), shape, 0)
       .add_per_group(output, shape, 1)
       .add(cl_int{average});
-  // Groups side by side in the input (one kept dim of stride 1), on a CPU device: 8 at a time.
-  if (runs.parts == 1 && device.kernel_shape() == KernelShape::Cpu && shape.kept.ndim == 1 &&
-      shape.kept.strides[0][0] == 1) {
-    WorkSize work;
-    work.global[0] = blocks_covering(shape.groups(), 8);
-    launch(device, program, "sum_side_by_side", args, work);
-    return;
+  if (runs.parts == 1) {
+    if (const std::optional<WorkSize> work = side_by_side_work(device, shape, {0})) {
+      launch(device, program, "sum_side_by_side", args, *work);
+      return;
+    }
   }
   args.append(run_args(runs, output.mem));
   launch(device, program, "sum", args, group_work(device, shape.groups() * runs.parts, runs.part_size));
