@@ -73,14 +73,17 @@ void BM_Conv2dRes2(benchmark::State& state, bp::Device device) {
                                                  benchmark::Counter::kIsRate);
 }
 
-// Group kernels over a 2048 x 2048 Float matrix: softmax over rows and over columns (three
-// reads of each group), sums over rows and over columns (one), and a sum of everything (one
-// group of 4M members); bytes count one read of the input and one write of the output.
-enum class GroupKernel { SoftmaxRows, SoftmaxColumns, SumRows, SumColumns, SumAll };
+// Group kernels over a 2048 x 2048 Float matrix: softmax over rows and over columns, layer norm
+// (with weight and bias) and RMS norm (with weight) over rows (two or three reads of each
+// group), sums over rows and over columns (one), and a sum of everything (one group of 4M
+// members); bytes count one read of the input and one write of the output.
+enum class GroupKernel { SoftmaxRows, SoftmaxColumns, LayerNormRows, RmsNormRows, SumRows, SumColumns, SumAll };
 
 constexpr std::pair<GroupKernel, const char*> kGroupKernels[] = {
     {GroupKernel::SoftmaxRows, "softmax rows 2048^2 Float/"},
     {GroupKernel::SoftmaxColumns, "softmax columns 2048^2 Float/"},
+    {GroupKernel::LayerNormRows, "layer norm rows 2048^2 Float/"},
+    {GroupKernel::RmsNormRows, "rms norm rows 2048^2 Float/"},
     {GroupKernel::SumRows, "sum rows 2048^2 Float/"},
     {GroupKernel::SumColumns, "sum columns 2048^2 Float/"},
     {GroupKernel::SumAll, "sum all 2048^2 Float/"},
@@ -89,8 +92,11 @@ constexpr std::pair<GroupKernel, const char*> kGroupKernels[] = {
 void BM_GroupKernel(benchmark::State& state, bp::Device device, GroupKernel kernel) {
   const int64_t n = 2048;
   const bp::Tensor x = bp::randn({n, n}).to(device);
-  const bool softmax = kernel == GroupKernel::SoftmaxRows || kernel == GroupKernel::SoftmaxColumns;
-  const std::vector<int64_t> out_shape = softmax                          ? std::vector<int64_t>{n, n}
+  const bool same_shape = kernel == GroupKernel::SoftmaxRows || kernel == GroupKernel::SoftmaxColumns ||
+                          kernel == GroupKernel::LayerNormRows || kernel == GroupKernel::RmsNormRows;
+  const bp::Tensor weight = bp::randn({n}).to(device), bias = bp::randn({n}).to(device);
+  bp::Tensor mean = bp::empty({n, 1}, bp::kFloat32, device), rstd = bp::empty({n, 1}, bp::kFloat32, device);
+  const std::vector<int64_t> out_shape = same_shape                       ? std::vector<int64_t>{n, n}
                                          : kernel == GroupKernel::SumAll ? std::vector<int64_t>{}
                                                                          : std::vector<int64_t>{n};
   bp::Tensor out = bp::empty(out_shape, bp::kFloat32, device);
@@ -98,6 +104,8 @@ void BM_GroupKernel(benchmark::State& state, bp::Device device, GroupKernel kern
     switch (kernel) {
       case GroupKernel::SoftmaxRows: bp::softmax_out(out, x, 1); break;
       case GroupKernel::SoftmaxColumns: bp::softmax_out(out, x, 0); break;
+      case GroupKernel::LayerNormRows: bp::native_layer_norm_out(out, mean, rstd, x, {n}, weight, bias, 1e-5); break;
+      case GroupKernel::RmsNormRows: bp::rms_norm_out(out, x, {n}, weight, 1e-6); break;
       case GroupKernel::SumRows: bp::sum_out(out, x, {1}); break;
       case GroupKernel::SumColumns: bp::sum_out(out, x, {0}); break;
       case GroupKernel::SumAll: bp::sum_out(out, x, {0, 1}); break;

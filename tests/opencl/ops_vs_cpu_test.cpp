@@ -137,10 +137,12 @@ TEST_CASE("vs cpu: reductions over large and small groups in any layout") {
   }
 }
 
+// Groups of 27 and 8100 members are whole octets (8 members a vector) and some past them; groups
+// of 5 are members past them only.
 TEST_CASE("vs cpu: softmax and layer norm over large and small groups") {
   bp::manual_seed(12);
   FOR_EACH_OPENCL_DEVICE(device) {
-    const Tensor base = bp::randn({5, 300, 24});
+    const Tensor base = bp::randn({5, 300, 27});
     const Tensor base_on = base.to(device);
     for (const View& view : kViews) {
       const Tensor x = view.of(base), on = view.of(base_on);
@@ -161,6 +163,34 @@ TEST_CASE("vs cpu: softmax and layer norm over large and small groups") {
         check_close(rstd, cpu_rstd, 1e-4, "layer_norm rstd " + where);
       }
     }
+  }
+}
+
+// Row kernels read a group's members as vectors in one of two ways: one vector access where
+// every operand lays them out one element apart, else element by element. An input with dense
+// rows and a weight or bias without them takes the second.
+TEST_CASE("vs cpu: norms whose weight or bias does not have dense rows") {
+  bp::manual_seed(18);
+  FOR_EACH_OPENCL_DEVICE(device) {
+    const Tensor x = bp::randn({40, 75}), on = x.to(device);
+    const std::string where = device.str();
+    const Tensor dense = bp::randn({75}), every_other = bp::randn({150});
+    const Tensor strided = every_other.slice(0, 0, 150, 2);
+    const Tensor dense_on = dense.to(device), strided_on = every_other.to(device).slice(0, 0, 150, 2);
+    const auto layer_norm = [](const Tensor& input, const Tensor& weight, const Tensor& bias) {
+      return std::get<0>(bp::native_layer_norm(input, {75}, weight, bias, 1e-5));
+    };
+    check_close(layer_norm(on, strided_on, dense_on), layer_norm(x, strided, dense), 1e-4,
+                "layer_norm with a strided weight " + where);
+    check_close(layer_norm(on, dense_on, strided_on), layer_norm(x, dense, strided), 1e-4,
+                "layer_norm with a strided bias " + where);
+    check_close(std::get<0>(bp::native_layer_norm(on, {75}, std::nullopt, std::nullopt, 1e-5)),
+                std::get<0>(bp::native_layer_norm(x, {75}, std::nullopt, std::nullopt, 1e-5)), 1e-4,
+                "layer_norm without weight or bias " + where);
+    check_close(bp::rms_norm(on, {75}, strided_on, 1e-6), bp::rms_norm(x, {75}, strided, 1e-6), 1e-4,
+                "rms_norm with a strided weight " + where);
+    check_close(bp::rms_norm(on, {75}, std::nullopt, 1e-6), bp::rms_norm(x, {75}, std::nullopt, 1e-6),
+                1e-4, "rms_norm without weight " + where);
   }
 }
 
@@ -202,7 +232,7 @@ TEST_CASE("vs cpu: softmax over groups lying side by side, in whole and narrow b
 TEST_CASE("vs cpu: RMS norm over large and small groups, and batch norm per channel") {
   bp::manual_seed(15);
   FOR_EACH_OPENCL_DEVICE(device) {
-    const Tensor base = bp::randn({5, 300, 24});
+    const Tensor base = bp::randn({5, 300, 27});
     const Tensor base_on = base.to(device);
     for (const View& view : kViews) {
       const Tensor x = view.of(base), on = view.of(base_on);

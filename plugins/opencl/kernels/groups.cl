@@ -39,30 +39,59 @@
 #define LOAD_MEMBER(name, start, p) LOAD(name, (start) + MEMBER_OFFSET(name, p))
 
 #if IS_FLOATING
-// Members p, ..., p + 7 of the group that starts at `start` in operand `name`, as a compute8_t
-// vector, and a vector stored back to them: a math function of the vector (exp) runs as vector
-// instructions where the driver's library has vector versions, as PoCL's does (softmax over
-// rows 3.3x faster there than one exp per member, both with one lane per group). The members
-// need not be adjacent in memory.
+// Lanes take the members of their group 8 at a time, as a compute8_t vector: a math function of
+// the vector (exp) runs as vector instructions where the driver's library has vector versions,
+// as PoCL's does (softmax over rows 3.3x faster there than one exp per member), and sums and
+// maxima run in 8 independent lanes. Octet o holds members 8o to 8o + 7; a lane takes octets
+// LANE, LANE + LANES, ..., then the members past the last whole octet one by one.
+//
+// FOR_EACH_OCTET(o, statements) runs the statements for each of this lane's octets, in one of
+// two copies of the loop: one for kernels whose member operands are all dense (`dense_members`:
+// members along one dimension, one element apart), where LOAD_MEMBERS8 and STORE_MEMBERS8 are
+// one vector access each, and one for any layout. PoCL does not hoist that choice out of the
+// loop itself (softmax over 2048 rows of 2048: 3.5 ms this way, 4.7 with it made per access).
+#define FOR_EACH_OCTET(o, ...)                                                                 \
+  if (dense_members) {                                                                         \
+    const bool dense_ = true;                                                                  \
+    for (long o = LANE; active && o < octets; o += LANES) { __VA_ARGS__ }                      \
+  } else {                                                                                     \
+    const bool dense_ = false;                                                                 \
+    for (long o = LANE; active && o < octets; o += LANES) { __VA_ARGS__ }                      \
+  }
+#define FOR_EACH_MEMBER_PAST_OCTETS(p)                                                         \
+  for (long p = octets * 8 + LANE; active && p < group_size; p += LANES)
+// Whether operand `name` lays the members out densely (see FOR_EACH_OCTET).
+#define DENSE_MEMBERS(name) (member_ndim <= 1 && name##_member.s0 == 1)
+
+// In FOR_EACH_OCTET: members p, ..., p + 7 of the group that starts at `start` in operand
+// `name`, as a vector, and a vector stored back to them.
 #define LOAD_MEMBERS8(name, start, p)                                                          \
-  ((compute8_t)(LOAD_MEMBER(name, start, (p)), LOAD_MEMBER(name, start, (p) + 1),              \
-                LOAD_MEMBER(name, start, (p) + 2), LOAD_MEMBER(name, start, (p) + 3),          \
-                LOAD_MEMBER(name, start, (p) + 4), LOAD_MEMBER(name, start, (p) + 5),          \
-                LOAD_MEMBER(name, start, (p) + 6), LOAD_MEMBER(name, start, (p) + 7)))
+  (dense_ ? LOAD_SIDE8(compute8_t, compute_t, name, (start) + (p))                             \
+          : (compute8_t)(LOAD_MEMBER(name, start, (p)), LOAD_MEMBER(name, start, (p) + 1),     \
+                         LOAD_MEMBER(name, start, (p) + 2), LOAD_MEMBER(name, start, (p) + 3), \
+                         LOAD_MEMBER(name, start, (p) + 4), LOAD_MEMBER(name, start, (p) + 5), \
+                         LOAD_MEMBER(name, start, (p) + 6), LOAD_MEMBER(name, start, (p) + 7)))
 #define STORE_MEMBERS8(name, start, p, v)                                                      \
   do {                                                                                         \
     const compute8_t stored_ = (v);                                                            \
-    STORE(name, (start) + MEMBER_OFFSET(name, (p)), stored_.s0);                               \
-    STORE(name, (start) + MEMBER_OFFSET(name, (p) + 1), stored_.s1);                           \
-    STORE(name, (start) + MEMBER_OFFSET(name, (p) + 2), stored_.s2);                           \
-    STORE(name, (start) + MEMBER_OFFSET(name, (p) + 3), stored_.s3);                           \
-    STORE(name, (start) + MEMBER_OFFSET(name, (p) + 4), stored_.s4);                           \
-    STORE(name, (start) + MEMBER_OFFSET(name, (p) + 5), stored_.s5);                           \
-    STORE(name, (start) + MEMBER_OFFSET(name, (p) + 6), stored_.s6);                           \
-    STORE(name, (start) + MEMBER_OFFSET(name, (p) + 7), stored_.s7);                           \
+    if (dense_) {                                                                              \
+      STORE_SIDE8(name, (start) + (p), 0, stored_);                                            \
+    } else {                                                                                   \
+      STORE(name, (start) + MEMBER_OFFSET(name, (p)), stored_.s0);                             \
+      STORE(name, (start) + MEMBER_OFFSET(name, (p) + 1), stored_.s1);                         \
+      STORE(name, (start) + MEMBER_OFFSET(name, (p) + 2), stored_.s2);                         \
+      STORE(name, (start) + MEMBER_OFFSET(name, (p) + 3), stored_.s3);                         \
+      STORE(name, (start) + MEMBER_OFFSET(name, (p) + 4), stored_.s4);                         \
+      STORE(name, (start) + MEMBER_OFFSET(name, (p) + 5), stored_.s5);                         \
+      STORE(name, (start) + MEMBER_OFFSET(name, (p) + 6), stored_.s6);                         \
+      STORE(name, (start) + MEMBER_OFFSET(name, (p) + 7), stored_.s7);                         \
+    }                                                                                          \
   } while (0)
-// The sum of a vector's components, in pairs.
+// The sum of a vector's components, in pairs, and their maximum (NaN winning).
 #define SUM8(v) ((((v).s0 + (v).s1) + ((v).s2 + (v).s3)) + (((v).s4 + (v).s5) + ((v).s6 + (v).s7)))
+#define MAX8(v)                                                                                \
+  MAX_NAN(MAX_NAN(MAX_NAN((v).s0, (v).s1), MAX_NAN((v).s2, (v).s3)),                           \
+          MAX_NAN(MAX_NAN((v).s4, (v).s5), MAX_NAN((v).s6, (v).s7)))
 #endif
 
 // --- groups lying side by side ----------------------------------------------------------------

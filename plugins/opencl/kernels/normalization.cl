@@ -2,13 +2,13 @@
 // members. Floating dtypes only.
 
 // softmax (log_softmax when `logarithm`) along the reduced dimension. Subtracting the group's
-// maximum first keeps exp from overflowing; a NaN member makes the whole group NaN. Each lane
-// takes its members 8 at a time (one exp of a vector), then the rest one by one.
+// maximum first keeps exp from overflowing; a NaN member makes the whole group NaN.
 __kernel void softmax(GROUP_PARAMS, GROUPED(__global const elem_t, in),
                       GROUPED(__global elem_t, out), const int logarithm) {
   __local compute_t scratch_max[WG_SIZE];
   __local acc_t scratch_sum[WG_SIZE];
   const long octets = group_size / 8;
+  const bool dense_members = DENSE_MEMBERS(in) && DENSE_MEMBERS(out);
   for (long first = FIRST_GROUP; first < groups; first += NEXT_GROUPS) {
     const long g = first + SLOT;
     const bool active = g < groups;
@@ -16,28 +16,23 @@ __kernel void softmax(GROUP_PARAMS, GROUPED(__global const elem_t, in),
     const long in_start = GROUP_AT(in, gc);
     const long out_start = GROUP_AT(out, gc);
 
-    compute_t max = -INFINITY;
-    for (long p = LANE; active && p < group_size; p += LANES) {
-      max = MAX_NAN(max, LOAD_MEMBER(in, in_start, p));
-    }
+    compute8_t max8 = -INFINITY;
+    FOR_EACH_OCTET(o, max8 = MAX_NAN(max8, LOAD_MEMBERS8(in, in_start, o * 8));)
+    compute_t max = MAX8(max8);
+    FOR_EACH_MEMBER_PAST_OCTETS(p) max = MAX_NAN(max, LOAD_MEMBER(in, in_start, p));
     max = max_lanes(max, scratch_max);
 
     acc_t total = 0;
-    for (long o = LANE; active && o < octets; o += LANES) {
-      const compute8_t e = exp(LOAD_MEMBERS8(in, in_start, o * 8) - max);
-      total += SUM8(e);
-    }
-    for (long p = octets * 8 + LANE; active && p < group_size; p += LANES) {
-      total += exp(LOAD_MEMBER(in, in_start, p) - max);
-    }
+    FOR_EACH_OCTET(o, total += SUM8(exp(LOAD_MEMBERS8(in, in_start, o * 8) - max));)
+    FOR_EACH_MEMBER_PAST_OCTETS(p) total += exp(LOAD_MEMBER(in, in_start, p) - max);
     const compute_t sum = (compute_t)sum_lanes(total, scratch_sum);
     const compute_t log_sum = log(sum);
 
-    for (long o = LANE; active && o < octets; o += LANES) {
+    FOR_EACH_OCTET(o, {
       const compute8_t shifted = LOAD_MEMBERS8(in, in_start, o * 8) - max;
       STORE_MEMBERS8(out, out_start, o * 8, logarithm ? shifted - log_sum : exp(shifted) / sum);
-    }
-    for (long p = octets * 8 + LANE; active && p < group_size; p += LANES) {
+    })
+    FOR_EACH_MEMBER_PAST_OCTETS(p) {
       const compute_t shifted = LOAD_MEMBER(in, in_start, p) - max;
       STORE(out, out_start + MEMBER_OFFSET(out, p),
             logarithm ? shifted - log_sum : exp(shifted) / sum);
@@ -82,6 +77,10 @@ __kernel void layer_norm(GROUP_PARAMS, GROUPED(__global const elem_t, in),
                          PER_MEMBER(__global const elem_t, bias), const int has_weight,
                          const int has_bias, const acc_t eps) {
   __local acc_t scratch[WG_SIZE];
+  const long octets = group_size / 8;
+  const bool dense_members = DENSE_MEMBERS(in) && DENSE_MEMBERS(out) &&
+                             (!has_weight || DENSE_MEMBERS(weight)) &&
+                             (!has_bias || DENSE_MEMBERS(bias));
   for (long first = FIRST_GROUP; first < groups; first += NEXT_GROUPS) {
     const long g = first + SLOT;
     const bool active = g < groups;
@@ -89,21 +88,32 @@ __kernel void layer_norm(GROUP_PARAMS, GROUPED(__global const elem_t, in),
     const long in_start = GROUP_AT(in, gc);
     const long out_start = GROUP_AT(out, gc);
 
-    acc_t total = 0;
-    for (long p = LANE; active && p < group_size; p += LANES) {
-      total += LOAD_MEMBER(in, in_start, p);
-    }
+    acc8_t total8 = 0;
+    FOR_EACH_OCTET(o, total8 += CONVERT_ACC8(LOAD_MEMBERS8(in, in_start, o * 8));)
+    acc_t total = SUM8(total8);
+    FOR_EACH_MEMBER_PAST_OCTETS(p) total += LOAD_MEMBER(in, in_start, p);
     const acc_t group_mean = sum_lanes(total, scratch) / (acc_t)group_size;
 
-    acc_t squares = 0;
-    for (long p = LANE; active && p < group_size; p += LANES) {
+    acc8_t squares8 = 0;
+    FOR_EACH_OCTET(o, {
+      const acc8_t deviation = CONVERT_ACC8(LOAD_MEMBERS8(in, in_start, o * 8)) - group_mean;
+      squares8 += deviation * deviation;
+    })
+    acc_t squares = SUM8(squares8);
+    FOR_EACH_MEMBER_PAST_OCTETS(p) {
       const acc_t deviation = LOAD_MEMBER(in, in_start, p) - group_mean;
       squares += deviation * deviation;
     }
     const acc_t group_rstd =
         (acc_t)1 / sqrt(sum_lanes(squares, scratch) / (acc_t)group_size + eps);
 
-    for (long p = LANE; active && p < group_size; p += LANES) {
+    FOR_EACH_OCTET(o, {
+      acc8_t y = (CONVERT_ACC8(LOAD_MEMBERS8(in, in_start, o * 8)) - group_mean) * group_rstd;
+      if (has_weight) y *= CONVERT_ACC8(LOAD_MEMBERS8(weight, weight_base, o * 8));
+      if (has_bias) y += CONVERT_ACC8(LOAD_MEMBERS8(bias, bias_base, o * 8));
+      STORE_MEMBERS8(out, out_start, o * 8, CONVERT_COMPUTE8(y));
+    })
+    FOR_EACH_MEMBER_PAST_OCTETS(p) {
       acc_t y = (LOAD_MEMBER(in, in_start, p) - group_mean) * group_rstd;
       if (has_weight) y *= LOAD_MEMBER(weight, weight_base, p);
       if (has_bias) y += LOAD_MEMBER(bias, bias_base, p);
@@ -122,6 +132,9 @@ __kernel void rms_norm(GROUP_PARAMS, GROUPED(__global const elem_t, in),
                        GROUPED(__global elem_t, out), PER_MEMBER(__global const elem_t, weight),
                        const int has_weight, const acc_t eps) {
   __local acc_t scratch[WG_SIZE];
+  const long octets = group_size / 8;
+  const bool dense_members =
+      DENSE_MEMBERS(in) && DENSE_MEMBERS(out) && (!has_weight || DENSE_MEMBERS(weight));
   for (long first = FIRST_GROUP; first < groups; first += NEXT_GROUPS) {
     const long g = first + SLOT;
     const bool active = g < groups;
@@ -129,22 +142,28 @@ __kernel void rms_norm(GROUP_PARAMS, GROUPED(__global const elem_t, in),
     const long in_start = GROUP_AT(in, gc);
     const long out_start = GROUP_AT(out, gc);
 
-    acc_t squares = 0;
-    for (long p = LANE; active && p < group_size; p += LANES) {
+    acc8_t squares8 = 0;
+    FOR_EACH_OCTET(o, {
+      const acc8_t x = CONVERT_ACC8(LOAD_MEMBERS8(in, in_start, o * 8));
+      squares8 += x * x;
+    })
+    acc_t squares = SUM8(squares8);
+    FOR_EACH_MEMBER_PAST_OCTETS(p) {
       const acc_t x = LOAD_MEMBER(in, in_start, p);
       squares += x * x;
     }
     const acc_t group_rstd =
         (acc_t)1 / sqrt(sum_lanes(squares, scratch) / (acc_t)group_size + eps);
 
-    for (long p = LANE; active && p < group_size; p += LANES) {
-      // One unravel for the three operands: on PoCL 4.0 ms against 4.8 with a MEMBER_OFFSET
-      // each (2048 rows of 2048 float32), where layer_norm's loop runs 7.0 ms against 13.3 the
-      // other way round.
-      const long8 mc = unravel(p, member_ndim, member_size);
-      acc_t y = LOAD(in, in_start + MEMBER_AT(in, mc)) * group_rstd;
-      if (has_weight) y *= LOAD(weight, weight_base + MEMBER_AT(weight, mc));
-      STORE(out, out_start + MEMBER_AT(out, mc), y);
+    FOR_EACH_OCTET(o, {
+      acc8_t y = CONVERT_ACC8(LOAD_MEMBERS8(in, in_start, o * 8)) * group_rstd;
+      if (has_weight) y *= CONVERT_ACC8(LOAD_MEMBERS8(weight, weight_base, o * 8));
+      STORE_MEMBERS8(out, out_start, o * 8, CONVERT_COMPUTE8(y));
+    })
+    FOR_EACH_MEMBER_PAST_OCTETS(p) {
+      acc_t y = LOAD_MEMBER(in, in_start, p) * group_rstd;
+      if (has_weight) y *= LOAD_MEMBER(weight, weight_base, p);
+      STORE(out, out_start + MEMBER_OFFSET(out, p), y);
     }
   }
 }
