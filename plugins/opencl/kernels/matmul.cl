@@ -7,8 +7,7 @@
 //   matmul_rows, for CPU devices, where local memory is ordinary memory and a work-group's
 //     barriers cost more than they save: each work-item computes ROW_WORK x COL_WORK elements
 //     of out on its own, reading for each k its ROW_WORK values of a and COL_WORK consecutive
-//     values of b, so that the sums along a row run as vector instructions (on PoCL, 2.6x the
-//     GFLOP/s of matmul).
+//     values of b, so that the sums along a row run as vector instructions held in registers.
 // Each element's products are summed in order of k, in product_t (the compute type for floats,
 // long for integers, as the CPU backend). With use_addend false, or beta == 0, the addend is
 // not read (it may hold NaN), as in BLAS and PyTorch.
@@ -98,13 +97,12 @@ __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1))) void matmul(
   }
 }
 
-// matmul_rows: the elements of out one work-item computes.
+// matmul_rows: the elements of out one work-item computes (sum_full_block is written for these).
 #define ROW_WORK 8
 #define COL_WORK 32
 
 // sum[i][j] = the sums of rows [first_row, first_row + rows) and columns [first_col, first_col
-// + cols); rows and cols are ROW_WORK and COL_WORK except at the edges of out. The full case is
-// a call of its own, with constants the compiler builds its loops around (7% faster on PoCL).
+// + cols), for the blocks at the edges of out, narrower than ROW_WORK x COL_WORK.
 inline void sum_row_block(const long k, MATRIX(__global const elem_t, a),
                           MATRIX(__global const elem_t, b), const long batch,
                           const long first_row, const long first_col, const int rows,
@@ -122,6 +120,59 @@ inline void sum_row_block(const long k, MATRIX(__global const elem_t, a),
   }
 }
 
+// The full ROW_WORK x COL_WORK blocks of matmul_rows keep their sums as two vectors of 16
+// columns per row, in sixteen named variables: PoCL keeps those in registers and runs each
+// row's products as vector multiply-adds, where an array of sums (of scalars or of vectors)
+// stays in memory. b's columns are `b_col` apart; matmul_rows passes the constant 1 where b's
+// rows are dense, which turns each vector of b into one load. sum_full_block must be inlined
+// for that: PoCL leaves it a call otherwise, and every vector of b a gather. On PoCL, mm of
+// 1024^3 float32 runs at 3.6x the GFLOP/s of the array of scalar sums (bench/README.md).
+#if DTYPE == DT_FLOAT64
+typedef double16 product16_t;
+#elif IS_FLOATING
+typedef float16 product16_t;
+#else
+typedef long16 product16_t;
+#endif
+// Elements at, at + step, ..., at + 15 * step of operand `name` (`at` a variable).
+#define LOAD_AT(name, at, step, q) (product_t)LOAD(name, (at) + (q) * (step))
+#define LOAD16(name, at, step)                                                                 \
+  ((product16_t)(LOAD_AT(name, at, step, 0), LOAD_AT(name, at, step, 1),                       \
+                 LOAD_AT(name, at, step, 2), LOAD_AT(name, at, step, 3),                       \
+                 LOAD_AT(name, at, step, 4), LOAD_AT(name, at, step, 5),                       \
+                 LOAD_AT(name, at, step, 6), LOAD_AT(name, at, step, 7),                       \
+                 LOAD_AT(name, at, step, 8), LOAD_AT(name, at, step, 9),                       \
+                 LOAD_AT(name, at, step, 10), LOAD_AT(name, at, step, 11),                     \
+                 LOAD_AT(name, at, step, 12), LOAD_AT(name, at, step, 13),                     \
+                 LOAD_AT(name, at, step, 14), LOAD_AT(name, at, step, 15)))
+
+// Row i of a full block's sums (the lists of rows below are 0 to ROW_WORK - 1).
+#define ROW_SUMS(i) product16_t sum##i##_low = 0, sum##i##_high = 0;
+#define ADD_ROW_PRODUCTS(i)                                                                    \
+  {                                                                                            \
+    const product_t a_value = LOAD(a, MATRIX_AT(a, batch, first_row + i, p));                  \
+    sum##i##_low += a_value * b_low;                                                           \
+    sum##i##_high += a_value * b_high;                                                         \
+  }
+#define STORE_ROW_SUMS(i)                                                                      \
+  vstore16(sum##i##_low, 0, sum[i]);                                                           \
+  vstore16(sum##i##_high, 1, sum[i]);
+
+__attribute__((always_inline)) inline void sum_full_block(
+    const long k, MATRIX(__global const elem_t, a), MATRIX(__global const elem_t, b),
+    const long batch, const long first_row, const long first_col,
+    product_t sum[ROW_WORK][COL_WORK]) {
+  ROW_SUMS(0) ROW_SUMS(1) ROW_SUMS(2) ROW_SUMS(3) ROW_SUMS(4) ROW_SUMS(5) ROW_SUMS(6) ROW_SUMS(7)
+  for (long p = 0; p < k; ++p) {
+    const long low = MATRIX_AT(b, batch, p, first_col), high = low + 16 * b_col;
+    const product16_t b_low = LOAD16(b, low, b_col), b_high = LOAD16(b, high, b_col);
+    ADD_ROW_PRODUCTS(0) ADD_ROW_PRODUCTS(1) ADD_ROW_PRODUCTS(2) ADD_ROW_PRODUCTS(3)
+    ADD_ROW_PRODUCTS(4) ADD_ROW_PRODUCTS(5) ADD_ROW_PRODUCTS(6) ADD_ROW_PRODUCTS(7)
+  }
+  STORE_ROW_SUMS(0) STORE_ROW_SUMS(1) STORE_ROW_SUMS(2) STORE_ROW_SUMS(3)
+  STORE_ROW_SUMS(4) STORE_ROW_SUMS(5) STORE_ROW_SUMS(6) STORE_ROW_SUMS(7)
+}
+
 __kernel void matmul_rows(const long n, const long k, const long m,
                           MATRIX(__global const elem_t, a), MATRIX(__global const elem_t, b),
                           MATRIX(__global elem_t, out), MATRIX(__global const elem_t, addend),
@@ -134,8 +185,13 @@ __kernel void matmul_rows(const long n, const long k, const long m,
   const int cols = (int)min((long)COL_WORK, m - first_col);
   product_t sum[ROW_WORK][COL_WORK];
   if (rows == ROW_WORK && cols == COL_WORK) {
-    sum_row_block(k, a, a_base, a_batch, a_row, a_col, b, b_base, b_batch, b_row, b_col, batch,
-                  first_row, first_col, ROW_WORK, COL_WORK, sum);
+    if (b_col == 1) {
+      sum_full_block(k, a, a_base, a_batch, a_row, a_col, b, b_base, b_batch, b_row, 1, batch,
+                     first_row, first_col, sum);
+    } else {
+      sum_full_block(k, a, a_base, a_batch, a_row, a_col, b, b_base, b_batch, b_row, b_col, batch,
+                     first_row, first_col, sum);
+    }
   } else {
     sum_row_block(k, a, a_base, a_batch, a_row, a_col, b, b_base, b_batch, b_row, b_col, batch,
                   first_row, first_col, rows, cols, sum);
