@@ -273,6 +273,14 @@ TEST_CASE("vs cpu: conv2d and pooling over images spanning many work-groups") {
       check_close(bp::conv2d(wide.to(device), wide_weight.to(device), std::nullopt, {1, 2}, {1, 2}, {2, 1}, 2),
                   bp::conv2d(wide, wide_weight, std::nullopt, {1, 2}, {1, 2}, {2, 1}, 2), 1e-4,
                   "wide conv2d " + where);
+      // Blocks of 8 channels over rows of 141 and 71 outputs (input column steps 1 and 2): whole
+      // blocks of columns whose taps lie inside the row or reach into the padding, and a tail.
+      const Tensor rows = layout(bp::randn({1, 4, 6, 141})), rows_weight = bp::randn({16, 4, 3, 3}).mul(0.2);
+      for (const int64_t step : {1, 2}) {
+        check_close(bp::conv2d(rows.to(device), rows_weight.to(device), std::nullopt, {1, step}, {1, 1}),
+                    bp::conv2d(rows, rows_weight, std::nullopt, {1, step}, {1, 1}), 1e-4,
+                    "conv2d in blocks of 8 channels, column step " + std::to_string(step) + ", " + where);
+      }
       check_close(bp::max_pool2d(on, {3, 2}, {2, 2}, {1, 1}, {1, 1}, true),
                   bp::max_pool2d(x, {3, 2}, {2, 2}, {1, 1}, {1, 1}, true), 0, "max_pool2d " + where);
       check_close(bp::avg_pool2d(on, {3, 3}, {2, 2}, {1, 1}, true, false),

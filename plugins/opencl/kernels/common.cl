@@ -73,9 +73,9 @@ inline ushort float_to_bfloat16(float f) {
 // --- the program's own dtype ------------------------------------------------------------------
 // elem_t: the element type; compute_t: what elementwise arithmetic happens in (as the CPU
 // backend's compute_t); acc_t (acc8_t: eight of them): what reductions accumulate in (double
-// where the device has it, as the CPU backend does, and long for integers); product_t: what
-// matrix products accumulate in (the compute type for floats, long for integers, as the CPU
-// backend). LIT(x) is a floating literal of compute_t, since a double literal needs
+// where the device has it, as the CPU backend does, and long for integers); product_t
+// (product16_t: sixteen of them): what matrix products accumulate in (the compute type for
+// floats, long for integers, as the CPU backend). LIT(x) is a floating literal of compute_t, since a double literal needs
 // cl_khr_fp64.
 #ifdef DTYPE
 #if DTYPE == DT_FLOAT32
@@ -150,17 +150,36 @@ typedef float8 acc8_t;
 #define CONVERT_ACC8 convert_float8
 #endif
 typedef compute_t product_t;
+#if DTYPE == DT_FLOAT64
+typedef double16 product16_t;
+#else
+typedef float16 product16_t;
+#endif
 #else
 #define IS_NAN(x) 0
 #define ABS(x) ((x) < 0 ? -(x) : (x))
 typedef long acc_t;
 typedef long8 acc8_t;
 typedef long product_t;
+typedef long16 product16_t;
 #endif
 
 // PyTorch's maximum and minimum: a NaN operand wins.
 #define MAX_NAN(a, b) (IS_NAN(a) ? (a) : IS_NAN(b) ? (b) : (a) < (b) ? (b) : (a))
 #define MIN_NAN(a, b) (IS_NAN(a) ? (a) : IS_NAN(b) ? (b) : (b) < (a) ? (b) : (a))
+
+// Elements at, at + step, ..., at + 15 * step of p as a product16_t (`at` a variable: PoCL does
+// not always fold copies of an expression into one). With step the constant 1, one vector load.
+#define LOAD_PRODUCT(p, at, step, q) (product_t)LOAD(p, (at) + (q) * (step))
+#define LOAD16(p, at, step)                                                                    \
+  ((product16_t)(LOAD_PRODUCT(p, at, step, 0), LOAD_PRODUCT(p, at, step, 1),                   \
+                 LOAD_PRODUCT(p, at, step, 2), LOAD_PRODUCT(p, at, step, 3),                   \
+                 LOAD_PRODUCT(p, at, step, 4), LOAD_PRODUCT(p, at, step, 5),                   \
+                 LOAD_PRODUCT(p, at, step, 6), LOAD_PRODUCT(p, at, step, 7),                   \
+                 LOAD_PRODUCT(p, at, step, 8), LOAD_PRODUCT(p, at, step, 9),                   \
+                 LOAD_PRODUCT(p, at, step, 10), LOAD_PRODUCT(p, at, step, 11),                 \
+                 LOAD_PRODUCT(p, at, step, 12), LOAD_PRODUCT(p, at, step, 13),                 \
+                 LOAD_PRODUCT(p, at, step, 14), LOAD_PRODUCT(p, at, step, 15)))
 #endif  // DTYPE
 
 // --- strided indexing -------------------------------------------------------------------------

@@ -127,24 +127,6 @@ inline void sum_row_block(const long k, MATRIX(__global const elem_t, a),
 // rows are dense, which turns each vector of b into one load. sum_full_block must be inlined
 // for that: PoCL leaves it a call otherwise, and every vector of b a gather. On PoCL, mm of
 // 1024^3 float32 runs at 3.6x the GFLOP/s of the array of scalar sums (bench/README.md).
-#if DTYPE == DT_FLOAT64
-typedef double16 product16_t;
-#elif IS_FLOATING
-typedef float16 product16_t;
-#else
-typedef long16 product16_t;
-#endif
-// Elements at, at + step, ..., at + 15 * step of operand `name` (`at` a variable).
-#define LOAD_AT(name, at, step, q) (product_t)LOAD(name, (at) + (q) * (step))
-#define LOAD16(name, at, step)                                                                 \
-  ((product16_t)(LOAD_AT(name, at, step, 0), LOAD_AT(name, at, step, 1),                       \
-                 LOAD_AT(name, at, step, 2), LOAD_AT(name, at, step, 3),                       \
-                 LOAD_AT(name, at, step, 4), LOAD_AT(name, at, step, 5),                       \
-                 LOAD_AT(name, at, step, 6), LOAD_AT(name, at, step, 7),                       \
-                 LOAD_AT(name, at, step, 8), LOAD_AT(name, at, step, 9),                       \
-                 LOAD_AT(name, at, step, 10), LOAD_AT(name, at, step, 11),                     \
-                 LOAD_AT(name, at, step, 12), LOAD_AT(name, at, step, 13),                     \
-                 LOAD_AT(name, at, step, 14), LOAD_AT(name, at, step, 15)))
 
 // Row i of a full block's sums (the lists of rows below are 0 to ROW_WORK - 1).
 #define ROW_SUMS(i) product16_t sum##i##_low = 0, sum##i##_high = 0;

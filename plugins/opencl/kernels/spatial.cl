@@ -98,13 +98,13 @@ __kernel void pool2d(const long total, __global elem_t* out, const long out_base
 // group) by CONV_COLUMNS consecutive output columns of one output row of one image, alone. For
 // every input channel and tap it reads CONV_CHANNELS weights and CONV_COLUMNS inputs, and the
 // sums along the columns run as vector instructions, as in matmul_rows; they are in product_t
-// (9.3x faster than conv2d on PoCL, which sums one output per work-item in acc_t).
+// (17x faster than conv2d on PoCL, which sums one output per work-item in acc_t).
 #define CONV_CHANNELS 8
 #define CONV_COLUMNS 32
 
 // sum[o][j] for `channels` output channels from weight_first and `columns` output columns
-// whose first window starts at input (top, left). As in matmul_rows, the full block is a call
-// of its own, with constants the compiler builds its loops around.
+// whose first window starts at input (top, left), for blocks of fewer than CONV_CHANNELS
+// channels (the last of a group).
 inline void conv2d_block_sums(__global const elem_t* in, const long in_first, const long4 in_size,
                               const long4 in_stride, __global const elem_t* weight,
                               const long weight_first, const long4 weight_size,
@@ -138,6 +138,67 @@ inline void conv2d_block_sums(__global const elem_t* in, const long in_first, co
   }
 }
 
+// Blocks of CONV_CHANNELS channels keep their sums in named vectors, as matmul_rows's full
+// blocks do (kernels/matmul.cl), and read the CONV_COLUMNS inputs of a tap as two vectors:
+// without checks where the block has all its columns and they lie inside the row, `column_step`
+// elements apart (the constant 1 where the convolution's stride and the input's columns are 1);
+// else one by one, 0 in the padding and past the block's `columns`.
+#define CHANNEL_SUMS(o) product16_t sum##o##_low = 0, sum##o##_high = 0;
+#define ADD_CHANNEL_PRODUCTS(o)                                                                \
+  {                                                                                            \
+    const product_t w = LOAD(weight, tap + o * weight_stride.s0);                              \
+    sum##o##_low += w * inputs_low;                                                            \
+    sum##o##_high += w * inputs_high;                                                          \
+  }
+#define STORE_CHANNEL_SUMS(o)                                                                  \
+  vstore16(sum##o##_low, 0, sum[o]);                                                           \
+  vstore16(sum##o##_high, 1, sum[o]);
+
+__attribute__((always_inline)) inline void conv2d_channel_block_sums(
+    __global const elem_t* in, const long in_first, const long4 in_size, const long4 in_stride,
+    __global const elem_t* weight, const long weight_first, const long4 weight_size,
+    const long4 weight_stride, const long top, const long left, const long2 stride,
+    const long2 dilation, const long column_step, const int columns,
+    product_t sum[CONV_CHANNELS][CONV_COLUMNS]) {
+  CHANNEL_SUMS(0) CHANNEL_SUMS(1) CHANNEL_SUMS(2) CHANNEL_SUMS(3)
+  CHANNEL_SUMS(4) CHANNEL_SUMS(5) CHANNEL_SUMS(6) CHANNEL_SUMS(7)
+  for (long ic = 0; ic < weight_size.s1; ++ic) {
+    const long in_plane = in_first + ic * in_stride.s1;
+    for (long r = 0; r < weight_size.s2; ++r) {
+      const long y = top + r * dilation.s0;
+      if (y < 0 || y >= in_size.s2) continue;
+      for (long s = 0; s < weight_size.s3; ++s) {
+        const long first_x = left + s * dilation.s1;
+        product16_t inputs_low, inputs_high;
+        if (columns == CONV_COLUMNS && first_x >= 0 &&
+            first_x + (CONV_COLUMNS - 1) * stride.s1 < in_size.s3) {
+          const long low = in_plane + y * in_stride.s2 + first_x * in_stride.s3;
+          const long high = low + 16 * column_step;
+          inputs_low = LOAD16(in, low, column_step);
+          inputs_high = LOAD16(in, high, column_step);
+        } else {
+          product_t inputs[CONV_COLUMNS];
+          for (int j = 0; j < CONV_COLUMNS; ++j) {
+            const long x = first_x + j * stride.s1;
+            inputs[j] = j < columns && x >= 0 && x < in_size.s3
+                            ? (product_t)LOAD(in, in_plane + y * in_stride.s2 + x * in_stride.s3)
+                            : 0;
+          }
+          inputs_low = vload16(0, inputs);
+          inputs_high = vload16(1, inputs);
+        }
+        const long tap = weight_first + ic * weight_stride.s1 + r * weight_stride.s2 +
+                         s * weight_stride.s3;
+        ADD_CHANNEL_PRODUCTS(0) ADD_CHANNEL_PRODUCTS(1) ADD_CHANNEL_PRODUCTS(2)
+        ADD_CHANNEL_PRODUCTS(3) ADD_CHANNEL_PRODUCTS(4) ADD_CHANNEL_PRODUCTS(5)
+        ADD_CHANNEL_PRODUCTS(6) ADD_CHANNEL_PRODUCTS(7)
+      }
+    }
+  }
+  STORE_CHANNEL_SUMS(0) STORE_CHANNEL_SUMS(1) STORE_CHANNEL_SUMS(2) STORE_CHANNEL_SUMS(3)
+  STORE_CHANNEL_SUMS(4) STORE_CHANNEL_SUMS(5) STORE_CHANNEL_SUMS(6) STORE_CHANNEL_SUMS(7)
+}
+
 // conv2d's parameters but `total`. Work-items: dim 0, the blocks of output columns; dim 1, the
 // output rows; dim 2, the blocks of output channels of every group of every image.
 __kernel void conv2d_rows(__global elem_t* out, const long out_base, const long4 out_size,
@@ -163,10 +224,13 @@ __kernel void conv2d_rows(__global elem_t* out, const long out_base, const long4
   const long top = y * stride.s0 - padding.s0;
   const long left = first_column * stride.s1 - padding.s1;
   product_t sum[CONV_CHANNELS][CONV_COLUMNS];
-  if (channels == CONV_CHANNELS && columns == CONV_COLUMNS) {
-    conv2d_block_sums(in, in_first, in_size, in_stride, weight, weight_first, weight_size,
-                      weight_stride, top, left, stride, dilation, CONV_CHANNELS, CONV_COLUMNS,
-                      sum);
+  if (channels == CONV_CHANNELS && columns == CONV_COLUMNS && stride.s1 * in_stride.s3 == 1) {
+    conv2d_channel_block_sums(in, in_first, in_size, in_stride, weight, weight_first, weight_size,
+                              weight_stride, top, left, stride, dilation, 1, CONV_COLUMNS, sum);
+  } else if (channels == CONV_CHANNELS) {
+    conv2d_channel_block_sums(in, in_first, in_size, in_stride, weight, weight_first, weight_size,
+                              weight_stride, top, left, stride, dilation,
+                              stride.s1 * in_stride.s3, columns, sum);
   } else {
     conv2d_block_sums(in, in_first, in_size, in_stride, weight, weight_first, weight_size,
                       weight_stride, top, left, stride, dilation, channels, columns, sum);
