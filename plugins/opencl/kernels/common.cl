@@ -114,8 +114,8 @@ typedef CONCAT(STORAGE_, DTYPE_NAME) elem_t;
 #define STORE(p, i, v) CONCAT(STORE_, DTYPE_NAME)(p, i, v)
 
 #define IS_FLOATING (DTYPE <= DT_BFLOAT16)
+// compute8_t: eight values of compute_t, for math functions and maxima taken of a vector at once.
 #if IS_FLOATING
-// Eight values of compute_t, for math functions applied to a vector at once.
 #if DTYPE == DT_FLOAT64
 typedef double8 compute8_t;
 #define CONVERT_COMPUTE8 convert_double8
@@ -156,6 +156,15 @@ typedef double16 product16_t;
 typedef float16 product16_t;
 #endif
 #else
+#if DTYPE == DT_INT8
+typedef char8 compute8_t;
+#elif DTYPE == DT_UINT8
+typedef uchar8 compute8_t;
+#elif DTYPE == DT_INT64
+typedef long8 compute8_t;
+#else
+typedef int8 compute8_t;  // int32, and bool's 0 and 1
+#endif
 #define IS_NAN(x) 0
 #define ABS(x) ((x) < 0 ? -(x) : (x))
 typedef long acc_t;

@@ -38,18 +38,19 @@
                     : MEMBER_AT(name, unravel(p, member_ndim, member_size)))
 #define LOAD_MEMBER(name, start, p) LOAD(name, (start) + MEMBER_OFFSET(name, p))
 
-#if IS_FLOATING
-// Lanes take the members of their group 8 at a time, as a compute8_t vector: a math function of
-// the vector (exp) runs as vector instructions where the driver's library has vector versions,
-// as PoCL's does (softmax over rows 3.3x faster there than one exp per member), and sums and
-// maxima run in 8 independent lanes. Octet o holds members 8o to 8o + 7; a lane takes octets
-// LANE, LANE + LANES, ..., then the members past the last whole octet one by one.
+// Lanes take the members of their group 8 at a time, as a vector: a math function of the vector
+// (exp) runs as vector instructions where the driver's library has vector versions, as PoCL's
+// does (softmax over rows 3.3x faster there than one exp per member), and sums and maxima run
+// in 8 independent lanes. Octet o holds members 8o to 8o + 7 (of a run, in reductions: see
+// reduction.cl); a lane takes octets LANE, LANE + LANES, ..., then the members past the last
+// whole octet one by one.
 //
-// FOR_EACH_OCTET(o, statements) runs the statements for each of this lane's octets, in one of
-// two copies of the loop: one for kernels whose member operands are all dense (`dense_members`:
-// members along one dimension, one element apart), where LOAD_MEMBERS8 and STORE_MEMBERS8 are
-// one vector access each, and one for any layout. PoCL does not hoist that choice out of the
-// loop itself (softmax over 2048 rows of 2048: 3.5 ms this way, 4.7 with it made per access).
+// FOR_EACH_OCTET(o, statements) runs the statements for each of this lane's `octets`, in one
+// of two copies of the loop: one for kernels whose member operands are all dense
+// (`dense_members`: members along one dimension, one element apart), where LOAD_MEMBERS8 and
+// STORE_MEMBERS8 are one vector access each, and one for any layout. PoCL does not hoist that
+// choice out of the loop itself (softmax over 2048 rows of 2048: 3.5 ms this way, 4.7 with it
+// made per access).
 #define FOR_EACH_OCTET(o, ...)                                                                 \
   if (dense_members) {                                                                         \
     const bool dense_ = true;                                                                  \
@@ -64,13 +65,28 @@
 #define DENSE_MEMBERS(name) (member_ndim <= 1 && name##_member.s0 == 1)
 
 // In FOR_EACH_OCTET: members p, ..., p + 7 of the group that starts at `start` in operand
-// `name`, as a vector, and a vector stored back to them.
-#define LOAD_MEMBERS8(name, start, p)                                                          \
-  (dense_ ? LOAD_SIDE8(compute8_t, compute_t, name, (start) + (p))                             \
-          : (compute8_t)(LOAD_MEMBER(name, start, (p)), LOAD_MEMBER(name, start, (p) + 1),     \
-                         LOAD_MEMBER(name, start, (p) + 2), LOAD_MEMBER(name, start, (p) + 3), \
-                         LOAD_MEMBER(name, start, (p) + 4), LOAD_MEMBER(name, start, (p) + 5), \
-                         LOAD_MEMBER(name, start, (p) + 6), LOAD_MEMBER(name, start, (p) + 7)))
+// `name`, as a vector of `type` (`scalar` each).
+#define LOAD_MEMBERS8_AS(type, scalar, name, start, p)                                         \
+  (dense_ ? LOAD_SIDE8(type, scalar, name, (start) + (p))                                      \
+          : (type)((scalar)LOAD_MEMBER(name, start, (p)),                                      \
+                   (scalar)LOAD_MEMBER(name, start, (p) + 1),                                  \
+                   (scalar)LOAD_MEMBER(name, start, (p) + 2),                                  \
+                   (scalar)LOAD_MEMBER(name, start, (p) + 3),                                  \
+                   (scalar)LOAD_MEMBER(name, start, (p) + 4),                                  \
+                   (scalar)LOAD_MEMBER(name, start, (p) + 5),                                  \
+                   (scalar)LOAD_MEMBER(name, start, (p) + 6),                                  \
+                   (scalar)LOAD_MEMBER(name, start, (p) + 7)))
+// The sum of a vector's components, in pairs.
+#define SUM8(v) ((((v).s0 + (v).s1) + ((v).s2 + (v).s3)) + (((v).s4 + (v).s5) + ((v).s6 + (v).s7)))
+
+// In FOR_EACH_OCTET: members p, ..., p + 7 as a compute8_t vector, and (floating dtypes) a
+// vector stored back to them.
+#define LOAD_MEMBERS8(name, start, p) LOAD_MEMBERS8_AS(compute8_t, compute_t, name, start, p)
+// The maximum of a vector's components, NaN winning.
+#define MAX8(v)                                                                                \
+  MAX_NAN(MAX_NAN(MAX_NAN((v).s0, (v).s1), MAX_NAN((v).s2, (v).s3)),                           \
+          MAX_NAN(MAX_NAN((v).s4, (v).s5), MAX_NAN((v).s6, (v).s7)))
+#if IS_FLOATING
 #define STORE_MEMBERS8(name, start, p, v)                                                      \
   do {                                                                                         \
     const compute8_t stored_ = (v);                                                            \
@@ -87,11 +103,6 @@
       STORE(name, (start) + MEMBER_OFFSET(name, (p) + 7), stored_.s7);                         \
     }                                                                                          \
   } while (0)
-// The sum of a vector's components, in pairs, and their maximum (NaN winning).
-#define SUM8(v) ((((v).s0 + (v).s1) + ((v).s2 + (v).s3)) + (((v).s4 + (v).s5) + ((v).s6 + (v).s7)))
-#define MAX8(v)                                                                                \
-  MAX_NAN(MAX_NAN(MAX_NAN((v).s0, (v).s1), MAX_NAN((v).s2, (v).s3)),                           \
-          MAX_NAN(MAX_NAN((v).s4, (v).s5), MAX_NAN((v).s6, (v).s7)))
 #endif
 
 // --- groups lying side by side ----------------------------------------------------------------

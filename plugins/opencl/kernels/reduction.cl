@@ -33,11 +33,15 @@ inline acc_t sum_or_mean(const acc_t total, const long group_size, const int ave
 __kernel void sum(GROUP_PARAMS, GROUPED(__global const elem_t, in), PER_GROUP(__global elem_t, out),
                   const int average, RUN_PARAMS, __global acc_t* partials) {
   __local acc_t scratch[WG_SIZE];
+  const bool dense_members = DENSE_MEMBERS(in);
   FOR_EACH_RUN {
     RUN_BOUNDS
     const long start = GROUP_AT(in, gc);
-    acc_t total = 0;
-    for (long p = begin + LANE; active && p < end; p += LANES) {
+    const long octets = (end - begin) / 8;
+    acc8_t total8 = 0;
+    FOR_EACH_OCTET(o, total8 += LOAD_MEMBERS8_AS(acc8_t, acc_t, in, start, begin + o * 8);)
+    acc_t total = SUM8(total8);
+    for (long p = begin + octets * 8 + LANE; active && p < end; p += LANES) {
       total += (acc_t)LOAD_MEMBER(in, start, p);
     }
     total = sum_lanes(total, scratch);
@@ -93,25 +97,57 @@ inline bool max_prefers(const compute_t v, const long i, const compute_t best, c
   return v > best || (v == best && i < best_i);
 }
 
+// Whether the components of vector v are `best` (NaN matching NaN), as a mask.
+#if IS_FLOATING
+#define MATCHES8(v, best) (IS_NAN(best) ? isnan(v) : (v) == (best))
+#define MATCHES(v, best) (IS_NAN(best) ? IS_NAN(v) : (v) == (best))
+#else
+#define MATCHES8(v, best) ((v) == (best))
+#define MATCHES(v, best) ((v) == (best))
+#endif
+
 // The largest member of each group and its position in the group; each output is written only
-// when asked for (amax wants values, argmax indices, max.dim both).
+// when asked for (amax wants values, argmax indices, max.dim both). Each lane takes the largest
+// of its members 8 at a time (see FOR_EACH_OCTET), then, for the position, looks for the first
+// of them that equals it: its members come in order, so that is the first maximum.
 __kernel void max_(GROUP_PARAMS, GROUPED(__global const elem_t, in),
                    PER_GROUP(__global elem_t, values), PER_GROUP(__global long, indices),
                    const int write_values, const int write_indices, RUN_PARAMS,
                    __global compute_t* partial_values, __global long* partial_indices) {
   __local compute_t scratch_values[WG_SIZE];
   __local long scratch_indices[WG_SIZE];
+  const bool dense_members = DENSE_MEMBERS(in);
   FOR_EACH_RUN {
     RUN_BOUNDS
     const long start = GROUP_AT(in, gc);
-    compute_t best = 0;
-    long best_i = -1;
-    for (long p = begin + LANE; active && p < end; p += LANES) {
-      const compute_t v = LOAD_MEMBER(in, start, p);
-      if (max_prefers(v, p, best, best_i)) {
-        best = v;
-        best_i = p;
+    const long octets = (end - begin) / 8;
+    const long rest = begin + octets * 8;  // the first member past the octets
+    const long lane_first = LANE < octets ? begin + LANE * 8 : rest + LANE;
+    const bool lane_has_members = active && lane_first < end;
+    compute_t best = lane_has_members ? LOAD_MEMBER(in, start, lane_first) : 0;
+    compute8_t best8 = best;
+    FOR_EACH_OCTET(o, best8 = MAX_NAN(best8, LOAD_MEMBERS8(in, start, begin + o * 8));)
+    best = MAX_NAN(best, MAX8(best8));
+    for (long p = rest + LANE; active && p < end; p += LANES) {
+      best = MAX_NAN(best, LOAD_MEMBER(in, start, p));
+    }
+    // Lanes without members have no position (-1); with values only, any of a lane's positions
+    // serves, since positions only break ties between lanes.
+    long best_i = lane_has_members ? lane_first : -1;
+    if (lane_has_members && write_indices) {
+      best_i = -1;
+      FOR_EACH_OCTET(o, {
+        if (any(MATCHES8(LOAD_MEMBERS8(in, start, begin + o * 8), best))) {
+          for (long p = begin + o * 8; best_i < 0; ++p) {
+            if (MATCHES(LOAD_MEMBER(in, start, p), best)) best_i = p;
+          }
+          break;
+        }
+      })
+      for (long p = rest + LANE; best_i < 0 && p < end; p += LANES) {
+        if (MATCHES(LOAD_MEMBER(in, start, p), best)) best_i = p;
       }
+      best = LOAD_MEMBER(in, start, best_i);  // itself: 0 and -0 match each other
     }
     // Lanes combine pairwise, as sum_lanes does.
     __local compute_t* slot_values = scratch_values + SLOT * LANES;
