@@ -97,42 +97,25 @@ __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1))) void matmul(
   }
 }
 
-// matmul_rows: the elements of out one work-item computes (sum_full_block is written for these).
+// matmul_rows: the elements of out one work-item computes (sum_row_block is written for these).
 #define ROW_WORK 8
 #define COL_WORK 32
 
-// sum[i][j] = the sums of rows [first_row, first_row + rows) and columns [first_col, first_col
-// + cols), for the blocks at the edges of out, narrower than ROW_WORK x COL_WORK.
-inline void sum_row_block(const long k, MATRIX(__global const elem_t, a),
-                          MATRIX(__global const elem_t, b), const long batch,
-                          const long first_row, const long first_col, const int rows,
-                          const int cols, product_t sum[ROW_WORK][COL_WORK]) {
-  for (int i = 0; i < ROW_WORK; ++i) {
-    for (int j = 0; j < COL_WORK; ++j) sum[i][j] = 0;
-  }
-  for (long p = 0; p < k; ++p) {
-    product_t b_values[COL_WORK];
-    for (int j = 0; j < cols; ++j) b_values[j] = LOAD(b, MATRIX_AT(b, batch, p, first_col + j));
-    for (int i = 0; i < rows; ++i) {
-      const product_t a_value = LOAD(a, MATRIX_AT(a, batch, first_row + i, p));
-      for (int j = 0; j < cols; ++j) sum[i][j] += a_value * b_values[j];
-    }
-  }
-}
+// A work-item of matmul_rows keeps its block's sums as two vectors of 16 columns per row, in
+// sixteen named variables: PoCL keeps those in registers and runs each row's products as
+// vector multiply-adds, where an array of sums (of scalars or of vectors) stays in memory. b's
+// columns are `b_col` apart; matmul_rows passes the constant 1 where b's rows are dense, which
+// turns each vector of b into one load, and ROW_WORK and COL_WORK as the block's `rows` and
+// `cols` where it is whole, which drops the checks at the edges of out. sum_row_block must be
+// inlined for that: PoCL leaves it a call otherwise, and every vector of b a gather. On PoCL,
+// mm of 1024^3 float32 runs at 3.6x the GFLOP/s of an array of scalar sums (bench/README.md).
 
-// The full ROW_WORK x COL_WORK blocks of matmul_rows keep their sums as two vectors of 16
-// columns per row, in sixteen named variables: PoCL keeps those in registers and runs each
-// row's products as vector multiply-adds, where an array of sums (of scalars or of vectors)
-// stays in memory. b's columns are `b_col` apart; matmul_rows passes the constant 1 where b's
-// rows are dense, which turns each vector of b into one load. sum_full_block must be inlined
-// for that: PoCL leaves it a call otherwise, and every vector of b a gather. On PoCL, mm of
-// 1024^3 float32 runs at 3.6x the GFLOP/s of the array of scalar sums (bench/README.md).
-
-// Row i of a full block's sums (the lists of rows below are 0 to ROW_WORK - 1).
+// Row i of a block's sums (the lists of rows below are 0 to ROW_WORK - 1); rows past the
+// block's own are zero.
 #define ROW_SUMS(i) product16_t sum##i##_low = 0, sum##i##_high = 0;
 #define ADD_ROW_PRODUCTS(i)                                                                    \
   {                                                                                            \
-    const product_t a_value = LOAD(a, MATRIX_AT(a, batch, first_row + i, p));                  \
+    const product_t a_value = i < rows ? LOAD(a, MATRIX_AT(a, batch, first_row + i, p)) : 0;   \
     sum##i##_low += a_value * b_low;                                                           \
     sum##i##_high += a_value * b_high;                                                         \
   }
@@ -140,14 +123,27 @@ inline void sum_row_block(const long k, MATRIX(__global const elem_t, a),
   vstore16(sum##i##_low, 0, sum[i]);                                                           \
   vstore16(sum##i##_high, 1, sum[i]);
 
-__attribute__((always_inline)) inline void sum_full_block(
+// sum[i][j] = the sums of rows [first_row, first_row + rows) and columns [first_col, first_col
+// + cols), ROW_WORK and COL_WORK but at the edges of out.
+__attribute__((always_inline)) inline void sum_row_block(
     const long k, MATRIX(__global const elem_t, a), MATRIX(__global const elem_t, b),
-    const long batch, const long first_row, const long first_col,
-    product_t sum[ROW_WORK][COL_WORK]) {
+    const long batch, const long first_row, const long first_col, const int rows,
+    const int cols, product_t sum[ROW_WORK][COL_WORK]) {
   ROW_SUMS(0) ROW_SUMS(1) ROW_SUMS(2) ROW_SUMS(3) ROW_SUMS(4) ROW_SUMS(5) ROW_SUMS(6) ROW_SUMS(7)
   for (long p = 0; p < k; ++p) {
-    const long low = MATRIX_AT(b, batch, p, first_col), high = low + 16 * b_col;
-    const product16_t b_low = LOAD16(b, low, b_col), b_high = LOAD16(b, high, b_col);
+    product16_t b_low, b_high;
+    if (cols == COL_WORK) {
+      const long low = MATRIX_AT(b, batch, p, first_col), high = low + 16 * b_col;
+      b_low = LOAD16(b, low, b_col);
+      b_high = LOAD16(b, high, b_col);
+    } else {
+      product_t b_values[COL_WORK];  // 0 past the block's columns
+      for (int j = 0; j < COL_WORK; ++j) {
+        b_values[j] = j < cols ? LOAD(b, MATRIX_AT(b, batch, p, first_col + j)) : 0;
+      }
+      b_low = vload16(0, b_values);
+      b_high = vload16(1, b_values);
+    }
     ADD_ROW_PRODUCTS(0) ADD_ROW_PRODUCTS(1) ADD_ROW_PRODUCTS(2) ADD_ROW_PRODUCTS(3)
     ADD_ROW_PRODUCTS(4) ADD_ROW_PRODUCTS(5) ADD_ROW_PRODUCTS(6) ADD_ROW_PRODUCTS(7)
   }
@@ -166,14 +162,12 @@ __kernel void matmul_rows(const long n, const long k, const long m,
   const int rows = (int)min((long)ROW_WORK, n - first_row);
   const int cols = (int)min((long)COL_WORK, m - first_col);
   product_t sum[ROW_WORK][COL_WORK];
-  if (rows == ROW_WORK && cols == COL_WORK) {
-    if (b_col == 1) {
-      sum_full_block(k, a, a_base, a_batch, a_row, a_col, b, b_base, b_batch, b_row, 1, batch,
-                     first_row, first_col, sum);
-    } else {
-      sum_full_block(k, a, a_base, a_batch, a_row, a_col, b, b_base, b_batch, b_row, b_col, batch,
-                     first_row, first_col, sum);
-    }
+  if (rows == ROW_WORK && cols == COL_WORK && b_col == 1) {
+    sum_row_block(k, a, a_base, a_batch, a_row, a_col, b, b_base, b_batch, b_row, 1, batch,
+                  first_row, first_col, ROW_WORK, COL_WORK, sum);
+  } else if (rows == ROW_WORK && cols == COL_WORK) {
+    sum_row_block(k, a, a_base, a_batch, a_row, a_col, b, b_base, b_batch, b_row, b_col, batch,
+                  first_row, first_col, ROW_WORK, COL_WORK, sum);
   } else {
     sum_row_block(k, a, a_base, a_batch, a_row, a_col, b, b_base, b_batch, b_row, b_col, batch,
                   first_row, first_col, rows, cols, sum);

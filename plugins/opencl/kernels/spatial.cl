@@ -102,51 +102,17 @@ __kernel void pool2d(const long total, __global elem_t* out, const long out_base
 #define CONV_CHANNELS 8
 #define CONV_COLUMNS 32
 
-// sum[o][j] for `channels` output channels from weight_first and `columns` output columns
-// whose first window starts at input (top, left), for blocks of fewer than CONV_CHANNELS
-// channels (the last of a group).
-inline void conv2d_block_sums(__global const elem_t* in, const long in_first, const long4 in_size,
-                              const long4 in_stride, __global const elem_t* weight,
-                              const long weight_first, const long4 weight_size,
-                              const long4 weight_stride, const long top, const long left,
-                              const long2 stride, const long2 dilation, const int channels,
-                              const int columns, product_t sum[CONV_CHANNELS][CONV_COLUMNS]) {
-  for (int o = 0; o < CONV_CHANNELS; ++o) {
-    for (int j = 0; j < CONV_COLUMNS; ++j) sum[o][j] = 0;
-  }
-  for (long ic = 0; ic < weight_size.s1; ++ic) {
-    const long in_plane = in_first + ic * in_stride.s1;
-    for (long r = 0; r < weight_size.s2; ++r) {
-      const long y = top + r * dilation.s0;
-      if (y < 0 || y >= in_size.s2) continue;
-      for (long s = 0; s < weight_size.s3; ++s) {
-        product_t inputs[CONV_COLUMNS];  // 0 in the padding
-        for (int j = 0; j < columns; ++j) {
-          const long x = left + j * stride.s1 + s * dilation.s1;
-          inputs[j] = x >= 0 && x < in_size.s3
-                          ? (product_t)LOAD(in, in_plane + y * in_stride.s2 + x * in_stride.s3)
-                          : 0;
-        }
-        const long tap = weight_first + ic * weight_stride.s1 + r * weight_stride.s2 +
-                         s * weight_stride.s3;
-        for (int o = 0; o < channels; ++o) {
-          const product_t w = LOAD(weight, tap + o * weight_stride.s0);
-          for (int j = 0; j < columns; ++j) sum[o][j] += w * inputs[j];
-        }
-      }
-    }
-  }
-}
-
-// Blocks of CONV_CHANNELS channels keep their sums in named vectors, as matmul_rows's full
-// blocks do (kernels/matmul.cl), and read the CONV_COLUMNS inputs of a tap as two vectors:
-// without checks where the block has all its columns and they lie inside the row, `column_step`
-// elements apart (the constant 1 where the convolution's stride and the input's columns are 1);
-// else one by one, 0 in the padding and past the block's `columns`.
+// sum[o][j] for `channels` output channels from weight_first and `columns` output columns whose
+// first window starts at input (top, left): CONV_CHANNELS and CONV_COLUMNS but at the edges.
+// The sums live in named vectors, as matmul_rows's do (kernels/matmul.cl); the CONV_COLUMNS
+// inputs of a tap are read as two vectors: without checks where the block has all its columns
+// and they lie inside the row, `column_step` elements apart (the constant 1 where the
+// convolution's stride and the input's columns are 1); else one by one, 0 in the padding and
+// past the block's `columns`. Channels past the block's `channels` sum zeros.
 #define CHANNEL_SUMS(o) product16_t sum##o##_low = 0, sum##o##_high = 0;
 #define ADD_CHANNEL_PRODUCTS(o)                                                                \
   {                                                                                            \
-    const product_t w = LOAD(weight, tap + o * weight_stride.s0);                              \
+    const product_t w = o < channels ? LOAD(weight, tap + o * weight_stride.s0) : 0;           \
     sum##o##_low += w * inputs_low;                                                            \
     sum##o##_high += w * inputs_high;                                                          \
   }
@@ -154,11 +120,11 @@ inline void conv2d_block_sums(__global const elem_t* in, const long in_first, co
   vstore16(sum##o##_low, 0, sum[o]);                                                           \
   vstore16(sum##o##_high, 1, sum[o]);
 
-__attribute__((always_inline)) inline void conv2d_channel_block_sums(
+__attribute__((always_inline)) inline void conv2d_block_sums(
     __global const elem_t* in, const long in_first, const long4 in_size, const long4 in_stride,
     __global const elem_t* weight, const long weight_first, const long4 weight_size,
     const long4 weight_stride, const long top, const long left, const long2 stride,
-    const long2 dilation, const long column_step, const int columns,
+    const long2 dilation, const long column_step, const int channels, const int columns,
     product_t sum[CONV_CHANNELS][CONV_COLUMNS]) {
   CHANNEL_SUMS(0) CHANNEL_SUMS(1) CHANNEL_SUMS(2) CHANNEL_SUMS(3)
   CHANNEL_SUMS(4) CHANNEL_SUMS(5) CHANNEL_SUMS(6) CHANNEL_SUMS(7)
@@ -224,16 +190,15 @@ __kernel void conv2d_rows(__global elem_t* out, const long out_base, const long4
   const long top = y * stride.s0 - padding.s0;
   const long left = first_column * stride.s1 - padding.s1;
   product_t sum[CONV_CHANNELS][CONV_COLUMNS];
-  if (channels == CONV_CHANNELS && columns == CONV_COLUMNS && stride.s1 * in_stride.s3 == 1) {
-    conv2d_channel_block_sums(in, in_first, in_size, in_stride, weight, weight_first, weight_size,
-                              weight_stride, top, left, stride, dilation, 1, CONV_COLUMNS, sum);
-  } else if (channels == CONV_CHANNELS) {
-    conv2d_channel_block_sums(in, in_first, in_size, in_stride, weight, weight_first, weight_size,
-                              weight_stride, top, left, stride, dilation,
-                              stride.s1 * in_stride.s3, columns, sum);
+  const long column_step = stride.s1 * in_stride.s3;
+  if (channels == CONV_CHANNELS && columns == CONV_COLUMNS && column_step == 1) {
+    conv2d_block_sums(in, in_first, in_size, in_stride, weight, weight_first, weight_size,
+                      weight_stride, top, left, stride, dilation, 1, CONV_CHANNELS, CONV_COLUMNS,
+                      sum);
   } else {
     conv2d_block_sums(in, in_first, in_size, in_stride, weight, weight_first, weight_size,
-                      weight_stride, top, left, stride, dilation, channels, columns, sum);
+                      weight_stride, top, left, stride, dilation, column_step, channels, columns,
+                      sum);
   }
   for (int o = 0; o < channels; ++o) {
     const long channel = first_channel + o;
