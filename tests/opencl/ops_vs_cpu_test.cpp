@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -34,7 +35,7 @@ bool has_fp64(const Device& device) {
 }
 
 // Same shape and dtype, and every element within `tolerance` (relative, plus as much absolute
-// near 0); NaN matches NaN.
+// near 0); NaN matches NaN, and an infinity itself.
 void check_close(const Tensor& actual, const Tensor& expected, double tolerance, const std::string& what) {
   INFO(what);
   REQUIRE(actual.sizes().vec() == expected.sizes().vec());
@@ -45,7 +46,7 @@ void check_close(const Tensor& actual, const Tensor& expected, double tolerance,
   std::string first;
   for (size_t i = 0; i < a.size(); ++i) {
     const bool same = std::isnan(e[i]) ? std::isnan(a[i])
-                                       : std::abs(a[i] - e[i]) <= tolerance * (1 + std::abs(e[i]));
+                                       : a[i] == e[i] || std::abs(a[i] - e[i]) <= tolerance * (1 + std::abs(e[i]));
     if (!same && mismatches++ == 0) {
       first = "[" + std::to_string(i) + "] " + std::to_string(a[i]) + " != " + std::to_string(e[i]);
     }
@@ -312,6 +313,47 @@ TEST_CASE("vs cpu: embedding of many indices, and index_select along each dim") 
     } catch (const bp::Error& error) {
       CHECK(std::string(error.what()).find("embedding: index 1000 is out of range for a dimension of size 1000") !=
             std::string::npos);
+    }
+  }
+}
+
+// Dense math functions of one tensor run 8 elements per work-item as vectors on a CPU device
+// (whole work-groups of them, the rest element by element): over large tensors of ordinary
+// values, the specials (NaN, infinities, zeros of both signs, values where tanh saturates,
+// negative arguments of log and sqrt) and GELU's left tail, in every floating dtype.
+TEST_CASE("vs cpu: math functions over large dense tensors") {
+  bp::manual_seed(19);
+  FOR_EACH_OPENCL_DEVICE(device) {
+    std::vector<bp::DType> dtypes = {bp::kFloat32, bp::kFloat16, bp::kBFloat16};
+    if (has_fp64(device)) dtypes.push_back(bp::kFloat64);
+    std::vector<float> values = bp::randn({50001}).mul(4).to_vector<float>();
+    const float specials[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 9.5f, -9.5f, 30.0f, -30.0f, -1.0f};
+    for (size_t i = 0; i < values.size(); i += 97) values[i] = specials[(i / 97) % std::size(specials)];
+    for (size_t i = 40000; i < 46000; ++i) values[i] = -3.0f - 0.001f * static_cast<float>(i - 40000);
+    for (const bp::DType dtype : dtypes) {
+      const Tensor x = bp::from_vector(values, {50001}).to(dtype), on = x.to(device);
+      const std::string where = device.str() + " " + x.str();
+      const double tolerance = dtype == bp::kFloat32 || dtype == bp::kFloat64 ? 1e-5 : 1e-2;
+      const std::vector<std::pair<std::string, std::function<Tensor(const Tensor&)>>> functions = {
+          {"exp", [](const Tensor& t) { return bp::exp(t); }},
+          {"log", [](const Tensor& t) { return bp::log(t); }},
+          {"sqrt", [](const Tensor& t) { return bp::sqrt(t); }},
+          {"tanh", [](const Tensor& t) { return bp::tanh(t); }},
+          {"sigmoid", [](const Tensor& t) { return bp::sigmoid(t); }},
+          {"silu", [](const Tensor& t) { return bp::silu(t); }},
+          {"gelu", [](const Tensor& t) { return bp::gelu(t); }},
+          {"gelu tanh", [](const Tensor& t) { return bp::gelu(t, "tanh"); }},
+      };
+      for (const auto& [name, function] : functions) {
+        check_close(function(on), function(x), tolerance, name + " " + where);
+      }
+      if (dtype != bp::kFloat32) continue;
+      // GELU's left tail, relative to its tiny values (gelu(-9) is about -1e-18).
+      const std::vector<float> got = bp::gelu(on).cpu().to_vector<float>();
+      const std::vector<float> want = bp::gelu(x).to_vector<float>();
+      size_t off = 0;
+      for (size_t i = 40000; i < 46000; ++i) off += !(std::abs(got[i] / want[i] - 1) <= 1e-4f);
+      CHECK_MESSAGE(off == 0, off << " of GELU's left tail differ by more than 1e-4 relative on " << where);
     }
   }
 }

@@ -137,8 +137,11 @@ typedef float8 compute8_t;
 #else
 #define TANH_SATURATES 9.1f
 #endif
-inline compute_t saturating_tanh(const compute_t x) {
+inline compute_t __attribute__((overloadable)) saturating_tanh(const compute_t x) {
   return fabs(x) >= TANH_SATURATES ? copysign((compute_t)1, x) : tanh(x);
+}
+inline compute8_t __attribute__((overloadable)) saturating_tanh(const compute8_t x) {
+  return fabs(x) >= TANH_SATURATES ? copysign((compute8_t)1, x) : tanh(x);
 }
 #ifdef HAS_FP64
 typedef double acc_t;
@@ -177,8 +180,27 @@ typedef long16 product16_t;
 #define MAX_NAN(a, b) (IS_NAN(a) ? (a) : IS_NAN(b) ? (b) : (a) < (b) ? (b) : (a))
 #define MIN_NAN(a, b) (IS_NAN(a) ? (a) : IS_NAN(b) ? (b) : (b) < (a) ? (b) : (a))
 
-// Elements at, at + step, ..., at + 15 * step of p as a product16_t (`at` a variable: PoCL does
-// not always fold copies of an expression into one). With step the constant 1, one vector load.
+// Elements at, ..., at + 7 of p as a vector of `type` (`scalar` each), and a vector of 8 stored
+// to them: one vector access where the compiler can (PoCL: float, double). `at` is expanded once
+// per element: pass a variable, since PoCL does not always fold the copies of an expression.
+#define LOAD8(type, scalar, p, at)                                                             \
+  ((type)((scalar)LOAD(p, (at)), (scalar)LOAD(p, (at) + 1), (scalar)LOAD(p, (at) + 2),         \
+          (scalar)LOAD(p, (at) + 3), (scalar)LOAD(p, (at) + 4), (scalar)LOAD(p, (at) + 5),     \
+          (scalar)LOAD(p, (at) + 6), (scalar)LOAD(p, (at) + 7)))
+#define STORE8(p, at, v)                                                                       \
+  do {                                                                                         \
+    STORE(p, (at), (v).s0);                                                                    \
+    STORE(p, (at) + 1, (v).s1);                                                                \
+    STORE(p, (at) + 2, (v).s2);                                                                \
+    STORE(p, (at) + 3, (v).s3);                                                                \
+    STORE(p, (at) + 4, (v).s4);                                                                \
+    STORE(p, (at) + 5, (v).s5);                                                                \
+    STORE(p, (at) + 6, (v).s6);                                                                \
+    STORE(p, (at) + 7, (v).s7);                                                                \
+  } while (0)
+
+// Elements at, at + step, ..., at + 15 * step of p as a product16_t (`at` a variable, as in
+// LOAD8). With step the constant 1, one vector load.
 #define LOAD_PRODUCT(p, at, step, q) (product_t)LOAD(p, (at) + (q) * (step))
 #define LOAD16(p, at, step)                                                                    \
   ((product16_t)(LOAD_PRODUCT(p, at, step, 0), LOAD_PRODUCT(p, at, step, 1),                   \

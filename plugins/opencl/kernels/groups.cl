@@ -67,7 +67,7 @@
 // In FOR_EACH_OCTET: members p, ..., p + 7 of the group that starts at `start` in operand
 // `name`, as a vector of `type` (`scalar` each).
 #define LOAD_MEMBERS8_AS(type, scalar, name, start, p)                                         \
-  (dense_ ? LOAD_SIDE8(type, scalar, name, (start) + (p))                                      \
+  (dense_ ? LOAD8(type, scalar, name, (start) + (p))                                           \
           : (type)((scalar)LOAD_MEMBER(name, start, (p)),                                      \
                    (scalar)LOAD_MEMBER(name, start, (p) + 1),                                  \
                    (scalar)LOAD_MEMBER(name, start, (p) + 2),                                  \
@@ -91,7 +91,7 @@
   do {                                                                                         \
     const compute8_t stored_ = (v);                                                            \
     if (dense_) {                                                                              \
-      STORE_SIDE8(name, (start) + (p), 0, stored_);                                            \
+      STORE8(name, (start) + (p), stored_);                                                    \
     } else {                                                                                   \
       STORE(name, (start) + MEMBER_OFFSET(name, (p)), stored_.s0);                             \
       STORE(name, (start) + MEMBER_OFFSET(name, (p) + 1), stored_.s1);                         \
@@ -128,14 +128,6 @@
   const long8 gc = (long8)(min(own_first, kept_size.s0 - 8), row_c.s0123, row_c.s456);         \
   const long skip = own_first - gc.s0;
 
-// One member of a block's groups, the element at `at` and the 7 after it, as a vector of
-// `type` (`scalar` each). `at` is expanded once per element: pass a variable, since PoCL does
-// not always fold the copies of an expression into one.
-#define LOAD_SIDE8(type, scalar, name, at)                                                     \
-  ((type)((scalar)LOAD(name, (at)), (scalar)LOAD(name, (at) + 1),                              \
-          (scalar)LOAD(name, (at) + 2), (scalar)LOAD(name, (at) + 3),                          \
-          (scalar)LOAD(name, (at) + 4), (scalar)LOAD(name, (at) + 5),                          \
-          (scalar)LOAD(name, (at) + 6), (scalar)LOAD(name, (at) + 7)))
 // The vector v (a variable) stored to the block's own groups' elements from `at` on.
 #define STORE_SIDE8(name, at, skip, v)                                                         \
   do {                                                                                         \

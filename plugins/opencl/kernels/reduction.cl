@@ -76,7 +76,7 @@ __kernel void sum_side_by_side(GROUP_PARAMS, GROUPED(__global const elem_t, in),
   acc8_t total = 0;
   for (long p = 0; p < group_size; ++p) {
     const long at = start + MEMBER_OFFSET(in, p);
-    total += LOAD_SIDE8(acc8_t, acc_t, in, at);
+    total += LOAD8(acc8_t, acc_t, in, at);
   }
   const acc_t totals[8] = {total.s0, total.s1, total.s2, total.s3,
                            total.s4, total.s5, total.s6, total.s7};

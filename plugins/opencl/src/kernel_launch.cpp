@@ -185,7 +185,7 @@ void launch_strided(Device& device, cl_program program, const char* kernel, cons
 
 void launch_elementwise(Device& device, cl_program program, const char* kernel, std::string_view op,
                         std::span<const int64_t> sizes, const std::vector<Operand>& operands,
-                        const KernelArgs& tail, ElementIndex index) {
+                        const KernelArgs& tail, ElementIndex index, DenseVectors vectors) {
   OperandStrides strides;
   for (const Operand& operand : operands) strides.push_back(operand.strides);
   const WalkShape shape = collapse(sizes, strides, op, /*outer_allowed=*/true);
@@ -195,13 +195,15 @@ void launch_elementwise(Device& device, cl_program program, const char* kernel, 
     return;
   }
   // Whole work-groups in the dense form, the rest in the strided one (whose i then restarts).
-  const auto local = static_cast<int64_t>(device.work_group_size());
-  const int64_t whole = shape.numel / local * local;
+  const bool eight_per_item = vectors == DenseVectors::Yes && device.kernel_shape() == KernelShape::Cpu;
+  const int64_t per_item = eight_per_item ? 8 : 1;
+  const auto group = static_cast<int64_t>(device.work_group_size()) * per_item;
+  const int64_t whole = shape.numel / group * group;
   if (whole > 0) {
     KernelArgs args;
     for (const Operand& operand : operands) args.add(operand.buffer);
-    launch(device, program, (std::string(kernel) + "_dense").c_str(), args.append(tail),
-           elementwise_work(device, whole));
+    launch(device, program, (std::string(kernel) + (eight_per_item ? "_dense8" : "_dense")).c_str(),
+           args.append(tail), elementwise_work(device, whole / per_item));
   }
   if (whole < shape.numel) {
     WalkShape rest;

@@ -108,12 +108,17 @@ void launch(Device& device, cl_program program, const char* kernel, const Kernel
 // then number all elements in one launch.
 enum class ElementIndex { Unused, Used };
 
+// Whether an elementwise kernel also has a dense form taking 8 elements per work-item as one
+// vector (name_dense8, MATH_KERNEL in kernels/elementwise.cl), which CPU devices run.
+enum class DenseVectors { No, Yes };
+
 // Runs an elementwise kernel (see ELEMENTWISE_KERNEL in kernels/common.cl) over `sizes`, which
 // every operand's strides span: its dense form where all operands are dense (and the index is
-// unused), else its strided form, once per index of any dimensions beyond the kernel's; `tail`
-// follows the operands.
+// unused; the vector form on a CPU device where the kernel has one), else its strided form,
+// once per index of any dimensions beyond the kernel's; `tail` follows the operands.
 void launch_elementwise(Device& device, cl_program program, const char* kernel, std::string_view op,
                         std::span<const int64_t> sizes, const std::vector<Operand>& operands,
-                        const KernelArgs& tail = {}, ElementIndex index = ElementIndex::Unused);
+                        const KernelArgs& tail = {}, ElementIndex index = ElementIndex::Unused,
+                        DenseVectors vectors = DenseVectors::No);
 
 }  // namespace bp::opencl

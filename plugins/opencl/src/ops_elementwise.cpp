@@ -20,6 +20,7 @@ struct ElementwiseOp {
   const char* name;    // for messages: "add"
   const char* kernel;  // in elementwise.cl
   DTypes dtypes;
+  DenseVectors vectors = DenseVectors::No;  // Yes for MATH_KERNELs
 };
 
 constexpr ElementwiseOp kAdd{"add", "add", DTypes::Any};
@@ -33,15 +34,15 @@ constexpr ElementwiseOp kMinimum{"minimum", "minimum", DTypes::Any};
 
 constexpr ElementwiseOp kNeg{"neg", "neg", DTypes::NonBool};
 constexpr ElementwiseOp kAbs{"abs", "abs_", DTypes::Any};
-constexpr ElementwiseOp kExp{"exp", "exp_", DTypes::Floating};
-constexpr ElementwiseOp kLog{"log", "log_", DTypes::Floating};
-constexpr ElementwiseOp kSqrt{"sqrt", "sqrt_", DTypes::Floating};
-constexpr ElementwiseOp kTanh{"tanh", "tanh_", DTypes::Floating};
-constexpr ElementwiseOp kSigmoid{"sigmoid", "sigmoid", DTypes::Floating};
-constexpr ElementwiseOp kSilu{"silu", "silu", DTypes::Floating};
+constexpr ElementwiseOp kExp{"exp", "exp_", DTypes::Floating, DenseVectors::Yes};
+constexpr ElementwiseOp kLog{"log", "log_", DTypes::Floating, DenseVectors::Yes};
+constexpr ElementwiseOp kSqrt{"sqrt", "sqrt_", DTypes::Floating, DenseVectors::Yes};
+constexpr ElementwiseOp kTanh{"tanh", "tanh_", DTypes::Floating, DenseVectors::Yes};
+constexpr ElementwiseOp kSigmoid{"sigmoid", "sigmoid", DTypes::Floating, DenseVectors::Yes};
+constexpr ElementwiseOp kSilu{"silu", "silu", DTypes::Floating, DenseVectors::Yes};
 constexpr ElementwiseOp kRelu{"relu", "relu", DTypes::NonBool};
-constexpr ElementwiseOp kGeluErf{"gelu", "gelu_erf", DTypes::Floating};
-constexpr ElementwiseOp kGeluTanh{"gelu", "gelu_tanh", DTypes::Floating};
+constexpr ElementwiseOp kGeluErf{"gelu", "gelu_erf", DTypes::Floating, DenseVectors::Yes};
+constexpr ElementwiseOp kGeluTanh{"gelu", "gelu_tanh", DTypes::Floating, DenseVectors::Yes};
 
 constexpr ElementwiseOp kEq{"eq", "eq", DTypes::Any};
 constexpr ElementwiseOp kLt{"lt", "lt", DTypes::Any};
@@ -63,7 +64,7 @@ void run(const ElementwiseOp& op, DType dtype, const TensorView& out,
   KernelArgs tail;
   if (scalar) tail.add(*scalar);
   launch_elementwise(device, device.program(KernelSource::Elementwise, dtype), op.kernel, op.name,
-                     out.sizes(), operands, tail);
+                     out.sizes(), operands, tail, ElementIndex::Unused, op.vectors);
 }
 
 // Arithmetic on two tensors of out's dtype; alpha scales `other` where the kernel uses it.
