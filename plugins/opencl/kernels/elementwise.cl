@@ -46,7 +46,7 @@ UNARY_KERNEL(relu, x < (compute_t)0 ? (compute_t)0 : x)
   UNARY_KERNEL(name, expr)                                                                     \
   __kernel void name##_dense8(DENSE(__global elem_t, out), DENSE(__global const elem_t, a)) {  \
     const long from = a_base + get_global_id(0) * 8, to = out_base + get_global_id(0) * 8;     \
-    const compute8_t x = LOAD8(compute8_t, compute_t, a, from);                                \
+    const compute8_t x = LOAD8(a, from);                                                       \
     const compute8_t y = expr;                                                                 \
     STORE8(out, to, y);                                                                        \
   }

@@ -65,23 +65,16 @@
 #define DENSE_MEMBERS(name) (member_ndim <= 1 && name##_member.s0 == 1)
 
 // In FOR_EACH_OCTET: members p, ..., p + 7 of the group that starts at `start` in operand
-// `name`, as a vector of `type` (`scalar` each).
-#define LOAD_MEMBERS8_AS(type, scalar, name, start, p)                                         \
-  (dense_ ? LOAD8(type, scalar, name, (start) + (p))                                           \
-          : (type)((scalar)LOAD_MEMBER(name, start, (p)),                                      \
-                   (scalar)LOAD_MEMBER(name, start, (p) + 1),                                  \
-                   (scalar)LOAD_MEMBER(name, start, (p) + 2),                                  \
-                   (scalar)LOAD_MEMBER(name, start, (p) + 3),                                  \
-                   (scalar)LOAD_MEMBER(name, start, (p) + 4),                                  \
-                   (scalar)LOAD_MEMBER(name, start, (p) + 5),                                  \
-                   (scalar)LOAD_MEMBER(name, start, (p) + 6),                                  \
-                   (scalar)LOAD_MEMBER(name, start, (p) + 7)))
+// `name`, as a compute8_t vector, and (floating dtypes) a vector stored back to them.
+#define LOAD_MEMBERS8(name, start, p)                                                          \
+  (dense_ ? LOAD8(name, (start) + (p))                                                         \
+          : (compute8_t)(LOAD_MEMBER(name, start, (p)), LOAD_MEMBER(name, start, (p) + 1),     \
+                         LOAD_MEMBER(name, start, (p) + 2), LOAD_MEMBER(name, start, (p) + 3), \
+                         LOAD_MEMBER(name, start, (p) + 4), LOAD_MEMBER(name, start, (p) + 5), \
+                         LOAD_MEMBER(name, start, (p) + 6), LOAD_MEMBER(name, start, (p) + 7)))
 // The sum of a vector's components, in pairs.
 #define SUM8(v) ((((v).s0 + (v).s1) + ((v).s2 + (v).s3)) + (((v).s4 + (v).s5) + ((v).s6 + (v).s7)))
 
-// In FOR_EACH_OCTET: members p, ..., p + 7 as a compute8_t vector, and (floating dtypes) a
-// vector stored back to them.
-#define LOAD_MEMBERS8(name, start, p) LOAD_MEMBERS8_AS(compute8_t, compute_t, name, start, p)
 // The maximum of a vector's components, NaN winning.
 #define MAX8(v)                                                                                \
   MAX_NAN(MAX_NAN(MAX_NAN((v).s0, (v).s1), MAX_NAN((v).s2, (v).s3)),                           \

@@ -51,18 +51,18 @@ __kernel void softmax_side_by_side(GROUP_PARAMS, GROUPED(__global const elem_t, 
   compute8_t max = -INFINITY;
   for (long p = 0; p < group_size; ++p) {
     const long at = in_start + MEMBER_OFFSET(in, p);
-    max = MAX_NAN(max, LOAD8(compute8_t, compute_t, in, at));
+    max = MAX_NAN(max, LOAD8(in, at));
   }
   acc8_t total = 0;
   for (long p = 0; p < group_size; ++p) {
     const long at = in_start + MEMBER_OFFSET(in, p);
-    total += CONVERT_ACC8(exp(LOAD8(compute8_t, compute_t, in, at) - max));
+    total += CONVERT_ACC8(exp(LOAD8(in, at) - max));
   }
   const compute8_t sum = CONVERT_COMPUTE8(total);
   const compute8_t log_sum = log(sum);
   for (long p = 0; p < group_size; ++p) {
     const long at = in_start + MEMBER_OFFSET(in, p), to = out_start + MEMBER_OFFSET(out, p);
-    const compute8_t shifted = LOAD8(compute8_t, compute_t, in, at) - max;
+    const compute8_t shifted = LOAD8(in, at) - max;
     const compute8_t y = logarithm ? shifted - log_sum : exp(shifted) / sum;
     STORE_SIDE8(out, to, skip, y);
   }

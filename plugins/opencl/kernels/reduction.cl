@@ -39,7 +39,7 @@ __kernel void sum(GROUP_PARAMS, GROUPED(__global const elem_t, in), PER_GROUP(__
     const long start = GROUP_AT(in, gc);
     const long octets = (end - begin) / 8;
     acc8_t total8 = 0;
-    FOR_EACH_OCTET(o, total8 += LOAD_MEMBERS8_AS(acc8_t, acc_t, in, start, begin + o * 8);)
+    FOR_EACH_OCTET(o, total8 += CONVERT_ACC8(LOAD_MEMBERS8(in, start, begin + o * 8));)
     acc_t total = SUM8(total8);
     for (long p = begin + octets * 8 + LANE; active && p < end; p += LANES) {
       total += (acc_t)LOAD_MEMBER(in, start, p);
@@ -76,7 +76,7 @@ __kernel void sum_side_by_side(GROUP_PARAMS, GROUPED(__global const elem_t, in),
   acc8_t total = 0;
   for (long p = 0; p < group_size; ++p) {
     const long at = start + MEMBER_OFFSET(in, p);
-    total += LOAD8(acc8_t, acc_t, in, at);
+    total += CONVERT_ACC8(LOAD8(in, at));
   }
   const acc_t totals[8] = {total.s0, total.s1, total.s2, total.s3,
                            total.s4, total.s5, total.s6, total.s7};
