@@ -345,7 +345,18 @@ TEST_CASE("vs cpu: math functions over large dense tensors") {
           {"gelu tanh", [](const Tensor& t) { return bp::gelu(t, "tanh"); }},
       };
       for (const auto& [name, function] : functions) {
-        check_close(function(on), function(x), tolerance, name + " " + where);
+        const Tensor got = function(on), want = function(x);
+        check_close(got, want, tolerance, name + " " + where);
+        if (dtype != bp::kFloat16 && dtype != bp::kBFloat16) continue;
+        // Both round nearly the same float to 16 bits, so they agree but where the floats
+        // straddle a rounding boundary: on up to 5% of the elements (tanh-GELU, whose formula
+        // differs most), where rounding down instead would disagree on about half of them.
+        const std::vector<float> a = got.cpu().to(bp::kFloat32).to_vector<float>();
+        const std::vector<float> e = want.to(bp::kFloat32).to_vector<float>();
+        size_t differ = 0;
+        for (size_t i = 0; i < a.size(); ++i) differ += !(a[i] == e[i] || (std::isnan(a[i]) && std::isnan(e[i])));
+        CHECK_MESSAGE(differ < a.size() / 10, differ << " of " << a.size() << " differ from the CPU's in the last bit, "
+                                                    << name << " " << where);
       }
       if (dtype != bp::kFloat32) continue;
       // GELU's left tail, relative to its tiny values (gelu(-9) is about -1e-18).
