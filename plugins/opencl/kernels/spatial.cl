@@ -57,41 +57,47 @@ __kernel void conv2d(const long total, __global elem_t* out, const long out_base
 // rows and then the columns, every output index's first tap, tap count and divisor, so the
 // CPU backend and this one agree on every window. `average` 0 takes the maximum (NaN wins);
 // otherwise the sum over the taps is divided by the product of the two divisors, or by
-// `divisor_override` when that is not 0.
-__kernel void pool2d(const long total, __global elem_t* out, const long out_base, const long4 out_size,
+// `divisor_override` when that is not 0. Work-items: dim 0, the output columns (rounded up to
+// whole work-groups); dim 1, the output rows; dim 2, the channels. Each takes its output in
+// every image in turn, so that none divides to find its coordinates (three 64-bit divisions an
+// output took most of the kernel's time on PoCL).
+__kernel void pool2d(__global elem_t* out, const long out_base, const long4 out_size,
                      const long4 out_stride, __global const elem_t* in, const long in_base,
                      const long4 in_stride, __global const long* axes, const long2 step,
                      const int average, const long divisor_override) {
-  const long i = get_global_id(0);
-  if (i >= total) return;
-  const long4 c = unravel4(i, out_size);
+  const long x = get_global_id(0), y = get_global_id(1), channel = get_global_id(2);
+  if (x >= out_size.s3) return;
   __global const long* rows = axes;                   // first, count, divisor: out_size.s2 each
   __global const long* cols = axes + 3 * out_size.s2;  // and out_size.s3 each
-  const long row_first = rows[c.s2], row_count = rows[out_size.s2 + c.s2];
-  const long col_first = cols[c.s3], col_count = cols[out_size.s3 + c.s3];
-  const long plane = in_base + c.s0 * in_stride.s0 + c.s1 * in_stride.s1;
-  compute_t result;
-  if (average == 0) {
-    result = -INFINITY;
-    for (long r = 0; r < row_count; ++r) {
-      const long row = plane + (row_first + r * step.s0) * in_stride.s2;
-      for (long k = 0; k < col_count; ++k) {
-        const compute_t v = LOAD(in, row + (col_first + k * step.s1) * in_stride.s3);
-        result = MAX_NAN(result, v);
+  const long row_first = rows[y], row_count = rows[out_size.s2 + y];
+  const long col_first = cols[x], col_count = cols[out_size.s3 + x];
+  const long divisor = divisor_override != 0
+                           ? divisor_override
+                           : rows[2 * out_size.s2 + y] * cols[2 * out_size.s3 + x];
+  for (long image = 0; image < out_size.s0; ++image) {
+    const long plane = in_base + image * in_stride.s0 + channel * in_stride.s1;
+    compute_t result;
+    if (average == 0) {
+      result = -INFINITY;
+      for (long r = 0; r < row_count; ++r) {
+        const long row = plane + (row_first + r * step.s0) * in_stride.s2;
+        for (long k = 0; k < col_count; ++k) {
+          const compute_t v = LOAD(in, row + (col_first + k * step.s1) * in_stride.s3);
+          result = MAX_NAN(result, v);
+        }
       }
+    } else {
+      compute_t sum = 0;
+      for (long r = 0; r < row_count; ++r) {
+        const long row = plane + (row_first + r * step.s0) * in_stride.s2;
+        for (long k = 0; k < col_count; ++k) {
+          sum += LOAD(in, row + (col_first + k * step.s1) * in_stride.s3);
+        }
+      }
+      result = sum / (compute_t)divisor;
     }
-  } else {
-    compute_t sum = 0;
-    for (long r = 0; r < row_count; ++r) {
-      const long row = plane + (row_first + r * step.s0) * in_stride.s2;
-      for (long k = 0; k < col_count; ++k) sum += LOAD(in, row + (col_first + k * step.s1) * in_stride.s3);
-    }
-    const long divisor = divisor_override != 0
-                             ? divisor_override
-                             : rows[2 * out_size.s2 + c.s2] * cols[2 * out_size.s3 + c.s3];
-    result = sum / (compute_t)divisor;
+    STORE(out, out_base + at4((long4)(image, channel, y, x), out_stride), result);
   }
-  STORE(out, out_base + at4(c, out_stride), result);
 }
 
 // conv2d in the Cpu kernel shape: a work-item computes CONV_CHANNELS output channels (of one

@@ -10,6 +10,8 @@
 
 #include <backplane/sdk/window2d.hpp>
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -68,15 +70,24 @@ void pool(std::string_view op, const TensorView& input, const TensorView& out, c
   const OwnedBuffer windows(clCreateBuffer(device.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                                            axes.size() * sizeof(int64_t), axes.data(), &error));
   check_cl(error, "uploading the pooling windows of " + std::string(op) + " to " + device.label());
-  KernelArgs args = output_args(out);
+  KernelArgs args;
+  args.add(buffer_of(out)).add(four(out.sizes())).add(four(out.strides()));
   args.add(buffer_of(input))
       .add(four(input.strides()))
       .add(windows.get())
       .add(two({rows.step, cols.step}))
       .add(cl_int{average})
       .add(cl_long{divisor_override.value_or(0)});
-  launch(device, device.program(KernelSource::Spatial, out.dtype()), "pool2d", args,
-         elementwise_work(device, out.numel()));
+  // A work-item per output column, row and channel (kernels/spatial.cl), in work-groups along
+  // the columns.
+  const auto columns = static_cast<size_t>(out.size(3));
+  const size_t width = std::min(device.work_group_size(), std::bit_ceil(columns));
+  WorkSize work;
+  work.dims = 3;
+  work.local = {width, 1, 1};
+  work.global = {blocks_covering(out.size(3), static_cast<int64_t>(width)) * width,
+                 static_cast<size_t>(out.size(2)), static_cast<size_t>(out.size(1))};
+  launch(device, device.program(KernelSource::Spatial, out.dtype()), "pool2d", args, work);
 }
 
 }  // namespace
