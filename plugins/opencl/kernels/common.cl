@@ -75,8 +75,8 @@ inline ushort float_to_bfloat16(float f) {
 // backend's compute_t); acc_t (acc8_t: eight of them): what reductions accumulate in (double
 // where the device has it, as the CPU backend does, and long for integers); product_t
 // (product16_t: sixteen of them): what matrix products accumulate in (the compute type for
-// floats, long for integers, as the CPU backend). LIT(x) is a floating literal of compute_t, since a double literal needs
-// cl_khr_fp64.
+// floats, long for integers, as the CPU backend). LIT(x) is a floating literal of compute_t,
+// since a double literal needs cl_khr_fp64.
 #ifdef DTYPE
 #if DTYPE == DT_FLOAT32
 #define DTYPE_NAME float32
@@ -231,6 +231,20 @@ inline ushort8 float8_to_bfloat16(const float8 f) {
                  LOAD_PRODUCT(p, at, step, 10), LOAD_PRODUCT(p, at, step, 11),                 \
                  LOAD_PRODUCT(p, at, step, 12), LOAD_PRODUCT(p, at, step, 13),                 \
                  LOAD_PRODUCT(p, at, step, 14), LOAD_PRODUCT(p, at, step, 15)))
+
+// A work-item's block of 8 rows by 32 columns of sums (matmul_rows, conv2d_rows), row i as two
+// named product16_t variables: PoCL keeps those in registers, where an array of sums (of
+// scalars or of vectors) stays in memory and is loaded and stored around every multiply-add.
+// EACH_BLOCK_ROW(M) expands M(0) to M(7); ADD_TO_BLOCK_ROW adds factor times the two vectors
+// (low, high) to row i; STORE_BLOCK_ROW writes row i to the array `sum`.
+#define EACH_BLOCK_ROW(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7)
+#define DECLARE_BLOCK_ROW(i) product16_t sum##i##_low = 0, sum##i##_high = 0;
+#define ADD_TO_BLOCK_ROW(i, factor, low, high)                                                 \
+  sum##i##_low += (factor) * (low);                                                            \
+  sum##i##_high += (factor) * (high);
+#define STORE_BLOCK_ROW(i)                                                                     \
+  vstore16(sum##i##_low, 0, sum[i]);                                                           \
+  vstore16(sum##i##_high, 1, sum[i]);
 #endif  // DTYPE
 
 // --- strided indexing -------------------------------------------------------------------------

@@ -97,31 +97,24 @@ __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1))) void matmul(
   }
 }
 
-// matmul_rows: the elements of out one work-item computes (sum_row_block is written for these).
+// matmul_rows: the elements of out one work-item computes (the block of EACH_BLOCK_ROW).
 #define ROW_WORK 8
 #define COL_WORK 32
 
-// A work-item of matmul_rows keeps its block's sums as two vectors of 16 columns per row, in
-// sixteen named variables: PoCL keeps those in registers and runs each row's products as
-// vector multiply-adds, where an array of sums (of scalars or of vectors) stays in memory. b's
-// columns are `b_col` apart; matmul_rows passes the constant 1 where b's rows are dense, which
-// turns each vector of b into one load, and ROW_WORK and COL_WORK as the block's `rows` and
-// `cols` where it is whole, which drops the checks at the edges of out. sum_row_block must be
-// inlined for that: PoCL leaves it a call otherwise, and every vector of b a gather. On PoCL,
-// mm of 1024^3 float32 runs at 3.6x the GFLOP/s of an array of scalar sums (bench/README.md).
+// A work-item of matmul_rows keeps its block's sums in registers (EACH_BLOCK_ROW in common.cl)
+// and runs each row's products as vector multiply-adds. b's columns are `b_col` apart;
+// matmul_rows passes the constant 1 where b's rows are dense, which turns each vector of b into
+// one load, and ROW_WORK and COL_WORK as the block's `rows` and `cols` where it is whole, which
+// drops the checks at the edges of out. sum_row_block must be inlined for that: PoCL leaves it
+// a call otherwise, and every vector of b a gather. On PoCL, mm of 1024^3 float32 runs at 3.6x
+// the GFLOP/s of an array of scalar sums (bench/README.md).
 
-// Row i of a block's sums (the lists of rows below are 0 to ROW_WORK - 1); rows past the
-// block's own are zero.
-#define ROW_SUMS(i) product16_t sum##i##_low = 0, sum##i##_high = 0;
+// Adds row i's products for this k; rows past the block's own sum zeros.
 #define ADD_ROW_PRODUCTS(i)                                                                    \
   {                                                                                            \
     const product_t a_value = i < rows ? LOAD(a, MATRIX_AT(a, batch, first_row + i, p)) : 0;   \
-    sum##i##_low += a_value * b_low;                                                           \
-    sum##i##_high += a_value * b_high;                                                         \
+    ADD_TO_BLOCK_ROW(i, a_value, b_low, b_high)                                                \
   }
-#define STORE_ROW_SUMS(i)                                                                      \
-  vstore16(sum##i##_low, 0, sum[i]);                                                           \
-  vstore16(sum##i##_high, 1, sum[i]);
 
 // sum[i][j] = the sums of rows [first_row, first_row + rows) and columns [first_col, first_col
 // + cols), ROW_WORK and COL_WORK but at the edges of out.
@@ -129,7 +122,7 @@ __attribute__((always_inline)) inline void sum_row_block(
     const long k, MATRIX(__global const elem_t, a), MATRIX(__global const elem_t, b),
     const long batch, const long first_row, const long first_col, const int rows,
     const int cols, product_t sum[ROW_WORK][COL_WORK]) {
-  ROW_SUMS(0) ROW_SUMS(1) ROW_SUMS(2) ROW_SUMS(3) ROW_SUMS(4) ROW_SUMS(5) ROW_SUMS(6) ROW_SUMS(7)
+  EACH_BLOCK_ROW(DECLARE_BLOCK_ROW)
   for (long p = 0; p < k; ++p) {
     product16_t b_low, b_high;
     if (cols == COL_WORK) {
@@ -144,11 +137,9 @@ __attribute__((always_inline)) inline void sum_row_block(
       b_low = vload16(0, b_values);
       b_high = vload16(1, b_values);
     }
-    ADD_ROW_PRODUCTS(0) ADD_ROW_PRODUCTS(1) ADD_ROW_PRODUCTS(2) ADD_ROW_PRODUCTS(3)
-    ADD_ROW_PRODUCTS(4) ADD_ROW_PRODUCTS(5) ADD_ROW_PRODUCTS(6) ADD_ROW_PRODUCTS(7)
+    EACH_BLOCK_ROW(ADD_ROW_PRODUCTS)
   }
-  STORE_ROW_SUMS(0) STORE_ROW_SUMS(1) STORE_ROW_SUMS(2) STORE_ROW_SUMS(3)
-  STORE_ROW_SUMS(4) STORE_ROW_SUMS(5) STORE_ROW_SUMS(6) STORE_ROW_SUMS(7)
+  EACH_BLOCK_ROW(STORE_BLOCK_ROW)
 }
 
 __kernel void matmul_rows(const long n, const long k, const long m,

@@ -105,26 +105,21 @@ __kernel void pool2d(__global elem_t* out, const long out_base, const long4 out_
 // every input channel and tap it reads CONV_CHANNELS weights and CONV_COLUMNS inputs, and the
 // sums along the columns run as vector instructions, as in matmul_rows; they are in product_t
 // (17x faster than conv2d on PoCL, which sums one output per work-item in acc_t).
-#define CONV_CHANNELS 8
+#define CONV_CHANNELS 8  // the block of EACH_BLOCK_ROW
 #define CONV_COLUMNS 32
 
 // sum[o][j] for `channels` output channels from weight_first and `columns` output columns whose
 // first window starts at input (top, left): CONV_CHANNELS and CONV_COLUMNS but at the edges.
-// The sums live in named vectors, as matmul_rows's do (kernels/matmul.cl); the CONV_COLUMNS
+// The sums live in registers (EACH_BLOCK_ROW in common.cl), a row per channel; the CONV_COLUMNS
 // inputs of a tap are read as two vectors: without checks where the block has all its columns
 // and they lie inside the row, `column_step` elements apart (the constant 1 where the
 // convolution's stride and the input's columns are 1); else one by one, 0 in the padding and
 // past the block's `columns`. Channels past the block's `channels` sum zeros.
-#define CHANNEL_SUMS(o) product16_t sum##o##_low = 0, sum##o##_high = 0;
 #define ADD_CHANNEL_PRODUCTS(o)                                                                \
   {                                                                                            \
     const product_t w = o < channels ? LOAD(weight, tap + o * weight_stride.s0) : 0;           \
-    sum##o##_low += w * inputs_low;                                                            \
-    sum##o##_high += w * inputs_high;                                                          \
+    ADD_TO_BLOCK_ROW(o, w, inputs_low, inputs_high)                                            \
   }
-#define STORE_CHANNEL_SUMS(o)                                                                  \
-  vstore16(sum##o##_low, 0, sum[o]);                                                           \
-  vstore16(sum##o##_high, 1, sum[o]);
 
 __attribute__((always_inline)) inline void conv2d_block_sums(
     __global const elem_t* in, const long in_first, const long4 in_size, const long4 in_stride,
@@ -132,8 +127,7 @@ __attribute__((always_inline)) inline void conv2d_block_sums(
     const long4 weight_stride, const long top, const long left, const long2 stride,
     const long2 dilation, const long column_step, const int channels, const int columns,
     product_t sum[CONV_CHANNELS][CONV_COLUMNS]) {
-  CHANNEL_SUMS(0) CHANNEL_SUMS(1) CHANNEL_SUMS(2) CHANNEL_SUMS(3)
-  CHANNEL_SUMS(4) CHANNEL_SUMS(5) CHANNEL_SUMS(6) CHANNEL_SUMS(7)
+  EACH_BLOCK_ROW(DECLARE_BLOCK_ROW)
   for (long ic = 0; ic < weight_size.s1; ++ic) {
     const long in_plane = in_first + ic * in_stride.s1;
     for (long r = 0; r < weight_size.s2; ++r) {
@@ -161,14 +155,11 @@ __attribute__((always_inline)) inline void conv2d_block_sums(
         }
         const long tap = weight_first + ic * weight_stride.s1 + r * weight_stride.s2 +
                          s * weight_stride.s3;
-        ADD_CHANNEL_PRODUCTS(0) ADD_CHANNEL_PRODUCTS(1) ADD_CHANNEL_PRODUCTS(2)
-        ADD_CHANNEL_PRODUCTS(3) ADD_CHANNEL_PRODUCTS(4) ADD_CHANNEL_PRODUCTS(5)
-        ADD_CHANNEL_PRODUCTS(6) ADD_CHANNEL_PRODUCTS(7)
+        EACH_BLOCK_ROW(ADD_CHANNEL_PRODUCTS)
       }
     }
   }
-  STORE_CHANNEL_SUMS(0) STORE_CHANNEL_SUMS(1) STORE_CHANNEL_SUMS(2) STORE_CHANNEL_SUMS(3)
-  STORE_CHANNEL_SUMS(4) STORE_CHANNEL_SUMS(5) STORE_CHANNEL_SUMS(6) STORE_CHANNEL_SUMS(7)
+  EACH_BLOCK_ROW(STORE_BLOCK_ROW)
 }
 
 // conv2d's parameters but `total`. Work-items: dim 0, the blocks of output columns; dim 1, the
