@@ -64,7 +64,8 @@ TEST_CASE("programs: every kernel builds for every dtype on every device") {
         check_kernels(device, device.program(KernelSource::Normalization, dtype),
                       {"softmax", "layer_norm", "rms_norm"});
         check_kernels(device, device.program(KernelSource::Spatial, dtype), {"conv2d", "conv2d_rows", "pool2d"});
-        check_kernels(device, device.program(KernelSource::Attention, dtype), {"fused_attention"});
+        check_kernels(device, device.program(KernelSource::Attention, dtype),
+                      {"fused_attention", "transpose_keys", "fused_attention_rows"});
       }
     }
     std::vector<std::string> copies = {"copy_bits8", "copy_bits16", "copy_bits32", "copy_bits64"};

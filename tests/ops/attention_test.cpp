@@ -227,15 +227,17 @@ TEST_CASE("_scaled_dot_product_fused_attention: empty operands and undefined sof
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (const Device device : test_devices("_scaled_dot_product_fused_attention.out")) {
     INFO(device.str());
-    const Tensor q = sample_tensor({2, 4, 8}, bp::kFloat32, Layout::Contiguous, 631, device);
     const Tensor v = sample_tensor({2, 5, 3}, bp::kFloat32, Layout::Contiguous, 632, device);
 
     INFO("no keys: the product with an empty value is 0, as in the composite");
-    if (auto out = fused_unless_refused(device, [&] {
-          return bp::_scaled_dot_product_fused_attention(q, bp::zeros({2, 0, 8}).to(device),
-                                                         bp::zeros({2, 0, 3}).to(device));
-        })) {
-      check_tensor(*out, {2, 4, 3}, bp::kFloat32, Values(24, 0.0));
+    for (const int64_t rows : {4, 20}) {
+      const Tensor q = sample_tensor({2, rows, 8}, bp::kFloat32, Layout::Contiguous, 631, device);
+      if (auto out = fused_unless_refused(device, [&] {
+            return bp::_scaled_dot_product_fused_attention(q, bp::zeros({2, 0, 8}).to(device),
+                                                           bp::zeros({2, 0, 3}).to(device));
+          })) {
+        check_tensor(*out, {2, rows, 3}, bp::kFloat32, Values(static_cast<size_t>(2 * rows * 3), 0.0));
+      }
     }
     if (auto out = fused_unless_refused(device, [&] {
           return bp::_scaled_dot_product_fused_attention(bp::zeros({2, 0, 8}).to(device),
@@ -245,18 +247,25 @@ TEST_CASE("_scaled_dot_product_fused_attention: empty operands and undefined sof
     }
 
     INFO("a NaN key leaves every row that sees it NaN, and only those");
-    Values key_values(80, 0.5);
+    // With is_causal, row i sees keys 0..i. Queries of 4 and of 20 rows (past the OpenCL
+    // kernels' blocks of 8 rows), keys of 40 (past their blocks of 32 keys).
+    Values key_values(2 * 40 * 8, 0.5);
     key_values[2 * 8 + 1] = nan;  // batch 0, key position 2
-    const Tensor k = make_tensor(key_values, {2, 5, 8}, bp::kFloat32, device);
-    const std::optional<Tensor> out = fused_unless_refused(
-        device, [&] { return bp::_scaled_dot_product_fused_attention(q, k, v, true); });
-    if (!out) continue;
-    const Values values = values_of(*out);
-    for (int64_t i = 0; i < 4; ++i) {
-      for (int64_t e = 0; e < 3; ++e) {
-        INFO("batch 0, row " << i);
-        CHECK(std::isnan(values[static_cast<size_t>(i * 3 + e)]) == (i >= 2));
-        CHECK(!std::isnan(values[static_cast<size_t>(12 + i * 3 + e)]));
+    const Tensor k = make_tensor(key_values, {2, 40, 8}, bp::kFloat32, device);
+    const Tensor values = sample_tensor({2, 40, 3}, bp::kFloat32, Layout::Contiguous, 634, device);
+    for (const int64_t rows : {4, 20}) {
+      INFO(rows << " query rows");
+      const Tensor q = sample_tensor({2, rows, 8}, bp::kFloat32, Layout::Contiguous, 633, device);
+      const std::optional<Tensor> out = fused_unless_refused(
+          device, [&] { return bp::_scaled_dot_product_fused_attention(q, k, values, true); });
+      if (!out) break;
+      const Values values_out = values_of(*out);
+      for (int64_t i = 0; i < rows; ++i) {
+        for (int64_t e = 0; e < 3; ++e) {
+          INFO("row " << i << ", column " << e);
+          CHECK(std::isnan(values_out[static_cast<size_t>(i * 3 + e)]) == (i >= 2));
+          CHECK(!std::isnan(values_out[static_cast<size_t>((rows + i) * 3 + e)]));  // batch 1
+        }
       }
     }
   }

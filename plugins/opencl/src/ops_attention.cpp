@@ -1,12 +1,15 @@
-// Fused attention (kernels/attention.cl) for the floating dtypes: one work-item per query row,
-// one launch for every leading index at once. Head dims past the kernel's MAX_HEAD, and leading
-// dims that do not collapse into 8, are refused with BP_STATUS_UNIMPLEMENTED, which sends
-// scaled_dot_product_attention to its composite path.
+// Fused attention (kernels/attention.cl) for the floating dtypes, one launch for every leading
+// index at once. On CPU-shaped devices, queries of more than ROW_WORK rows take
+// fused_attention_rows, after a copy of the keys in blocks (transpose_keys); otherwise
+// fused_attention, one work-item per query row. Head dims past the kernels' MAX_HEAD, and
+// leading dims that do not collapse into 8, are refused with BP_STATUS_UNIMPLEMENTED, which
+// sends scaled_dot_product_attention to its composite path.
 #include "OpenCLNativeFunctions.h"
 
 #include "dtype_support.h"
 #include "kernel_launch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -19,8 +22,10 @@ namespace bp::opencl {
 namespace {
 
 constexpr std::string_view kOp = "_scaled_dot_product_fused_attention";
-// MAX_HEAD in kernels/attention.cl.
+// MAX_HEAD, ROW_WORK and KEY_BLOCK in kernels/attention.cl.
 constexpr int64_t kMaxHead = 256;
+constexpr int64_t kRowsWork = 8;
+constexpr int64_t kKeyBlock = 32;
 
 // The dims before the last two, which number the (L, E) matrices of the operands.
 std::span<const int64_t> leading(std::span<const int64_t> values) {
@@ -32,6 +37,71 @@ std::span<const int64_t> leading(std::span<const int64_t> values) {
 void add_head_matrix(KernelArgs& args, const TensorView& view, const Dims8& leading_strides) {
   const int64_t dims = view.dim();
   args.add(buffer_of(view)).add(leading_strides).add(view.stride(dims - 2)).add(view.stride(dims - 1));
+}
+
+// The operands of one call, with the leading dims collapsed (walk.strides: query, key, value,
+// out).
+struct Attention {
+  const TensorView& query;
+  const TensorView& key;
+  const TensorView& value;
+  const TensorView& out;
+  WalkShape walk;
+  int64_t query_length, key_length, embedding, value_embedding;
+  ScalarArg scale;  // compute_t
+  bool is_causal;
+};
+
+// fused_attention: one work-item per query row.
+void launch_per_row(Device& device, cl_program program, const Attention& a) {
+  KernelArgs args;
+  args.add(a.query_length).add(a.key_length).add(static_cast<cl_int>(a.embedding))
+      .add(static_cast<cl_int>(a.value_embedding)).add(static_cast<cl_int>(a.walk.ndim)).add(a.walk.size);
+  size_t operand = 0;
+  for (const TensorView* view : {&a.query, &a.key, &a.value, &a.out}) {
+    add_head_matrix(args, *view, a.walk.strides[operand++]);
+  }
+  args.add(a.scale).add(static_cast<cl_int>(a.is_causal));
+  WorkSize work = elementwise_work(device, a.query_length);
+  work.dims = 2;
+  work.global[1] = static_cast<size_t>(a.walk.numel);
+  launch(device, program, "fused_attention", args, work);
+}
+
+// transpose_keys, then fused_attention_rows: one work-item per ROW_WORK query rows, in
+// work-groups of one, as matmul_rows.
+void launch_in_row_blocks(Device& device, cl_program program, const Attention& a) {
+  // At least one block of keys, so that the buffer is not empty.
+  const auto key_blocks = static_cast<int64_t>(blocks_covering(std::max<int64_t>(a.key_length, 1), kKeyBlock));
+  const auto bytes = static_cast<size_t>(a.walk.numel * key_blocks * kKeyBlock * a.embedding) * a.scale.size;
+  cl_int error = CL_SUCCESS;
+  // Releasing it once the kernels are queued is safe: OpenCL keeps it until they are done.
+  const OwnedBuffer keys_in_blocks(clCreateBuffer(device.context(), CL_MEM_READ_WRITE, bytes, nullptr, &error));
+  check_cl(error, "allocating " + std::to_string(bytes) + " bytes for the keys of " + std::string(kOp) + " on " +
+                      device.label());
+
+  KernelArgs transpose_args;
+  transpose_args.add(a.key_length).add(static_cast<cl_int>(a.embedding)).add(static_cast<cl_int>(a.walk.ndim))
+      .add(a.walk.size);
+  add_head_matrix(transpose_args, a.key, a.walk.strides[1]);
+  transpose_args.add(keys_in_blocks.get());
+  WorkSize transpose_work;
+  transpose_work.dims = 2;
+  transpose_work.global = {static_cast<size_t>(key_blocks), static_cast<size_t>(a.walk.numel), 1};
+  launch(device, program, "transpose_keys", transpose_args, transpose_work);
+
+  KernelArgs args;
+  args.add(a.query_length).add(a.key_length).add(static_cast<cl_int>(a.embedding))
+      .add(static_cast<cl_int>(a.value_embedding)).add(static_cast<cl_int>(a.walk.ndim)).add(a.walk.size);
+  add_head_matrix(args, a.query, a.walk.strides[0]);
+  args.add(keys_in_blocks.get());
+  add_head_matrix(args, a.value, a.walk.strides[2]);
+  add_head_matrix(args, a.out, a.walk.strides[3]);
+  args.add(a.scale).add(static_cast<cl_int>(a.is_causal));
+  WorkSize work;
+  work.dims = 2;
+  work.global = {blocks_covering(a.query_length, kRowsWork), static_cast<size_t>(a.walk.numel), 1};
+  launch(device, program, "fused_attention_rows", args, work);
 }
 
 }  // namespace
@@ -57,18 +127,18 @@ void _scaled_dot_product_fused_attention_out(const TensorView& query, const Tens
                                   kOp, /*outer_allowed=*/false);
   if (walk.numel == 0 || query_length == 0) return;
 
-  KernelArgs args;
-  args.add(query_length).add(key_length).add(static_cast<cl_int>(embedding))
-      .add(static_cast<cl_int>(value_embedding)).add(static_cast<cl_int>(walk.ndim)).add(walk.size);
-  size_t operand = 0;
-  for (const TensorView* view : {&query, &key, &value, &out}) add_head_matrix(args, *view, walk.strides[operand++]);
-  args.add(compute_scalar(out.dtype(), scale.value_or(1.0 / std::sqrt(static_cast<double>(embedding)))))
-      .add(static_cast<cl_int>(is_causal));
-
-  WorkSize work = elementwise_work(device, query_length);
-  work.dims = 2;
-  work.global[1] = static_cast<size_t>(walk.numel);
-  launch(device, device.program(KernelSource::Attention, out.dtype()), "fused_attention", args, work);
+  const double scale_or_default = scale.value_or(1.0 / std::sqrt(static_cast<double>(embedding)));
+  const Attention attention{query, key, value, out, walk, query_length, key_length, embedding,
+                            value_embedding, compute_scalar(out.dtype(), scale_or_default), is_causal};
+  const cl_program program = device.program(KernelSource::Attention, out.dtype());
+  // The keys' copy pays for itself once more than one block of rows reads it: on PoCL, with 32
+  // heads of 4096 keys, 8 query rows took 1.0-1.2x as long as the kernel per row, 16 rows
+  // 0.65-0.75x (bench/README.md).
+  if (device.kernel_shape() == KernelShape::Cpu && query_length > kRowsWork) {
+    launch_in_row_blocks(device, program, attention);
+  } else {
+    launch_per_row(device, program, attention);
+  }
 }
 
 }  // namespace bp::opencl
