@@ -454,6 +454,20 @@ TEST_CASE("cpu kernel paths: float32 exact GELU keeps its relative accuracy in t
   CHECK((special[5] == 0.0f && std::signbit(special[5])));
 }
 
+TEST_CASE("cpu kernel paths: float64 exact GELU keeps its relative accuracy in the left tail") {
+  const std::vector<double> samples = {-0.5, -1, -3, -6, -10, -20, -35};
+  const std::vector<double> results =
+      bp::gelu(bp::from_vector(samples, {static_cast<int64_t>(samples.size())})).to_vector<double>();
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const long double x = samples[i];
+    const long double exact = 0.5L * x * std::erfc(-x / std::sqrt(2.0L));
+    INFO("gelu(" << samples[i] << ") = " << results[i] << ", exactly " << static_cast<double>(exact));
+    // Rounding -x/sqrt 2 to a double alone moves erfc, which falls as exp(-x^2/2), by about
+    // x^2 times the rounding error (1.3e-13 of the result at x = -35).
+    CHECK(std::abs(results[i] - exact) <= (1e-14L + 2.5e-16L * x * x) * std::abs(exact));
+  }
+}
+
 double sum_of(const Values& values) { return std::accumulate(values.begin(), values.end(), 0.0); }
 
 TEST_CASE("cpu kernel paths: sums over rows, columns and everything at boundary lengths") {

@@ -20,7 +20,7 @@ struct UnaryOp {
 
 DType same_dtype(DType dtype) { return dtype; }
 
-double gelu_reference(double x) { return 0.5 * x * (1 + std::erf(x / std::numbers::sqrt2)); }
+double gelu_reference(double x) { return 0.5 * x * std::erfc(-x / std::numbers::sqrt2); }
 
 double gelu_tanh_reference(double x) {
   const double k = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;  // sqrt(2 / pi)

@@ -28,12 +28,13 @@ F gelu_erf_lanes(F x) {
   return x > 0.0f ? x - (magnitude > 20.0f ? lanes_of<F>(0.0f) : tail) : tail;
 }
 
+// In double, as x/2 erfc(-x / sqrt 2), which does not cancel for negative x as 1 + erf does.
 template <typename C>
 C gelu_erf(C x) {
   if constexpr (std::is_same_v<C, float>) {
     return gelu_erf_lanes(x);
   } else {
-    return C(0.5) * x * (C(1) + std::erf(x / std::numbers::sqrt2_v<C>));
+    return C(0.5) * x * std::erfc(-x / std::numbers::sqrt2_v<C>);
   }
 }
 
