@@ -145,7 +145,7 @@ TEST_CASE("addmm: beta * self + alpha * (mat1 @ mat2), self broadcast, in place 
   }
 }
 
-TEST_CASE("addmm with beta = 0 ignores NaN in self, and with an empty inner dim gives beta * self") {
+TEST_CASE("addmm with beta = 0 ignores NaN in self, and with an empty inner dim gives beta * self, in place too") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (const Device device : test_devices()) {
     INFO("device " << device.str());
@@ -158,6 +158,11 @@ TEST_CASE("addmm with beta = 0 ignores NaN in self, and with an empty inner dim 
     check_tensor(bp::addmm(self, bp::zeros({2, 0}, bp::kFloat64, device),
                            bp::zeros({0, 3}, bp::kFloat64, device), 2, 1),
                  {2, 3}, bp::kFloat64, {2, 4, 6, 8, 10, 12});
+
+    INFO("in place, self is read before it is overwritten");
+    Tensor in_place = make_tensor({1, 2, 3, 4, 5, 6}, {2, 3}, bp::kFloat64, device);
+    in_place.addmm_(bp::zeros({2, 0}, bp::kFloat64, device), bp::zeros({0, 3}, bp::kFloat64, device), 2, 1);
+    check_tensor(in_place, {2, 3}, bp::kFloat64, {2, 4, 6, 8, 10, 12});
   }
 }
 

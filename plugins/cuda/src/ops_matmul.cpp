@@ -173,6 +173,9 @@ void matmul_into(std::string_view op, const TensorView& a_view, const TensorView
   }
 
   if (k == 0) {  // an empty sum: out = beta * addend, or zeros
+    Staging staging(device);
+    // An addend that overlaps out (addmm_) is read before out is cleared.
+    if (uses_addend && overlap(out, addend, batches)) addend = staging.dense_copy(addend, batches);
     fill__Scalar(out_view, 0);
     if (uses_addend) {
       const auto sizes = out.sizes(batches);
