@@ -388,7 +388,7 @@ void launch_for_head_dim(const AttentionShape& shape, const void* const* data, d
                             std::to_string(INT32_MAX) + ", and " + std::to_string(shape.batches) + " indices of " +
                             std::to_string(shape.query_length) + " rows need more");
   }
-  allow_shared_memory(kernel, kBytes, static_bytes, "fused_attention");
+  allow_shared_memory(kernel, kBytes, static_bytes, target.max_shared_memory, "fused_attention");
   const auto blocks = static_cast<unsigned int>(query_blocks * shape.batches);
   fused_attention<T, HeadDim><<<blocks, kAttentionThreads, kBytes, target.stream>>>(
       shape, static_cast<const T*>(data[kAttentionQuery]), static_cast<const T*>(data[kAttentionKey]),

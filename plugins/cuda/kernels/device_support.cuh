@@ -256,8 +256,12 @@ void check_launch(std::string_view kernel);
 // current device.
 size_t static_shared_memory(const void* kernel, std::string_view name);
 
-// Raises `kernel`'s dynamic shared memory limit to `dynamic_bytes` where that and its
-// `static_bytes` together exceed kDefaultSharedMemory.
-void allow_shared_memory(const void* kernel, size_t dynamic_bytes, size_t static_bytes, std::string_view name);
+// Where `dynamic_bytes` and the kernel's `static_bytes` together exceed kDefaultSharedMemory,
+// raises `kernel`'s dynamic shared memory limit to all the device allows beside its static
+// memory (`max_shared_memory`, the opt-in limit). Never to this launch's size: the limit is the
+// function's, so another thread's launch of the same kernel with less would lower it under this
+// one.
+void allow_shared_memory(const void* kernel, size_t dynamic_bytes, size_t static_bytes, size_t max_shared_memory,
+                         std::string_view name);
 
 }  // namespace bp::cuda

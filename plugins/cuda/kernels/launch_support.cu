@@ -17,11 +17,14 @@ size_t static_shared_memory(const void* kernel, std::string_view name) {
   return attributes.sharedSizeBytes;
 }
 
-void allow_shared_memory(const void* kernel, size_t dynamic_bytes, size_t static_bytes, std::string_view name) {
+void allow_shared_memory(const void* kernel, size_t dynamic_bytes, size_t static_bytes, size_t max_shared_memory,
+                         std::string_view name) {
   if (static_bytes + dynamic_bytes <= kDefaultSharedMemory) return;
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dynamic_bytes)),
-             "allowing the CUDA kernel " + std::string(name) + " " + std::to_string(dynamic_bytes) +
-                 " bytes of dynamic shared memory beside its " + std::to_string(static_bytes) + " static ones");
+  const size_t allowed = max_shared_memory - static_bytes;  // callers keep dynamic_bytes within it
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(allowed)),
+             "allowing the CUDA kernel " + std::string(name) + " " + std::to_string(allowed) +
+                 " bytes of dynamic shared memory beside its " + std::to_string(static_bytes) + " static ones (" +
+                 std::to_string(dynamic_bytes) + " for this launch)");
 }
 
 namespace {
@@ -90,7 +93,7 @@ CachedRowLayout prepare_cached_rows(const void* kernel, std::string_view name, i
   const size_t static_bytes = static_shared_memory(kernel, name);
   const CachedRowLayout layout =
       cached_row_layout(groups, group_size, element_size, members_per_thread, static_bytes, target);
-  allow_shared_memory(kernel, layout.shared_bytes, static_bytes, name);
+  allow_shared_memory(kernel, layout.shared_bytes, static_bytes, target.max_shared_memory, name);
   return layout;
 }
 

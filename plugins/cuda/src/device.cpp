@@ -71,9 +71,11 @@ uint32_t* Device::zeroed_counters(int64_t count) {
   const auto bytes = static_cast<uint64_t>(count) * sizeof(uint32_t);
   auto* counters = static_cast<uint32_t*>(allocator_.allocate(bytes));
   const DeviceGuard guard(index_);
-  check_cuda(cudaMemsetAsync(counters, 0, bytes, stream()), label_ + ": zeroing reduction counters");
-  // Work queued before still uses the old counters; the allocator reuses them only after it.
-  if (counters_) allocator_.release(counters_);
+  const cudaError_t zeroed = cudaMemsetAsync(counters, 0, bytes, stream());
+  if (zeroed != cudaSuccess) allocator_.release(counters);
+  check_cuda(zeroed, label_ + ": zeroing reduction counters");
+  // Not released: a thread may hold the old counters and queue its kernel after this.
+  if (counters_) replaced_counters_.push_back(counters_);
   counters_ = counters;
   counter_count_ = count;
   return counters_;
@@ -91,6 +93,8 @@ void Device::shut_down() noexcept {
     if (stream_) cudaStreamSynchronize(stream_);
     blas_.reset();
     if (counters_) allocator_.release(counters_);
+    for (uint32_t* counters : replaced_counters_) allocator_.release(counters);
+    replaced_counters_.clear();
     counters_ = nullptr;
     counter_count_ = 0;
     allocator_.release_cache();

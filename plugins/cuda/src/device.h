@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace bp::cuda {
 
@@ -47,7 +48,9 @@ class Device {
   PinnedStaging& staging() { return staging_; }
   Blas& blas();
 
-  // `count` zeroed counters for reductions split across blocks (see GroupScratch).
+  // `count` zeroed counters for reductions split across blocks (see GroupScratch). A pointer it
+  // returned stays valid until shut_down, since another thread may not have queued its kernel
+  // yet when a larger request replaces the counters.
   uint32_t* zeroed_counters(int64_t count);
 
   // Waits for all work queued on the stream; reports a kernel's failure, if one failed.
@@ -75,6 +78,7 @@ class Device {
   std::mutex counters_mutex_;
   uint32_t* counters_ = nullptr;
   int64_t counter_count_ = 0;
+  std::vector<uint32_t*> replaced_counters_;  // released by shut_down
 };
 
 }  // namespace bp::cuda
