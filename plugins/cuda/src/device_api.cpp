@@ -54,7 +54,7 @@ bp_status copy_device_to_host(int32_t index, void* dst, const void* src, uint64_
 
 // The core calls this to move a tensor between two CUDA devices (the source on another device
 // than `index`), or within one. Another device's queued work may still be writing the source, so
-// it is waited for first. Within one device, cudaMemcpy leaves overlapping ranges undefined;
+// it is waited for first, and its later work waits for the copy. Within one device, cudaMemcpy leaves overlapping ranges undefined;
 // those go through a scratch block, as memmove does.
 bp_status copy_device_to_device(int32_t index, void* dst, uint64_t dst_offset, const void* src, uint64_t src_offset,
                                 uint64_t bytes) {
@@ -68,8 +68,18 @@ bp_status copy_device_to_device(int32_t index, void* dst, uint64_t dst_offset, c
     cudaPointerAttributes source{};
     check_cuda(cudaPointerGetAttributes(&source, from), action + " (finding the source's device)");
     if (source.type == cudaMemoryTypeDevice && source.device != index) {
-      Runtime::get().device(source.device).synchronize();
+      Device& source_device = Runtime::get().device(source.device);
+      source_device.synchronize();
       check_cuda(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, device.stream()), action + " between devices");
+      // The source device's later work (a write to the source, or its block handed out again by
+      // that device's allocator) must wait for the copy, which its stream does not order.
+      cudaEvent_t copied = nullptr;
+      check_cuda(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming), action + " (creating an event)");
+      const cudaError_t recorded = cudaEventRecord(copied, device.stream());
+      const cudaError_t waited =
+          recorded == cudaSuccess ? cudaStreamWaitEvent(source_device.stream(), copied, 0) : recorded;
+      cudaEventDestroy(copied);  // released once the wait is over
+      check_cuda(waited, action + " (ordering the source device's later work after the copy)");
       return;
     }
     const auto to_address = reinterpret_cast<uintptr_t>(to), from_address = reinterpret_cast<uintptr_t>(from);
@@ -126,7 +136,13 @@ bp_status event_query(int32_t index, bp_event event, uint8_t* complete) {
     const Device& device = Runtime::get().device(index);
     const cudaError_t state = cudaEventQuery(as_cuda_event(event));
     *complete = state == cudaSuccess ? 1 : 0;
-    if (state != cudaErrorNotReady) check_cuda(state, device.label() + ": querying an event");
+    if (state == cudaErrorNotReady) {
+      // Not a failure, but the runtime keeps it as the thread's last error, which the next
+      // kernel launch's check would report.
+      (void)cudaGetLastError();
+      return;
+    }
+    check_cuda(state, device.label() + ": querying an event");
   });
 }
 

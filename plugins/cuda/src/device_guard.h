@@ -18,7 +18,11 @@ class DeviceGuard {
   }
   ~DeviceGuard() {
     int current = previous_;
-    if (cudaGetDevice(&current) == cudaSuccess && current != previous_) cudaSetDevice(previous_);
+    if (cudaGetDevice(&current) == cudaSuccess && current != previous_ && cudaSetDevice(previous_) != cudaSuccess) {
+      // A device the process may not use (e.g. in exclusive mode elsewhere): the thread stays on
+      // this one, and the failure must not linger as the last error for the next launch check.
+      (void)cudaGetLastError();
+    }
   }
   DeviceGuard(const DeviceGuard&) = delete;
   DeviceGuard& operator=(const DeviceGuard&) = delete;
