@@ -75,11 +75,17 @@ cudnnMathType_t math_type(DType dtype) {
   return CUDNN_FMA_MATH;
 }
 
+// cuDNN's descriptors take int sizes and strides. A tensor whose farthest element lies past
+// INT_MAX would need offsets beyond them too: rather than risk cuDNN refusing it with an error
+// (or worse), such convolutions take the implicit-GEMM kernel.
 bool fits_int(const Image& image) {
+  int64_t last = 0;  // the farthest element's offset
   for (int d = 0; d < 4; ++d) {
     if (image.sizes[d] > INT_MAX || image.strides[d] > INT_MAX || image.strides[d] < 0) return false;
+    if (image.sizes[d] == 0) return true;
+    last += (image.sizes[d] - 1) * image.strides[d];
   }
-  return true;
+  return last < INT_MAX;
 }
 
 TensorDesc tensor_desc(const Image& image, cudnnDataType_t type) {
@@ -157,8 +163,11 @@ bool cudnn_conv2d(Device& device, DType dtype, const Image& input, const Image& 
   }
   const cudnnConvolutionFwdAlgoPerf_t& algorithm = found->second;
   if (algorithm.status != CUDNN_STATUS_SUCCESS) return false;
-  // The heuristic's math type for the algorithm (the descriptor's, or a compatible one).
-  check_cudnn(cudnnSetConvolutionMathType(raw_conv, algorithm.mathType), "describing a convolution");
+  // The heuristic's math type for the algorithm (the descriptor's, or a compatible one), but never
+  // tensor-op math (TF32) for float32 unless BACKPLANE_CUDA_ALLOW_TF32 allows it.
+  const bool tf32_forbidden = dtype == DType::Float32 && !tf32_allowed();
+  check_cudnn(cudnnSetConvolutionMathType(raw_conv, tf32_forbidden ? CUDNN_FMA_MATH : algorithm.mathType),
+              "describing a convolution");
 
   size_t workspace_bytes = 0;
   check_cudnn(cudnnGetConvolutionForwardWorkspaceSize(context.handle, x.get(), w.get(), conv.get(), y.get(),

@@ -47,13 +47,15 @@ void compare(CompareOp op, std::string_view name, const TensorView& self, const 
                      [&](const ElementwiseLaunch<3>& launch) { launch_compare(op, self.dtype(), launch); });
 }
 
-// -alpha, so that self - alpha * other runs as self + (-alpha) * other: the same value for every
-// dtype (integers wrap alike; negating a float is exact). The most negative int64 has no
-// negation and stays as it is, which wraps to the same products.
-Scalar negated(const Scalar& alpha) {
+// -alpha for `dtype`, so that self - alpha * other runs as self + (-alpha) * other: the same value
+// for every dtype (integers wrap alike; negating a float is exact). The most negative int64 has
+// no int64 negation: for integer dtypes it stays as it is, which wraps to the same products; for
+// floating ones it becomes +2^63.
+Scalar negated(const Scalar& alpha, DType dtype) {
   if (alpha.is_floating_point()) return Scalar(-alpha.to<double>());
   const int64_t value = alpha.to<int64_t>();
-  return Scalar(value == std::numeric_limits<int64_t>::min() ? value : -value);
+  if (value != std::numeric_limits<int64_t>::min()) return Scalar(-value);
+  return is_floating_point(dtype) ? Scalar(-static_cast<double>(value)) : Scalar(value);
 }
 
 }  // namespace
@@ -67,7 +69,7 @@ void sub_out(const TensorView& self, const TensorView& other, const Scalar& alph
   if (out.dtype() == DType::Bool) {
     throw plugin::Error(BP_STATUS_UNIMPLEMENTED, "sub: not implemented for 'Bool'");
   }
-  binary(BinaryOp::Add, "sub", self, other, negated(alpha), out);
+  binary(BinaryOp::Add, "sub", self, other, negated(alpha, out.dtype()), out);
 }
 
 void mul_out(const TensorView& self, const TensorView& other, const TensorView& out) {
