@@ -186,6 +186,14 @@ __host__ __device__ __forceinline__ bool is_vector_aligned(const T* p) {
   return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * V) == 0;
 }
 
+// How many elements of T lie between p and the next address aligned for V of them (0 where p is
+// aligned; meaningless where p is not aligned for one T, which is_vector_aligned then refuses).
+template <int V, typename T>
+__host__ __device__ __forceinline__ int64_t elements_to_vector_alignment(const T* p) {
+  constexpr uintptr_t kBytes = sizeof(T) * V;
+  return static_cast<int64_t>((kBytes - reinterpret_cast<uintptr_t>(p) % kBytes) % kBytes / sizeof(T));
+}
+
 // --- reductions across threads ------------------------------------------------------------------
 
 // `value` from the lane `lane_mask` away (XOR) within groups of `width` lanes, for any

@@ -2,8 +2,8 @@
 // their compute types and the result stored as the output's type.
 //
 // Dense launches (every operand's elements consecutive) walk the elements with 16-byte vector
-// loads and stores when every pointer is aligned for them, several vectors per thread loaded
-// before any is used; other launches find each element's offsets through the launch's
+// loads and stores when every pointer is aligned for them past a common scalar head, several
+// vectors per thread loaded before any is used; other launches find each element's offsets through the launch's
 // StridedShape (32-bit fast division unless the shape is huge).
 #pragma once
 
@@ -69,11 +69,16 @@ template <typename Out, typename Fn, typename... In>
 __global__ void __launch_bounds__(kElementwiseThreads, kElementwiseMinBlocks)
     elementwise_dense(int64_t n, Fn fn, Out* out, const In*... in) {
   constexpr int V = kVectorWidth<Out, In...>;
-  const bool aligned = is_vector_aligned<V>(out) && (is_vector_aligned<V>(in) && ...);
+  // Operands that start equally far from alignment (a slice like x[1:] + y[1:]) take a scalar
+  // head up to it, then vectors.
+  const int64_t to_alignment = elements_to_vector_alignment<V>(out);
+  const int64_t head = to_alignment < n ? to_alignment : n;
+  const bool aligned = is_vector_aligned<V>(out + head) && (is_vector_aligned<V>(in + head) && ...);
   if (aligned && V > 1) {
-    const int64_t vectors = n / V;
-    dense_walk<V>(vectors, fn, out, in...);
-    const int64_t done = vectors * V;
+    dense_walk<1>(head, fn, out, in...);
+    const int64_t vectors = (n - head) / V;
+    dense_walk<V>(vectors, fn, out + head, (in + head)...);
+    const int64_t done = head + vectors * V;
     dense_walk<1>(n - done, fn, out + done, (in + done)...);
   } else {
     dense_walk<1>(n, fn, out, in...);
