@@ -118,4 +118,23 @@ TEST_CASE("indices out of range, of the wrong dtype or shape are refused") {
   check_error([&] { bp::index_select(weight, 2, bp::zeros({1}, bp::kInt64)); }, "out of range");
 }
 
+TEST_CASE("indices out of range are refused on every device, also where the result is empty") {
+  for (const Device device : test_devices()) {
+    INFO(device.str());
+    const auto indices = [&](const std::vector<int64_t>& values) {
+      return bp::from_vector<int64_t>(values, {static_cast<int64_t>(values.size())}).to(device);
+    };
+    check_error([&] { bp::embedding(bp::zeros({4, 2}).to(device), indices({1, 4})); },
+                "embedding: index 4 is out of range for a dimension of size 4");
+    check_error([&] { bp::index_select(bp::zeros({4, 2}).to(device), 1, indices({0, -1})); },
+                "index_select: index -1 is out of range for a dimension of size 2");
+
+    INFO("the result is empty, since a dim other than the picked one is 0");
+    check_error([&] { bp::embedding(bp::zeros({10, 0}).to(device), indices({12})); },
+                "embedding: index 12 is out of range for a dimension of size 10");
+    check_error([&] { bp::index_select(bp::zeros({3, 0}).to(device), 0, indices({1, 5})); },
+                "index_select: index 5 is out of range for a dimension of size 3");
+  }
+}
+
 }  // namespace optest
