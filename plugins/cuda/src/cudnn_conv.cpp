@@ -174,7 +174,17 @@ bool cudnn_conv2d(Device& device, DType dtype, const Image& input, const Image& 
                                                       algorithm.algo, &workspace_bytes),
               device.label() + ": sizing a cuDNN workspace");
   DeviceScratch scratch(device);
-  void* workspace = workspace_bytes ? scratch.allocate(workspace_bytes) : nullptr;
+  void* workspace = nullptr;
+  if (workspace_bytes > 0) {
+    try {
+      workspace = scratch.allocate(workspace_bytes);
+    } catch (const plugin::Error& error) {
+      // The heuristic's choice needs more memory than is free now: the implicit-GEMM kernel,
+      // which needs none, computes the same convolution.
+      if (error.code() != BP_STATUS_OUT_OF_MEMORY) throw;
+      return false;
+    }
+  }
   check_cudnn(cudnnSetStream(context.handle, device.stream()), "setting cuDNN's stream");
   const double one = 1, zero = 0;
   const float one_f = 1, zero_f = 0;
