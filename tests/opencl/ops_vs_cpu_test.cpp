@@ -151,6 +151,10 @@ TEST_CASE("vs cpu: softmax and layer norm over large and small groups") {
       for (const int64_t dim : {0, 1, 2}) {
         check_close(bp::softmax(on, dim), bp::softmax(x, dim), 1e-5, "softmax " + where);
         check_close(bp::log_softmax(on, dim), bp::log_softmax(x, dim), 1e-5, "log_softmax " + where);
+        // softmax keeps each exp in out between its passes: written over its input too.
+        Tensor in_place = on.clone();
+        bp::softmax_out(in_place, in_place, dim);
+        check_close(in_place, bp::softmax(x, dim), 1e-5, "softmax written over its input " + where);
       }
       const int64_t last = x.size(2);
       for (const std::vector<int64_t>& normalized :

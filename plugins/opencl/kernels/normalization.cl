@@ -1,6 +1,9 @@
 // softmax, log_softmax, layer norm and RMS norm: each group is normalised by statistics of its own
 // members. Floating dtypes only.
 
+// Whether elem_t holds every compute_t value exactly (not so float16 and bfloat16).
+#define EXACT_IN_ELEM (DTYPE == DT_FLOAT32 || DTYPE == DT_FLOAT64)
+
 // softmax (log_softmax when `logarithm`) along the reduced dimension. Subtracting the group's
 // maximum first keeps exp from overflowing; a NaN member makes the whole group NaN.
 __kernel void softmax(GROUP_PARAMS, GROUPED(__global const elem_t, in),
@@ -22,16 +25,32 @@ __kernel void softmax(GROUP_PARAMS, GROUPED(__global const elem_t, in),
     FOR_EACH_MEMBER_PAST_OCTETS(p) max = MAX_NAN(max, LOAD_MEMBER(in, in_start, p));
     max = max_lanes(max, scratch_max);
 
-    acc_t total = 0;
-    FOR_EACH_OCTET(o, total += SUM8(exp(LOAD_MEMBERS8(in, in_start, o * 8) - max));)
+    // Where out holds the compute type exactly, softmax stores each exp in out as it sums them,
+    // and the last pass divides what it reads back (from the cache, for rows that fit) instead of
+    // taking exp again. Each lane rereads only what it wrote, so out may be in.
+    const bool exps_in_out = !logarithm && EXACT_IN_ELEM;
+    acc8_t total8 = 0;
+    FOR_EACH_OCTET(o, {
+      const compute8_t weights = exp(LOAD_MEMBERS8(in, in_start, o * 8) - max);
+      total8 += CONVERT_ACC8(weights);
+      if (exps_in_out) STORE_MEMBERS8(out, out_start, o * 8, weights);
+    })
+    acc_t total = SUM8(total8);
     FOR_EACH_MEMBER_PAST_OCTETS(p) total += exp(LOAD_MEMBER(in, in_start, p) - max);
     const compute_t sum = (compute_t)sum_lanes(total, scratch_sum);
     const compute_t log_sum = log(sum);
 
-    FOR_EACH_OCTET(o, {
-      const compute8_t shifted = LOAD_MEMBERS8(in, in_start, o * 8) - max;
-      STORE_MEMBERS8(out, out_start, o * 8, logarithm ? shifted - log_sum : exp(shifted) / sum);
-    })
+    if (exps_in_out) {
+      FOR_EACH_OCTET(o, {
+        const compute8_t weights = LOAD_MEMBERS8(out, out_start, o * 8);
+        STORE_MEMBERS8(out, out_start, o * 8, weights / sum);
+      })
+    } else {
+      FOR_EACH_OCTET(o, {
+        const compute8_t shifted = LOAD_MEMBERS8(in, in_start, o * 8) - max;
+        STORE_MEMBERS8(out, out_start, o * 8, logarithm ? shifted - log_sum : exp(shifted) / sum);
+      })
+    }
     FOR_EACH_MEMBER_PAST_OCTETS(p) {
       const compute_t shifted = LOAD_MEMBER(in, in_start, p) - max;
       STORE(out, out_start + MEMBER_OFFSET(out, p),
@@ -53,17 +72,26 @@ __kernel void softmax_side_by_side(GROUP_PARAMS, GROUPED(__global const elem_t, 
     const long at = in_start + MEMBER_OFFSET(in, p);
     max = MAX_NAN(max, LOAD8(in, at));
   }
+  // Each exp kept in out between the passes, as in softmax.
+  const bool exps_in_out = !logarithm && EXACT_IN_ELEM;
   acc8_t total = 0;
   for (long p = 0; p < group_size; ++p) {
-    const long at = in_start + MEMBER_OFFSET(in, p);
-    total += CONVERT_ACC8(exp(LOAD8(in, at) - max));
+    const long at = in_start + MEMBER_OFFSET(in, p), to = out_start + MEMBER_OFFSET(out, p);
+    const compute8_t weights = exp(LOAD8(in, at) - max);
+    total += CONVERT_ACC8(weights);
+    if (exps_in_out) STORE_SIDE8(out, to, skip, weights);
   }
   const compute8_t sum = CONVERT_COMPUTE8(total);
   const compute8_t log_sum = log(sum);
   for (long p = 0; p < group_size; ++p) {
     const long at = in_start + MEMBER_OFFSET(in, p), to = out_start + MEMBER_OFFSET(out, p);
-    const compute8_t shifted = LOAD8(in, at) - max;
-    const compute8_t y = logarithm ? shifted - log_sum : exp(shifted) / sum;
+    compute8_t y;
+    if (exps_in_out) {
+      y = LOAD8(out, to) / sum;
+    } else {
+      const compute8_t shifted = LOAD8(in, at) - max;
+      y = logarithm ? shifted - log_sum : exp(shifted) / sum;
+    }
     STORE_SIDE8(out, to, skip, y);
   }
 }
