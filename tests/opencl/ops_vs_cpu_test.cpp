@@ -321,11 +321,11 @@ TEST_CASE("vs cpu: embedding of many indices, and index_select along each dim") 
   }
 }
 
-// Dense math functions of one tensor run 8 elements per work-item as vectors on a CPU device
+// Math functions of one tensor run 8 elements per work-item as vectors on a CPU device
 // (whole work-groups of them, the rest element by element): over large tensors of ordinary
 // values, the specials (NaN, infinities, zeros of both signs, values where tanh saturates,
 // negative arguments of log and sqrt) and GELU's left tail, in every floating dtype.
-TEST_CASE("vs cpu: math functions over large dense tensors") {
+TEST_CASE("vs cpu: math functions over large dense and transposed tensors") {
   bp::manual_seed(19);
   FOR_EACH_OPENCL_DEVICE(device) {
     std::vector<bp::DType> dtypes = {bp::kFloat32, bp::kFloat16, bp::kBFloat16};
@@ -348,7 +348,12 @@ TEST_CASE("vs cpu: math functions over large dense tensors") {
           {"gelu", [](const Tensor& t) { return bp::gelu(t); }},
           {"gelu tanh", [](const Tensor& t) { return bp::gelu(t, "tanh"); }},
       };
+      // The same elements transposed: the strided form, 8 columns at a time where out's rows are
+      // consecutive, with a tail (1003 = 125 * 8 + 3).
+      const Tensor transposed = x.slice(0, 0, 1003 * 49).view({1003, 49}).transpose(0, 1);
+      const Tensor transposed_on = on.slice(0, 0, 1003 * 49).view({1003, 49}).transpose(0, 1);
       for (const auto& [name, function] : functions) {
+        check_close(function(transposed_on), function(transposed), tolerance, name + " transposed " + where);
         const Tensor got = function(on), want = function(x);
         check_close(got, want, tolerance, name + " " + where);
         if (dtype != bp::kFloat16 && dtype != bp::kBFloat16) continue;

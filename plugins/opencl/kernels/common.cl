@@ -232,6 +232,26 @@ inline ushort8 float8_to_bfloat16(const float8 f) {
                  LOAD_PRODUCT(p, at, step, 12), LOAD_PRODUCT(p, at, step, 13),                 \
                  LOAD_PRODUCT(p, at, step, 14), LOAD_PRODUCT(p, at, step, 15)))
 
+// Elements at, at + step, ..., at + 7 * step of p as a compute8_t, and a compute8_t stored to
+// them (`at` a variable, as in the last LOAD8).
+#define LOAD_STEP(p, at, step, q) (compute_t)LOAD(p, (at) + (q) * (step))
+#define LOAD8_STEP(p, at, step)                                                                \
+  ((compute8_t)(LOAD_STEP(p, at, step, 0), LOAD_STEP(p, at, step, 1),                          \
+                LOAD_STEP(p, at, step, 2), LOAD_STEP(p, at, step, 3),                          \
+                LOAD_STEP(p, at, step, 4), LOAD_STEP(p, at, step, 5),                          \
+                LOAD_STEP(p, at, step, 6), LOAD_STEP(p, at, step, 7)))
+#define STORE8_STEP(p, at, step, v)                                                            \
+  do {                                                                                         \
+    STORE(p, (at), (v).s0);                                                                    \
+    STORE(p, (at) + (step), (v).s1);                                                           \
+    STORE(p, (at) + 2 * (step), (v).s2);                                                       \
+    STORE(p, (at) + 3 * (step), (v).s3);                                                       \
+    STORE(p, (at) + 4 * (step), (v).s4);                                                       \
+    STORE(p, (at) + 5 * (step), (v).s5);                                                       \
+    STORE(p, (at) + 6 * (step), (v).s6);                                                       \
+    STORE(p, (at) + 7 * (step), (v).s7);                                                       \
+  } while (0)
+
 // A work-item's block of 8 rows by 32 columns of sums (matmul_rows, conv2d_rows), row i as two
 // named product16_t variables: PoCL keeps those in registers, where an array of sums (of
 // scalars or of vectors) stays in memory and is loaded and stored around every multiply-add.
@@ -312,7 +332,9 @@ inline long dot8(const long8 a, const long8 b) {
 #define DENSE_AT(name) (name##_base + i)
 
 #ifdef WALK_IN_TILES
-#define STRIDED_KERNEL(name, PARAMS, BODY, arg)                                                \
+// ROW(BODY, arg) walks row r of a tile, columns [0, width): EACH_ELEMENT_OF_ROW one by one, or a
+// kernel's own walk (MATH_KERNEL's, 8 columns at a time).
+#define STRIDED_TILES_KERNEL(name, PARAMS, ROW, BODY, arg)                                     \
   __kernel void name(const long tiles, const long span, const long tile_rows,                  \
                      const long tile_columns, const int ndim, const long8 size,                \
                      PARAMS(STRIDED, arg)) {                                                   \
@@ -329,13 +351,17 @@ inline long dot8(const long8 a, const long8 b) {
       const long height = min(tile_rows, size.s1 - c.s1);                                      \
       const long width = min(tile_columns, size.s0 - c.s0);                                    \
       for (long r = 0; r < height; ++r) {                                                      \
-        for (long j = 0; j < width; ++j) {                                                     \
-          const long i = (plane * size.s1 + c.s1 + r) * size.s0 + c.s0 + j;                    \
-          BODY(TILE_AT, arg)                                                                   \
-        }                                                                                      \
+        ROW(BODY, arg)                                                                         \
       }                                                                                        \
     }                                                                                          \
   }
+#define EACH_ELEMENT_OF_ROW(BODY, arg)                                                         \
+  for (long j = 0; j < width; ++j) {                                                           \
+    const long i = (plane * size.s1 + c.s1 + r) * size.s0 + c.s0 + j;                          \
+    BODY(TILE_AT, arg)                                                                         \
+  }
+#define STRIDED_KERNEL(name, PARAMS, BODY, arg)                                                \
+  STRIDED_TILES_KERNEL(name, PARAMS, EACH_ELEMENT_OF_ROW, BODY, arg)
 #else
 #define STRIDED_KERNEL(name, PARAMS, BODY, arg)                                                \
   __kernel void name(const long n, const int ndim, const long8 size, PARAMS(STRIDED, arg)) {   \
@@ -346,9 +372,11 @@ inline long dot8(const long8 a, const long8 b) {
   }
 #endif
 
-#define ELEMENTWISE_KERNEL(name, PARAMS, BODY, arg)                                            \
-  STRIDED_KERNEL(name, PARAMS, BODY, arg)                                                      \
+#define DENSE_KERNEL(name, PARAMS, BODY, arg)                                                  \
   __kernel void name##_dense(PARAMS(DENSE, arg)) {                                             \
     const long i = get_global_id(0);                                                           \
     BODY(DENSE_AT, arg)                                                                        \
   }
+#define ELEMENTWISE_KERNEL(name, PARAMS, BODY, arg)                                            \
+  STRIDED_KERNEL(name, PARAMS, BODY, arg)                                                      \
+  DENSE_KERNEL(name, PARAMS, BODY, arg)
