@@ -149,7 +149,7 @@ __attribute__((always_inline)) inline compute_t sum16(const product16_t v) {
 // The keys of every leading index in blocks of KEY_BLOCK positions, each block with positions
 // along rows: element (e, j) of block b of leading index i at ((i * blocks + b) * embedding + e)
 // * KEY_BLOCK + j, in the compute type, and 0 past key_length. A block is one work-item's, so
-// that each writes whole vectors into consecutive memory (one work-item per position ran 10x
+// that each writes whole vectors into consecutive memory (one work-item per position ran 2.5x
 // slower on PoCL); the block's key rows stay in the cache while it walks their columns.
 __kernel void transpose_keys(const long key_length, const int embedding, const int leading_ndim,
                              const long8 leading_size, HEAD_MATRIX(__global const elem_t, key),
