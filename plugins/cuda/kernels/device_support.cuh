@@ -5,6 +5,7 @@
 
 #include "launch.h"
 #include "launch_layout.h"
+#include "vector_alignment.h"
 
 #include <backplane/sdk/status.hpp>
 
@@ -170,29 +171,12 @@ __device__ __forceinline__ double math_erfc(double x) { return erfc(x); }
 
 // --- vectors ------------------------------------------------------------------------------------
 
-inline constexpr int kVectorBytes = 16;
-
+// V elements of T, aligned for one vector access (the widths and alignment tests are in
+// vector_alignment.h).
 template <typename T, int V>
 struct alignas(sizeof(T) * V) Vec {
   T v[V];
 };
-
-// Elements per 16-byte access of the widest of Types.
-template <typename... Types>
-inline constexpr int kVectorWidth = kVectorBytes / static_cast<int>((std::max)({sizeof(Types)...}));
-
-template <int V, typename T>
-__host__ __device__ __forceinline__ bool is_vector_aligned(const T* p) {
-  return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * V) == 0;
-}
-
-// How many elements of T lie between p and the next address aligned for V of them (0 where p is
-// aligned; meaningless where p is not aligned for one T, which is_vector_aligned then refuses).
-template <int V, typename T>
-__host__ __device__ __forceinline__ int64_t elements_to_vector_alignment(const T* p) {
-  constexpr uintptr_t kBytes = sizeof(T) * V;
-  return static_cast<int64_t>((kBytes - reinterpret_cast<uintptr_t>(p) % kBytes) % kBytes / sizeof(T));
-}
 
 // --- reductions across threads ------------------------------------------------------------------
 

@@ -4,13 +4,9 @@
 // one element offset per operand. Compiled by both the host compiler and nvcc.
 #pragma once
 
-#include <cstdint>
+#include "host_device.h"
 
-#if defined(__CUDACC__)
-#define BP_CUDA_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define BP_CUDA_HOST_DEVICE inline
-#endif
+#include <cstdint>
 
 namespace bp::cuda {
 

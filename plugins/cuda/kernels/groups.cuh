@@ -34,9 +34,10 @@ __device__ __forceinline__ void for_members(const T* __restrict__ first, const G
     return;
   }
   constexpr int V = kVectorWidth<T>;
-  const auto misalignment = reinterpret_cast<uintptr_t>(first + begin) % kVectorBytes;
-  int64_t head = misalignment == 0 ? 0 : static_cast<int64_t>((kVectorBytes - misalignment) / sizeof(T));
+  int64_t head = elements_to_vector_alignment<V>(first + begin);
   if (head > end - begin) head = end - begin;
+  // Members not aligned even for one T (a foreign tensor's bytes): no vectors at all.
+  if (!is_vector_aligned<V>(first + begin + head)) head = end - begin;
   for (int64_t p = begin + lane; p < begin + head; p += team) visit(first[p], p);
   const int64_t body = begin + head;
   const int64_t vectors = (end - body) / V;
