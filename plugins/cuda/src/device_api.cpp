@@ -54,8 +54,8 @@ bp_status copy_device_to_host(int32_t index, void* dst, const void* src, uint64_
 
 // The core calls this to move a tensor between two CUDA devices (the source on another device
 // than `index`), or within one. Another device's queued work may still be writing the source, so
-// it is waited for first, and its later work waits for the copy. Within one device, cudaMemcpy leaves overlapping ranges undefined;
-// those go through a scratch block, as memmove does.
+// it is waited for first, and its later work waits for the copy. Within one device, cudaMemcpy
+// leaves overlapping ranges undefined; those go through a scratch block, as memmove does.
 bp_status copy_device_to_device(int32_t index, void* dst, uint64_t dst_offset, const void* src, uint64_t src_offset,
                                 uint64_t bytes) {
   return plugin::guard([&] {
