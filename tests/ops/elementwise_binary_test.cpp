@@ -254,6 +254,19 @@ TEST_CASE("integer arithmetic wraps around like the dtype") {
   }
 }
 
+TEST_CASE("sub with alpha = INT64_MIN: floats subtract -2^63 times other, int64 wraps") {
+  const int64_t most_negative = std::numeric_limits<int64_t>::min();
+  for (const Device device : test_devices()) {
+    INFO("device " << device.str());
+    const Tensor ones = make_tensor({1, 1}, {2}, bp::kFloat32, device);
+    check_tensor(bp::sub(ones, ones, most_negative), {2}, bp::kFloat32, {0x1p63, 0x1p63});
+    const Tensor long_ones = make_tensor({1, 1}, {2}, bp::kInt64, device);
+    const std::vector<int64_t> wrapped =
+        bp::sub(long_ones, long_ones, most_negative).cpu().to_vector<int64_t>();
+    CHECK(wrapped == std::vector<int64_t>(2, most_negative + 1));  // 1 + 2^63, wrapped
+  }
+}
+
 TEST_CASE("bool subtraction is refused with a clear message") {
   const Tensor mask = make_tensor({1, 0}, {2}, bp::kBool);
   check_error([&] { bp::sub(mask, mask); }, "Bool");
