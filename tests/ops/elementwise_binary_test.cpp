@@ -244,13 +244,25 @@ TEST_CASE("maximum and minimum propagate NaN") {
   }
 }
 
-TEST_CASE("integer arithmetic wraps around like the dtype") {
+TEST_CASE("integer arithmetic wraps around like the dtype, signed overflow too") {
   for (const Device device : test_devices()) {
     INFO("device " << device.str());
     const Tensor small = make_tensor({3, 200}, {2}, bp::kUInt8, device);
     const Tensor large = make_tensor({10, 100}, {2}, bp::kUInt8, device);
     check_tensor(bp::sub(small, large), {2}, bp::kUInt8, {249, 100});
     check_tensor(bp::add(small, large), {2}, bp::kUInt8, {13, 44});
+
+    INFO("signed overflow wraps as two's complement does");
+    const int32_t int_max = std::numeric_limits<int32_t>::max();
+    const Tensor ints = bp::from_vector<int32_t>({int_max, -int_max - 1}, {2}).to(device);
+    const Tensor int_ones = bp::from_vector<int32_t>({1, 1}, {2}).to(device);
+    CHECK(bp::add(ints, int_ones).cpu().to_vector<int32_t>() == std::vector<int32_t>{-int_max - 1, -int_max});
+    CHECK(bp::sub(ints, int_ones).cpu().to_vector<int32_t>() == std::vector<int32_t>{int_max - 1, int_max});
+    const int64_t long_max = std::numeric_limits<int64_t>::max();
+    const Tensor longs = bp::from_vector<int64_t>({long_max, 3}, {2}).to(device);
+    const Tensor twos = bp::from_vector<int64_t>({2, 2}, {2}).to(device);
+    CHECK(bp::mul(longs, twos).cpu().to_vector<int64_t>() == std::vector<int64_t>{-2, 6});
+    CHECK(bp::add(longs, longs, 3).cpu().to_vector<int64_t>() == std::vector<int64_t>{-4, 12});
   }
 }
 

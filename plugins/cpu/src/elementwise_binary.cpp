@@ -1,10 +1,11 @@
 // Elementwise arithmetic on two tensors. The core's meta step has broadcast both inputs to
 // out's shape and converted them to out's dtype, so every kernel here is one loop over three
-// tensors of one dtype.
+// tensors of one dtype. Integer arithmetic wraps around (wrapping_arithmetic.h).
 #include "CPUNativeFunctions.h"
 
 #include "dtypes.h"
 #include "parallel_elements.h"
+#include "wrapping_arithmetic.h"
 
 #include <string_view>
 
@@ -44,20 +45,22 @@ auto with_alpha(const bp::Scalar& alpha, Fn fn) {
 
 void add_out(const TensorView& self, const TensorView& other, const bp::Scalar& alpha,
              const TensorView& out) {
-  binary_op<AnyDType>("add", self, other, out,
-                      with_alpha(alpha, [](auto x, auto a, auto y) { return x + a * y; }));
+  binary_op<AnyDType>("add", self, other, out, with_alpha(alpha, [](auto x, auto a, auto y) {
+                        return wrapping_add(x, wrapping_mul(a, y));
+                      }));
 }
 
 // PyTorch refuses bool subtraction (it would be ambiguous with logical_xor / logical_not).
 void sub_out(const TensorView& self, const TensorView& other, const bp::Scalar& alpha,
              const TensorView& out) {
-  binary_op<NonBoolDType>("sub", self, other, out,
-                          with_alpha(alpha, [](auto x, auto a, auto y) { return x - a * y; }));
+  binary_op<NonBoolDType>("sub", self, other, out, with_alpha(alpha, [](auto x, auto a, auto y) {
+                            return wrapping_sub(x, wrapping_mul(a, y));
+                          }));
 }
 
 void mul_out(const TensorView& self, const TensorView& other, const TensorView& out) {
   binary_op<AnyDType>("mul", self, other, out,
-                      for_every_dtype([](auto x, auto y) { return x * y; }));
+                      for_every_dtype([](auto x, auto y) { return wrapping_mul(x, y); }));
 }
 
 // True division: the meta step promotes integer inputs to a floating dtype.
