@@ -46,7 +46,7 @@ auto with_alpha(const bp::Scalar& alpha, Fn fn) {
 void add_out(const TensorView& self, const TensorView& other, const bp::Scalar& alpha,
              const TensorView& out) {
   binary_op<AnyDType>("add", self, other, out, with_alpha(alpha, [](auto x, auto a, auto y) {
-                        return wrapping_add(x, wrapping_mul(a, y));
+                        return wrapping(std::plus{}, x, wrapping(std::multiplies{}, a, y));
                       }));
 }
 
@@ -54,13 +54,14 @@ void add_out(const TensorView& self, const TensorView& other, const bp::Scalar& 
 void sub_out(const TensorView& self, const TensorView& other, const bp::Scalar& alpha,
              const TensorView& out) {
   binary_op<NonBoolDType>("sub", self, other, out, with_alpha(alpha, [](auto x, auto a, auto y) {
-                            return wrapping_sub(x, wrapping_mul(a, y));
+                            return wrapping(std::minus{}, x, wrapping(std::multiplies{}, a, y));
                           }));
 }
 
 void mul_out(const TensorView& self, const TensorView& other, const TensorView& out) {
   binary_op<AnyDType>("mul", self, other, out,
-                      for_every_dtype([](auto x, auto y) { return wrapping_mul(x, y); }));
+                      for_every_dtype(
+                          [](auto x, auto y) { return wrapping(std::multiplies{}, x, y); }));
 }
 
 // True division: the meta step promotes integer inputs to a floating dtype.
