@@ -68,12 +68,21 @@ void launch_per_row(Device& device, cl_program program, const Attention& a) {
   launch(device, program, "fused_attention", args, work);
 }
 
+// The blocks of keys transpose_keys writes: at least one, so that the buffer is not empty.
+int64_t key_blocks_of(const Attention& a) {
+  return static_cast<int64_t>(blocks_covering(std::max<int64_t>(a.key_length, 1), kKeyBlock));
+}
+
+// The bytes of transpose_keys' copy of the keys, in the compute type (that of the scale).
+uint64_t keys_copy_bytes(const Attention& a) {
+  return static_cast<uint64_t>(a.walk.numel * key_blocks_of(a) * kKeyBlock * a.embedding) * a.scale.size;
+}
+
 // transpose_keys, then fused_attention_rows: one work-item per ROW_WORK query rows, in
 // work-groups of one, as matmul_rows.
 void launch_in_row_blocks(Device& device, cl_program program, const Attention& a) {
-  // At least one block of keys, so that the buffer is not empty.
-  const auto key_blocks = static_cast<int64_t>(blocks_covering(std::max<int64_t>(a.key_length, 1), kKeyBlock));
-  const auto bytes = static_cast<size_t>(a.walk.numel * key_blocks * kKeyBlock * a.embedding) * a.scale.size;
+  const int64_t key_blocks = key_blocks_of(a);
+  const auto bytes = static_cast<size_t>(keys_copy_bytes(a));
   cl_int error = CL_SUCCESS;
   // Releasing it once the kernels are queued is safe: OpenCL keeps it until they are done.
   const OwnedBuffer keys_in_blocks(clCreateBuffer(device.context(), CL_MEM_READ_WRITE, bytes, nullptr, &error));
@@ -133,8 +142,10 @@ void _scaled_dot_product_fused_attention_out(const TensorView& query, const Tens
   const cl_program program = device.program(KernelSource::Attention, out.dtype());
   // The keys' copy pays for itself once more than one block of rows reads it: on PoCL, with 32
   // heads of 4096 keys, 8 query rows took 1.0-1.2x as long as the kernel per row, 16 rows
-  // 0.65-0.75x (bench/README.md).
-  if (device.kernel_shape() == KernelShape::Cpu && query_length > kRowsWork) {
+  // 0.65-0.75x (bench/README.md). A copy larger than one buffer may be (16-bit keys near that
+  // limit) leaves the kernel per row, which needs no memory of its own.
+  if (device.kernel_shape() == KernelShape::Cpu && query_length > kRowsWork &&
+      keys_copy_bytes(attention) <= device.max_allocation()) {
     launch_in_row_blocks(device, program, attention);
   } else {
     launch_per_row(device, program, attention);
