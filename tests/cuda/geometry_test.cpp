@@ -34,6 +34,20 @@ TEST_CASE("fast division matches / for every divisor class and dividends up to 2
   }
 }
 
+TEST_CASE("a divisor takes fast division below 2^32 and 64-bit division past it") {
+  using bp::cuda::Divisor;
+  for (const int64_t d : {int64_t{1}, int64_t{3}, int64_t{1000}, int64_t{UINT32_MAX}, int64_t{1} << 32}) {
+    for (const int64_t limit : {int64_t{1} << 20, int64_t{1} << 32, (int64_t{1} << 32) + 1, int64_t{1} << 40}) {
+      const Divisor divisor(d, limit);
+      for (const int64_t n : {int64_t{0}, d - 1, d, 3 * d + 1, limit / 2, limit - 1}) {
+        if (n < 0 || n >= limit) continue;
+        INFO(n << " / " << d << ", dividends below " << limit);
+        CHECK(divisor.divide(n) == n / d);
+      }
+    }
+  }
+}
+
 // Offsets of row-major index i the slow way: coordinates innermost first.
 template <int N>
 std::array<int64_t, N> naive_offsets(const StridedShape<N>& shape, int64_t i) {

@@ -266,6 +266,8 @@ TEST_CASE("conv2d through cuDNN, or the implicit-GEMM kernel with BACKPLANE_CUDA
       {{1, 8, 32, 32}, {16, 4, 5, 3}, {2, 1}, {2, 0}, {1, 2}, 2},
       {{3, 6, 9, 9}, {6, 1, 3, 3}, {1}, {0}, {2}, 6},  // depthwise
       {{1, 64, 14, 14}, {128, 64, 1, 1}, {2}, {0}, {1}, 1},
+      // Past a whole tile of the implicit-GEMM kernel in pixels (286), taps (45) and channels.
+      {{2, 5, 11, 13}, {70, 5, 3, 3}, {1}, {1}, {1}, 1},
   };
   for (const bp::DType dtype : {bp::kFloat32, bp::kFloat64, bp::kFloat16, bp::kBFloat16}) {
     for (const Case& c : cases) {

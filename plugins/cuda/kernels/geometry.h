@@ -45,6 +45,28 @@ class FastDivmod {
   uint32_t shift_ = 0;
 };
 
+// Division by a divisor fixed before the launch, of dividends below a limit also known then:
+// FastDivmod where the limit is at most 2^32, 64-bit division past it.
+class Divisor {
+ public:
+  Divisor() = default;
+
+  // `divisor` must be at least 1; every dividend must be below `dividend_limit`.
+  Divisor(int64_t divisor, int64_t dividend_limit)
+      : value_(divisor), wide_(dividend_limit > (int64_t{1} << 32) || divisor > UINT32_MAX) {
+    if (!wide_) fast_ = FastDivmod(static_cast<uint32_t>(divisor));
+  }
+
+  BP_CUDA_HOST_DEVICE int64_t divide(int64_t n) const {
+    return wide_ ? n / value_ : fast_.divide(static_cast<uint32_t>(n));
+  }
+
+ private:
+  int64_t value_ = 1;
+  bool wide_ = false;
+  FastDivmod fast_;
+};
+
 // A shape walked in row-major order by N operands. Index arithmetic is 32-bit (fast division)
 // unless the shape has 2^32 elements or more.
 template <int N>
