@@ -166,9 +166,9 @@ template <typename Shape>
 void check_cases(const std::vector<Case>& cases) {
   for (const Case& c : cases) {
     INFO("input " << c.batch << "x" << c.in_channels << "x" << c.height << "x" << c.width << ", " << c.out_channels
-                  << " outputs, kernel " << c.kernel_h << "x" << c.kernel_w << ", stride " << c.layout.stride << ", padding "
-                  << c.layout.padding << ", dilation " << c.layout.dilation << ", groups " << c.layout.groups
-                  << ", gap " << c.layout.gap);
+                  << " outputs, kernel " << c.kernel_h << "x" << c.kernel_w << ", stride " << c.layout.stride
+                  << ", padding " << c.layout.padding << ", dilation " << c.layout.dilation << ", groups "
+                  << c.layout.groups << ", gap " << c.layout.gap);
     check_against_direct_convolution<Shape>(c);
   }
 }

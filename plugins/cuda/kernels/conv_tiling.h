@@ -157,7 +157,9 @@ class ConvTileThread {
     for (int k = 0; k < Shape::kTaps; ++k) {
       Acc windows[Shape::kPixelsPerThread], weights[Shape::kChannelsPerThread];
 #pragma unroll
-      for (int i = 0; i < Shape::kPixelsPerThread; ++i) windows[i] = memory.windows[k][pixel + i * Shape::kPixelThreads];
+      for (int i = 0; i < Shape::kPixelsPerThread; ++i) {
+        windows[i] = memory.windows[k][pixel + i * Shape::kPixelThreads];
+      }
 #pragma unroll
       for (int j = 0; j < Shape::kChannelsPerThread; ++j) {
         weights[j] = memory.weights[k][channel + j * Shape::kChannelThreads];
