@@ -130,7 +130,7 @@ __host__ __device__ __forceinline__ T from_compute(V value) {
 template <typename T>
 __device__ __forceinline__ bool is_nan(T value) {
   if constexpr (std::is_floating_point_v<T>) {
-    return isnan(value);
+    return std::isnan(value);
   } else {
     return false;
   }

@@ -87,8 +87,13 @@ __device__ __forceinline__ void for_each_slot_group(const GroupShape<N>& shape, 
   }
 }
 
-// Dynamic shared memory, as bytes; each kernel views it as the type it caches.
+// Dynamic shared memory, as bytes; each kernel views it as the type it caches. Under the host
+// tests' emulation (tests/cuda/emulated_launch.h), the running block's.
+#if defined(BP_CUDA_EMULATED_LAUNCH)
+extern unsigned char* dynamic_shared;
+#else
 extern __shared__ __align__(16) unsigned char dynamic_shared[];
+#endif
 
 // The slot's share of the block's dynamic shared memory, in which a kernel laid out by
 // cached_row_layout keeps its group's members, T each.

@@ -1,0 +1,65 @@
+// CUDA kernels compiled by the host compiler and launched on host threads, for the tests of
+// kernel logic on machines without a GPU. Include this before any kernel header: it takes over
+// CUDA's execution-space keywords (kernels become plain function templates, __shared__ arrays
+// static, so that the threads of a block share them) and its built-in variables, and supplies
+// the intrinsics the group kernels use (barriers, warp shuffles, fences, atomics).
+//
+// A launch runs its blocks one after another, each with one host thread per CUDA thread: the
+// barriers and shuffles then synchronise as on a GPU, and a block that reads what another block
+// wrote sees it, as a kernel ordering its blocks by atomics and fences would. What this cannot
+// show: the speed, races the host threads' timing does not expose, and warp-synchronous code
+// that relies on lanes running in lockstep without a shuffle or barrier between them.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#undef __global__
+#undef __device__
+#undef __host__
+#undef __forceinline__
+#undef __launch_bounds__
+#undef __shared__
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static
+// groups.cuh then declares dynamic shared memory as a pointer to the launch's block's.
+#define BP_CUDA_EMULATED_LAUNCH 1
+
+namespace bp::cuda::emulated {
+
+// What a CUDA thread knows of its place in the launch.
+struct ThreadPlace {
+  uint3 thread_index;
+  uint3 block_index;
+  dim3 block_dim;
+  dim3 grid_dim;
+};
+const ThreadPlace& this_thread();
+
+// Runs `kernel` (a call of a kernel with its arguments) as a launch of `grid` blocks of `block`
+// threads, with `dynamic_shared_bytes` of dynamic shared memory per block. Blocks must hold
+// whole warps, or fewer than 32 threads in one.
+void launch(dim3 grid, dim3 block, size_t dynamic_shared_bytes, const std::function<void()>& kernel);
+
+}  // namespace bp::cuda::emulated
+
+#define threadIdx (::bp::cuda::emulated::this_thread().thread_index)
+#define blockIdx (::bp::cuda::emulated::this_thread().block_index)
+#define blockDim (::bp::cuda::emulated::this_thread().block_dim)
+#define gridDim (::bp::cuda::emulated::this_thread().grid_dim)
+
+void __syncthreads();
+void __threadfence();
+// Every lane of the warp must take part (the kernels pass a full mask).
+unsigned int __shfl_xor_sync(unsigned int mask, unsigned int value, int lane_mask, int width);
+unsigned int __shfl_sync(unsigned int mask, unsigned int value, int source_lane, int width);
+unsigned int atomicAdd(unsigned int* address, unsigned int value);
