@@ -1,22 +1,21 @@
-// The fused attention kernel's program (attention_block.h) run on the host: one host thread per
-// lane, and the warp's instructions emulated as the PTX ISA defines them (ldmatrix, mma.sync
-// m16n8k16, shuffles), against attention computed in double. The asynchronous copies land as
+// The fused attention kernel's program (attention_block.h) run on the host in an emulated launch
+// (emulated_launch.h), the warp's instructions emulated as the PTX ISA defines them (ldmatrix,
+// mma.sync m16n8k16, shuffles), against attention computed in double. The asynchronous copies land as
 // late as the kernel allows, at the wait that covers them, so that reading a tile before its
 // wait shows. This checks the fragment layouts, the masks, the online softmax and the staging of
 // out without a GPU, though not the speed or the instructions themselves.
-#include "cuda_test_support.h"
+#include "emulated_launch.h"
 
 #include "attention_block.h"
+#include "cuda_test_support.h"
 
 #include <array>
-#include <barrier>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <numbers>
 #include <random>
-#include <thread>
 #include <vector>
 
 namespace {
@@ -28,8 +27,10 @@ using bp::cuda::kAttentionQuery;
 using bp::cuda::kAttentionQueryBlock;
 using bp::cuda::kAttentionThreads;
 using bp::cuda::kAttentionValue;
-using bp::cuda::kAttentionWarps;
 using bp::cuda::kWarpSize;
+using bp::cuda::emulated::gather_warp;
+using bp::cuda::emulated::launch;
+using bp::cuda::emulated::this_lane;
 
 // The 16-bit input types as bits, with their conversions (round to nearest even).
 struct BFloat16 {
@@ -74,34 +75,23 @@ uint16_t element_at(const void* address, int index) {
   return bits;
 }
 
-// What the lanes of one warp hand each other in a collective instruction.
-struct WarpExchange {
-  std::barrier<> barrier{kWarpSize};
-  std::array<const void*, kWarpSize> addresses{};
-  std::array<std::array<uint32_t, 4>, kWarpSize> a{};
-  std::array<std::array<uint32_t, 2>, kWarpSize> b{};
-  std::array<float, kWarpSize> values{};
-};
-
-struct BlockExchange {
-  std::barrier<> barrier{kAttentionThreads};
-  std::array<WarpExchange, kAttentionWarps> warps;
-};
-
 struct PendingCopy {
   void* shared;
   const void* global;
   bool inside;
 };
 
-// One lane of the block, for attend_query_block.
+// What one lane hands the others for an mma.
+struct MmaOperands {
+  uint32_t a[4];
+  uint32_t b[2];
+};
+
+// This thread's lane, for attend_query_block, in an emulated launch.
 template <typename T>
 class HostLane {
  public:
-  HostLane(BlockExchange& block, int thread)
-      : block_(block), warp_(block.warps[thread / kWarpSize]), thread_(thread), lane_(thread % kWarpSize) {}
-
-  int thread() const { return thread_; }
+  int thread() const { return static_cast<int>(threadIdx.x); }
 
   void copy_async(void* shared, const void* global, bool inside) { issued_.push_back({shared, global, inside}); }
   void commit_copies() {
@@ -122,48 +112,39 @@ class HostLane {
     if (!committed_.empty()) committed_.erase(committed_.begin(), committed_.end() - 1);
   }
 
-  void sync_block() { block_.barrier.arrive_and_wait(); }
-  void sync_warp() { warp_.barrier.arrive_and_wait(); }
+  void sync_block() { __syncthreads(); }
+  void sync_warp() { __syncwarp(); }
 
   void load_matrices(uint32_t (&r)[4], const void* row) {
-    warp_.addresses[lane_] = row;
-    sync_warp();
+    const auto rows = gather_warp(row);
+    const int lane = this_lane();
     for (int i = 0; i < 4; ++i) {
-      const void* matrix_row = warp_.addresses[8 * i + lane_ / 4];
-      r[i] = pack(element_at(matrix_row, 2 * (lane_ % 4)), element_at(matrix_row, 2 * (lane_ % 4) + 1));
+      const void* matrix_row = rows[static_cast<size_t>(8 * i + lane / 4)];
+      r[i] = pack(element_at(matrix_row, 2 * (lane % 4)), element_at(matrix_row, 2 * (lane % 4) + 1));
     }
-    sync_warp();
   }
   void load_matrices_transposed(uint32_t (&r)[4], const void* row) {
-    warp_.addresses[lane_] = row;
-    sync_warp();
+    const auto rows = gather_warp(row);
+    const int lane = this_lane();
     for (int i = 0; i < 4; ++i) {
-      r[i] = pack(element_at(warp_.addresses[8 * i + 2 * (lane_ % 4)], lane_ / 4),
-                  element_at(warp_.addresses[8 * i + 2 * (lane_ % 4) + 1], lane_ / 4));
+      r[i] = pack(element_at(rows[static_cast<size_t>(8 * i + 2 * (lane % 4))], lane / 4),
+                  element_at(rows[static_cast<size_t>(8 * i + 2 * (lane % 4) + 1)], lane / 4));
     }
-    sync_warp();
   }
 
   void multiply_accumulate(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-    warp_.a[lane_] = {a[0], a[1], a[2], a[3]};
-    warp_.b[lane_] = {b0, b1};
-    sync_warp();
-    const int g = lane_ / 4, t = lane_ % 4;
+    const auto operands = gather_warp(MmaOperands{{a[0], a[1], a[2], a[3]}, {b0, b1}});
+    const int g = this_lane() / 4, t = this_lane() % 4;
     for (int e = 0; e < 4; ++e) {
       const int row = g + e / 2 * 8, column = 2 * t + e % 2;
       float sum = 0;
-      for (int k = 0; k < 16; ++k) sum += a_element(row, k) * b_element(k, column);
+      for (int k = 0; k < 16; ++k) sum += a_element(operands, row, k) * b_element(operands, k, column);
       d[e] += sum;
     }
-    sync_warp();
   }
 
   float shuffle_xor(float value, int lane_mask) {
-    warp_.values[lane_] = value;
-    sync_warp();
-    const float other = warp_.values[lane_ ^ lane_mask];
-    sync_warp();
-    return other;
+    return gather_warp(value)[static_cast<size_t>(this_lane() ^ lane_mask)];
   }
 
   uint32_t pack_pair(float low, float high) const { return pack(T::from_float(low), T::from_float(high)); }
@@ -171,20 +152,18 @@ class HostLane {
   void copy_vector(T* to, const T* from) const { std::memcpy(to, from, 16); }
 
  private:
+  using Operands = std::array<MmaOperands, kWarpSize>;
   // A's element (row, k): lane 4 (row % 8) + (k % 8) / 2, register (row / 8) + 2 (k / 8).
-  float a_element(int row, int k) const {
-    const uint32_t r = warp_.a[4 * (row % 8) + k % 8 / 2][row / 8 + 2 * (k / 8)];
+  static float a_element(const Operands& operands, int row, int k) {
+    const uint32_t r = operands[static_cast<size_t>(4 * (row % 8) + k % 8 / 2)].a[row / 8 + 2 * (k / 8)];
     return T::to_float(k % 2 == 0 ? low_half(r) : high_half(r));
   }
   // B's element (k, column): lane 4 column + (k % 8) / 2, register k / 8.
-  float b_element(int k, int column) const {
-    const uint32_t r = warp_.b[4 * column + k % 8 / 2][k / 8];
+  static float b_element(const Operands& operands, int k, int column) {
+    const uint32_t r = operands[static_cast<size_t>(4 * column + k % 8 / 2)].b[k / 8];
     return T::to_float(k % 2 == 0 ? low_half(r) : high_half(r));
   }
 
-  BlockExchange& block_;
-  WarpExchange& warp_;
-  int thread_, lane_;
   std::vector<PendingCopy> issued_;
   std::vector<std::vector<PendingCopy>> committed_;
 };
@@ -226,22 +205,16 @@ void check_attention(const Problem& p) {
     shape.batch_offsets.strides[k][0] = problem_elements;
   }
 
-  alignas(16) static uint16_t shared[bp::cuda::kAttentionSharedBytes<T, HeadDim> / sizeof(uint16_t)];
   const auto query_blocks = static_cast<uint32_t>((p.query_length + kAttentionQueryBlock - 1) / kAttentionQueryBlock);
   const auto data = [&](int k) { return reinterpret_cast<T*>(operands[k].data()); };
-  for (uint32_t block = 0; block < query_blocks * p.batches; ++block) {
-    BlockExchange exchange;
-    std::vector<std::jthread> threads;
-    for (int t = 0; t < kAttentionThreads; ++t) {
-      threads.emplace_back([&, t] {
-        HostLane<T> lane(exchange, t);
-        bp::cuda::attend_query_block<T, HeadDim>(lane, shape, data(kAttentionQuery), data(kAttentionKey),
-                                                 data(kAttentionValue), data(kAttentionOut),
-                                                 p.scale * std::numbers::log2e_v<float>, block,
-                                                 reinterpret_cast<T*>(shared));
-      });
-    }
-  }
+  launch(dim3(query_blocks * static_cast<uint32_t>(p.batches)), dim3(kAttentionThreads),
+         bp::cuda::kAttentionSharedBytes<T, HeadDim>, [&] {
+           HostLane<T> lane;
+           bp::cuda::attend_query_block<T, HeadDim>(lane, shape, data(kAttentionQuery), data(kAttentionKey),
+                                                    data(kAttentionValue), data(kAttentionOut),
+                                                    p.scale * std::numbers::log2e_v<float>, blockIdx.x,
+                                                    reinterpret_cast<T*>(bp::cuda::dynamic_shared));
+         });
 
   const auto at = [&](int k, int64_t batch, int64_t row, int64_t column) {
     return static_cast<double>(T::to_float(operands[k][static_cast<size_t>(

@@ -1,12 +1,11 @@
 // Launches on host threads (emulated_launch.h): a block's threads meet at one barrier, a warp's
-// lanes at another, and a shuffle is an exchange between two of the warp's barriers.
+// lanes at another, and an exchange within a warp is a write between two of the warp's barriers.
 #include "emulated_launch.h"
 
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <barrier>
-#include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -18,18 +17,16 @@ unsigned char* dynamic_shared = nullptr;
 namespace bp::cuda::emulated {
 namespace {
 
-constexpr int kWarpSize = 32;
-
 struct Warp {
   explicit Warp(int lanes) : barrier(lanes) {}
   std::barrier<> barrier;
-  std::array<unsigned int, kWarpSize> words{};
+  std::array<unsigned char, kMaxExchangedBytes * kWarpLanes> exchanged{};  // lane after lane
 };
 
 struct Block {
   explicit Block(int threads) : barrier(threads) {
-    for (int first = 0; first < threads; first += kWarpSize) {
-      warps.push_back(std::make_unique<Warp>(std::min(kWarpSize, threads - first)));
+    for (int first = 0; first < threads; first += kWarpLanes) {
+      warps.push_back(std::make_unique<Warp>(std::min(kWarpLanes, threads - first)));
     }
   }
   std::barrier<> barrier;
@@ -44,19 +41,19 @@ struct ThreadState {
 };
 thread_local ThreadState current;
 
-// The value `source_lane` of this warp hands in while this lane hands in `value`.
-unsigned int exchange(unsigned int value, int source_lane) {
-  Warp& warp = *current.warp;
-  warp.words[current.lane] = value;
-  warp.barrier.arrive_and_wait();
-  const unsigned int result = warp.words[source_lane];
-  warp.barrier.arrive_and_wait();
-  return result;
-}
-
 }  // namespace
 
 const ThreadPlace& this_thread() { return current.place; }
+
+int this_lane() { return current.lane; }
+
+void exchange_in_warp(const void* mine, size_t size, void* all) {
+  Warp& warp = *current.warp;
+  std::memcpy(warp.exchanged.data() + size * static_cast<size_t>(current.lane), mine, size);
+  warp.barrier.arrive_and_wait();
+  std::memcpy(all, warp.exchanged.data(), size * kWarpLanes);
+  warp.barrier.arrive_and_wait();  // before the buffer is written again
+}
 
 void launch(dim3 grid, dim3 block_dim, size_t dynamic_shared_bytes, const std::function<void()>& kernel) {
   const auto threads = static_cast<int>(block_dim.x * block_dim.y * block_dim.z);
@@ -77,8 +74,8 @@ void launch(dim3 grid, dim3 block_dim, size_t dynamic_shared_bytes, const std::f
                                    index / (block_dim.x * block_dim.y)},
                              uint3{x, y, z}, block_dim, grid};
             current.block = &block;
-            current.warp = block.warps[static_cast<size_t>(t / kWarpSize)].get();
-            current.lane = t % kWarpSize;
+            current.warp = block.warps[static_cast<size_t>(t / kWarpLanes)].get();
+            current.lane = t % kWarpLanes;
             kernel();
             // A thread that has returned no longer holds up the barriers of those still running.
             current.warp->barrier.arrive_and_drop();
@@ -94,17 +91,20 @@ void launch(dim3 grid, dim3 block_dim, size_t dynamic_shared_bytes, const std::f
 }  // namespace bp::cuda::emulated
 
 using bp::cuda::emulated::current;
+using bp::cuda::emulated::gather_warp;
 
 void __syncthreads() { current.block->barrier.arrive_and_wait(); }
+
+void __syncwarp() { current.warp->barrier.arrive_and_wait(); }
 
 void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
 unsigned int __shfl_xor_sync(unsigned int /*mask*/, unsigned int value, int lane_mask, int /*width*/) {
-  return bp::cuda::emulated::exchange(value, current.lane ^ lane_mask);
+  return gather_warp(value)[static_cast<size_t>(current.lane ^ lane_mask)];
 }
 
 unsigned int __shfl_sync(unsigned int /*mask*/, unsigned int value, int source_lane, int width) {
-  return bp::cuda::emulated::exchange(value, current.lane / width * width + source_lane % width);
+  return gather_warp(value)[static_cast<size_t>(current.lane / width * width + source_lane % width)];
 }
 
 unsigned int atomicAdd(unsigned int* address, unsigned int value) {

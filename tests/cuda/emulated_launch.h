@@ -2,7 +2,8 @@
 // kernel logic on machines without a GPU. Include this before any kernel header: it takes over
 // CUDA's execution-space keywords (kernels become plain function templates, __shared__ arrays
 // static, so that the threads of a block share them) and its built-in variables, and supplies
-// the intrinsics the group kernels use (barriers, warp shuffles, fences, atomics).
+// the intrinsics the kernels use (barriers, warp shuffles, fences, atomics); warp instructions
+// beyond those are emulated from gather_warp.
 //
 // A launch runs its blocks one after another, each with one host thread per CUDA thread: the
 // barriers and shuffles then synchronise as on a GPU, and a block that reads what another block
@@ -15,9 +16,12 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
+#include <type_traits>
 
 #undef __global__
 #undef __device__
@@ -31,8 +35,13 @@
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __shared__ static
-// groups.cuh then declares dynamic shared memory as a pointer to the launch's block's.
+// groups.cuh then leaves dynamic shared memory to the declaration below.
 #define BP_CUDA_EMULATED_LAUNCH 1
+
+namespace bp::cuda {
+// The running block's dynamic shared memory.
+extern unsigned char* dynamic_shared;
+}  // namespace bp::cuda
 
 namespace bp::cuda::emulated {
 
@@ -50,6 +59,26 @@ const ThreadPlace& this_thread();
 // whole warps, or fewer than 32 threads in one.
 void launch(dim3 grid, dim3 block, size_t dynamic_shared_bytes, const std::function<void()>& kernel);
 
+inline constexpr int kWarpLanes = 32;
+
+// This thread's lane in its warp.
+int this_lane();
+
+inline constexpr size_t kMaxExchangedBytes = 64;
+
+// Every lane of the warp hands in `size` bytes (at most kMaxExchangedBytes) at `mine`; each gets
+// all of them, lane by lane, in `all` (kWarpLanes * size bytes). Every lane must take part.
+void exchange_in_warp(const void* mine, size_t size, void* all);
+
+// `mine` of every lane of this thread's warp.
+template <typename T>
+std::array<T, kWarpLanes> gather_warp(const T& mine) {
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= kMaxExchangedBytes);
+  std::array<T, kWarpLanes> all;
+  exchange_in_warp(&mine, sizeof(T), all.data());
+  return all;
+}
+
 }  // namespace bp::cuda::emulated
 
 #define threadIdx (::bp::cuda::emulated::this_thread().thread_index)
@@ -58,6 +87,7 @@ void launch(dim3 grid, dim3 block, size_t dynamic_shared_bytes, const std::funct
 #define gridDim (::bp::cuda::emulated::this_thread().grid_dim)
 
 void __syncthreads();
+void __syncwarp();
 void __threadfence();
 // Every lane of the warp must take part (the kernels pass a full mask).
 unsigned int __shfl_xor_sync(unsigned int mask, unsigned int value, int lane_mask, int width);

@@ -87,11 +87,9 @@ __device__ __forceinline__ void for_each_slot_group(const GroupShape<N>& shape, 
   }
 }
 
-// Dynamic shared memory, as bytes; each kernel views it as the type it caches. Under the host
-// tests' emulation (tests/cuda/emulated_launch.h), the running block's.
-#if defined(BP_CUDA_EMULATED_LAUNCH)
-extern unsigned char* dynamic_shared;
-#else
+// Dynamic shared memory, as bytes; each kernel views it as the type it caches. The host tests'
+// emulation (tests/cuda/emulated_launch.h) declares its own.
+#if !defined(BP_CUDA_EMULATED_LAUNCH)
 extern __shared__ __align__(16) unsigned char dynamic_shared[];
 #endif
 
