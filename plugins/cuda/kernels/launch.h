@@ -179,7 +179,7 @@ struct SlidingWindow {
 void launch_pool2d(DType dtype, PoolKind kind, const Image& input, const Image& out, const SlidingWindow& window,
                    const LaunchTarget& target);
 
-// conv2d as an implicit GEMM (conv_tiling.h): out[n, o, y, x] = bias[o] + the sum over the window
+// conv2d as an implicit GEMM (conv.cuh): out[n, o, y, x] = bias[o] + the sum over the window
 // and the group's input channels of input * weight, accumulated in float (double for Double),
 // tap after tap in order. weight is
 // (C_out, C_in / groups, kH, kW) with any strides; bias, if any, has `bias_stride`.

@@ -5,18 +5,18 @@
 // into shared memory (the windows formed on the fly, padding read as 0), then each thread adds
 // the step's products to the few pixels by few channels it keeps in registers.
 //
-// Compiled by nvcc for conv.cu and by the host compiler for the tests, which run a block's
-// threads one phase at a time as __syncthreads separates the phases on the GPU.
+// Launched by conv.cu; a header so that the host tests compile this kernel too
+// (tests/cuda/emulated_launch.h).
 #pragma once
 
-#include "geometry.h"
-#include "host_device.h"
-#include "launch.h"
+#include "device_support.cuh"
 
 #include <algorithm>
 #include <cstdint>
 
 namespace bp::cuda {
+// Internal to each includer: the kernel library and the host tests each compile their own.
+namespace {
 
 // One conv2d as one GEMM per group, its divisions prepared on the host.
 struct ConvGemm {
@@ -44,7 +44,7 @@ struct ConvGemm {
     int64_t image, y, x;
   };
   // GEMM row `row` (below `pixels`) as an output pixel.
-  BP_CUDA_HOST_DEVICE Pixel pixel(int64_t row) const {
+  __device__ Pixel pixel(int64_t row) const {
     const int64_t image = out_plane.divide(row), within = row - image * out.sizes[2] * out.sizes[3];
     const int64_t y = out_width.divide(within);
     return {image, y, within - y * out.sizes[3]};
@@ -54,7 +54,7 @@ struct ConvGemm {
     int64_t channel, y, x;  // the input channel within the group; the kernel's row and column
   };
   // Inner index `index` (below `taps`) as a tap.
-  BP_CUDA_HOST_DEVICE Tap tap(int64_t index) const {
+  __device__ Tap tap(int64_t index) const {
     const int64_t channel = kernel_plane.divide(index),
                   within = index - channel * weight.sizes[2] * weight.sizes[3];
     const int64_t y = kernel_width.divide(within);
@@ -93,15 +93,16 @@ struct ConvTileMemory {
   Acc weights[Shape::kTaps][Shape::kChannels + 1];
 };
 
-// One thread's part of a block's tile. Convert supplies to_compute(T) -> Acc and
-// from_compute<T>(Acc) -> T, as device_support.cuh's conversions.
-template <typename T, typename Acc, typename Shape, typename Convert>
+// One thread's part of a block's tile.
+template <typename T, typename Shape>
 class ConvTileThread {
  public:
-  BP_CUDA_HOST_DEVICE explicit ConvTileThread(int thread) : thread_(thread) {}
+  using Acc = compute_t<T>;
+
+  __device__ explicit ConvTileThread(int thread) : thread_(thread) {}
 
   // Begins the tile whose first output is (first_pixel, first_channel) of `group`.
-  BP_CUDA_HOST_DEVICE void start(const ConvGemm& gemm, int64_t group, int64_t first_pixel, int64_t first_channel) {
+  __device__ void start(const ConvGemm& gemm, int64_t group, int64_t first_pixel, int64_t first_channel) {
     group_ = group;
     first_pixel_ = first_pixel;
     first_channel_ = first_channel;
@@ -118,7 +119,7 @@ class ConvTileThread {
   }
 
   // Loads this thread's share of taps [first_tap, first_tap + kTaps) of both operand tiles.
-  BP_CUDA_HOST_DEVICE void load(const ConvGemm& gemm, ConvTileMemory<Acc, Shape>& memory, int64_t first_tap) const {
+  __device__ void load(const ConvGemm& gemm, ConvTileMemory<Acc, Shape>& memory, int64_t first_tap) const {
     const T* input = static_cast<const T*>(gemm.input.data);
     const int column = thread_ % Shape::kPixels;
     for (int row = thread_ / Shape::kPixels; row < Shape::kTaps; row += Shape::kThreads / Shape::kPixels) {
@@ -128,7 +129,7 @@ class ConvTileThread {
         const int64_t y = window_y_ + tap.y * gemm.window.dilation[0];
         const int64_t x = window_x_ + tap.x * gemm.window.dilation[1];
         if (y >= 0 && y < gemm.input.sizes[2] && x >= 0 && x < gemm.input.sizes[3]) {
-          value = Convert::to_compute(input[window_offset_ + tap.channel * gemm.input.strides[1] +
+          value = to_compute(input[window_offset_ + tap.channel * gemm.input.strides[1] +
                                             y * gemm.input.strides[2] + x * gemm.input.strides[3]]);
         }
       }
@@ -142,7 +143,7 @@ class ConvTileThread {
       Acc value = 0;
       if (channel < gemm.group_out && first_tap + row < gemm.taps) {
         const ConvGemm::Tap tap = gemm.tap(first_tap + row);
-        value = Convert::to_compute(weight[(group_ * gemm.group_out + channel) * gemm.weight.strides[0] +
+        value = to_compute(weight[(group_ * gemm.group_out + channel) * gemm.weight.strides[0] +
                                            tap.channel * gemm.weight.strides[1] + tap.y * gemm.weight.strides[2] +
                                            tap.x * gemm.weight.strides[3]]);
       }
@@ -151,7 +152,7 @@ class ConvTileThread {
   }
 
   // Adds the loaded step's products to this thread's sums.
-  BP_CUDA_HOST_DEVICE void accumulate(const ConvTileMemory<Acc, Shape>& memory) {
+  __device__ void accumulate(const ConvTileMemory<Acc, Shape>& memory) {
     const int pixel = thread_ % Shape::kPixelThreads, channel = thread_ / Shape::kPixelThreads;
 #pragma unroll
     for (int k = 0; k < Shape::kTaps; ++k) {
@@ -173,7 +174,7 @@ class ConvTileThread {
   }
 
   // Writes this thread's outputs that lie inside out, with the bias added.
-  BP_CUDA_HOST_DEVICE void store(const ConvGemm& gemm) const {
+  __device__ void store(const ConvGemm& gemm) const {
     T* out = static_cast<T*>(gemm.out.data);
     const T* bias = static_cast<const T*>(gemm.bias);
     const int pixel_thread = thread_ % Shape::kPixelThreads, channel_thread = thread_ / Shape::kPixelThreads;
@@ -190,8 +191,8 @@ class ConvTileThread {
         if (channel >= gemm.group_out) break;
         const int64_t out_channel = group_ * gemm.group_out + channel;
         Acc total = sums_[i][j];
-        if (bias) total += Convert::to_compute(bias[out_channel * gemm.bias_stride]);
-        out[pixel_offset + out_channel * gemm.out.strides[1]] = Convert::template from_compute<T>(total);
+        if (bias) total += to_compute(bias[out_channel * gemm.bias_stride]);
+        out[pixel_offset + out_channel * gemm.out.strides[1]] = from_compute<T>(total);
       }
     }
   }
@@ -206,18 +207,40 @@ class ConvTileThread {
   Acc sums_[Shape::kPixelsPerThread][Shape::kChannelsPerThread];
 };
 
-// A block's work on one tile, phase by phase: `block.run(f)` calls f(thread) for each of the
-// block's threads and returns once all have (on the GPU: f for this thread, then __syncthreads),
-// and `block.memory()` is the block's ConvTileMemory.
-template <typename Block>
-BP_CUDA_HOST_DEVICE void run_conv_tile(const ConvGemm& gemm, int64_t group, int64_t first_pixel,
-                                       int64_t first_channel, Block& block) {
-  block.run([&](auto& thread) { thread.start(gemm, group, first_pixel, first_channel); });
-  for (int64_t first_tap = 0; first_tap < gemm.taps; first_tap += Block::Shape::kTaps) {
-    block.run([&](auto& thread) { thread.load(gemm, block.memory(), first_tap); });
-    block.run([&](auto& thread) { thread.accumulate(block.memory()); });
+// Tiles are taken grid-stride (conv_grid), groups along z and channel tiles along y beyond the
+// grid's limits.
+template <typename T, typename Shape>
+__global__ void __launch_bounds__(Shape::kThreads) conv2d_implicit_gemm(ConvGemm gemm) {
+  __shared__ ConvTileMemory<compute_t<T>, Shape> memory;
+  ConvTileThread<T, Shape> thread(static_cast<int>(threadIdx.x));
+  const int64_t pixel_tiles = (gemm.pixels + Shape::kPixels - 1) / Shape::kPixels;
+  const int64_t channel_tiles = (gemm.group_out + Shape::kChannels - 1) / Shape::kChannels;
+  for (int64_t group = blockIdx.z; group < gemm.groups; group += gridDim.z) {
+    for (int64_t pixel_tile = blockIdx.x; pixel_tile < pixel_tiles; pixel_tile += gridDim.x) {
+      for (int64_t channel_tile = blockIdx.y; channel_tile < channel_tiles; channel_tile += gridDim.y) {
+        thread.start(gemm, group, pixel_tile * Shape::kPixels, channel_tile * Shape::kChannels);
+        for (int64_t first_tap = 0; first_tap < gemm.taps; first_tap += Shape::kTaps) {
+          thread.load(gemm, memory, first_tap);
+          __syncthreads();
+          thread.accumulate(memory);
+          __syncthreads();  // before the next step's loads overwrite the tiles
+        }
+        thread.store(gemm);
+      }
+    }
   }
-  block.run([&](const auto& thread) { thread.store(gemm); });
 }
 
+// The grid of a conv2d_implicit_gemm launch: a block per tile, within CUDA's limits.
+template <typename Shape>
+dim3 conv_grid(const ConvGemm& gemm) {
+  constexpr int64_t kMaxGridYZ = 65535;
+  return dim3(
+      static_cast<unsigned int>(std::min<int64_t>((gemm.pixels + Shape::kPixels - 1) / Shape::kPixels, INT32_MAX)),
+      static_cast<unsigned int>(std::min<int64_t>((gemm.group_out + Shape::kChannels - 1) / Shape::kChannels,
+                                                  kMaxGridYZ)),
+      static_cast<unsigned int>(std::min<int64_t>(gemm.groups, kMaxGridYZ)));
+}
+
+}  // namespace
 }  // namespace bp::cuda

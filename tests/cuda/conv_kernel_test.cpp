@@ -1,10 +1,11 @@
-// The implicit-GEMM conv2d's tiling (conv_tiling.h), run on the host: every block of the grid,
-// its threads one phase at a time as __syncthreads orders them on the GPU, against a direct
-// convolution. This checks which thread loads, sums and writes what, for both tile shapes, at
-// every tile edge, with padding, strides, dilation, groups, a bias and strided tensors.
-#include "cuda_test_support.h"
+// The implicit-GEMM conv2d kernel (conv.cuh) on emulated launches (emulated_launch.h), in
+// double, against a direct convolution: which thread loads, sums and writes what, for both tile
+// shapes, at every tile edge, with padding, strides, dilation, groups, a bias and strided tensors.
+#include "emulated_launch.h"
 
-#include "conv_tiling.h"
+#include "conv.cuh"
+
+#include "cuda_test_support.h"
 
 #include <algorithm>
 #include <array>
@@ -16,55 +17,16 @@
 namespace {
 
 using bp::cuda::ConvGemm;
-using bp::cuda::ConvTileMemory;
-using bp::cuda::ConvTileThread;
 using bp::cuda::Image;
 using bp::cuda::NarrowConvTile;
 using bp::cuda::SlidingWindow;
 using bp::cuda::WideConvTile;
 
-struct HostConversions {
-  template <typename T>
-  static T to_compute(T value) {
-    return value;
-  }
-  template <typename T, typename V>
-  static T from_compute(V value) {
-    return static_cast<T>(value);
-  }
-};
-
-// A block whose threads take each phase in turn.
-template <typename TileShape>
-class HostBlock {
- public:
-  using Shape = TileShape;
-
-  HostBlock() {
-    for (int t = 0; t < Shape::kThreads; ++t) threads_.emplace_back(t);
-  }
-  template <typename Phase>
-  void run(Phase&& phase) {
-    for (auto& thread : threads_) phase(thread);
-  }
-  ConvTileMemory<double, Shape>& memory() { return memory_; }
-
- private:
-  std::vector<ConvTileThread<double, double, Shape, HostConversions>> threads_;
-  ConvTileMemory<double, Shape> memory_;
-};
-
-// Every tile of the grid, as the kernel's loops take them.
+// The whole grid, as launch_conv2d launches it.
 template <typename Shape>
 void run_grid(const ConvGemm& gemm) {
-  HostBlock<Shape> block;
-  for (int64_t group = 0; group < gemm.groups; ++group) {
-    for (int64_t pixel = 0; pixel < gemm.pixels; pixel += Shape::kPixels) {
-      for (int64_t channel = 0; channel < gemm.group_out; channel += Shape::kChannels) {
-        bp::cuda::run_conv_tile(gemm, group, pixel, channel, block);
-      }
-    }
-  }
+  bp::cuda::emulated::launch(bp::cuda::conv_grid<Shape>(gemm), dim3(Shape::kThreads), 0,
+                             [&] { bp::cuda::conv2d_implicit_gemm<double, Shape>(gemm); });
 }
 
 // A 4-D tensor in a buffer of its own: dims laid out from `order[0]` (outermost) to `order[3]`,
@@ -173,7 +135,7 @@ void check_cases(const std::vector<Case>& cases) {
   }
 }
 
-TEST_CASE("conv2d tiles: wide groups, every output once, summed over every tap") {
+TEST_CASE("emulated implicit-GEMM conv2d: wide groups, every output once, summed over every tap") {
   check_cases<WideConvTile>({
       // 3 * 3 * 3 = 27 taps: a whole step of 16 and a partial one; 2 * 11 * 13 = 286 pixels: three
       // pixel tiles, the last partial; 70 channels: a whole channel tile and a partial one.
@@ -191,7 +153,7 @@ TEST_CASE("conv2d tiles: wide groups, every output once, summed over every tap")
   });
 }
 
-TEST_CASE("conv2d tiles: narrow groups, depthwise among them") {
+TEST_CASE("emulated implicit-GEMM conv2d: narrow groups, depthwise among them") {
   check_cases<NarrowConvTile>({
       {2, 5, 13, 12, 5, 3, 3, {.padding = 1, .groups = 5}},  // depthwise
       {1, 8, 23, 21, 16, 3, 3, {.stride = 2, .padding = 1, .groups = 2}},  // 8 outputs per group
@@ -200,7 +162,7 @@ TEST_CASE("conv2d tiles: narrow groups, depthwise among them") {
   });
 }
 
-TEST_CASE("conv2d tiles: a weight with no input channels leaves out as the bias") {
+TEST_CASE("emulated implicit-GEMM conv2d: a weight with no input channels leaves out as the bias") {
   check_cases<WideConvTile>({{2, 0, 5, 5, 20, 3, 3, {.padding = 1}}});
   check_cases<NarrowConvTile>({{2, 0, 5, 5, 4, 3, 3, {.padding = 1, .bias = false}}});
 }
