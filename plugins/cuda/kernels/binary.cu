@@ -1,7 +1,7 @@
 // Arithmetic on two tensors of one dtype: add (and sub, as add with -alpha), mul, div, maximum,
 // minimum. Element functions take and return the compute type (C++ promotion applies in
 // between, and the store wraps integers, as on the CPU backend).
-#include "elementwise.cuh"
+#include "elementwise_launch.cuh"
 
 namespace bp::cuda {
 namespace {

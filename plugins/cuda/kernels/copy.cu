@@ -2,7 +2,7 @@
 // element width); conversions between the float types that mixed precision uses most have
 // their own dense kernels, and every other pair shares one kernel that reads and writes by the
 // dtypes given at run time.
-#include "elementwise.cuh"
+#include "elementwise_launch.cuh"
 
 namespace bp::cuda {
 namespace {

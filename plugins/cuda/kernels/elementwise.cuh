@@ -3,8 +3,11 @@
 //
 // Dense launches (every operand's elements consecutive) walk the elements with 16-byte vector
 // loads and stores when every pointer is aligned for them past a common scalar head, several
-// vectors per thread loaded before any is used; other launches find each element's offsets through the launch's
-// StridedShape (32-bit fast division unless the shape is huge).
+// vectors per thread loaded before any is used; other launches find each element's offsets
+// through the launch's StridedShape (32-bit fast division unless the shape is huge).
+//
+// Launched through elementwise_launch.cuh; apart from it so that the host tests compile these
+// kernels too (tests/cuda/emulated_launch.h).
 #pragma once
 
 #include "device_support.cuh"
@@ -99,46 +102,6 @@ __global__ void __launch_bounds__(kElementwiseThreads, kElementwiseMinBlocks)
     shape.offsets(i, at);
     strided_element(at, fn, out, std::index_sequence_for<In...>{}, in...);
   }
-}
-
-template <typename Out, typename... In, int N, size_t... K>
-void launch_elementwise_with(const ElementwiseLaunch<N>& launch, const auto& fn, std::index_sequence<K...>) {
-  static_assert(N == 1 + sizeof...(In));
-  if (launch.numel == 0) return;
-  Out* out = static_cast<Out*>(launch.data[0]);
-  const LaunchTarget& target = launch.target;
-  if (launch.dense) {
-    constexpr int V = kVectorWidth<Out, In...>;
-    const unsigned int blocks =
-        grid_blocks((launch.numel + V - 1) / V, int64_t{kElementwiseThreads} * kElementwiseUnroll, target);
-    elementwise_dense<<<blocks, kElementwiseThreads, 0, target.stream>>>(
-        launch.numel, fn, out, static_cast<const In*>(launch.data[K + 1])...);
-    check_launch("elementwise_dense");
-  } else {
-    const unsigned int blocks = grid_blocks(launch.numel, kElementwiseThreads, target);
-    elementwise_strided<<<blocks, kElementwiseThreads, 0, target.stream>>>(
-        launch.shape, launch.numel, fn, out, static_cast<const In*>(launch.data[K + 1])...);
-    check_launch("elementwise_strided");
-  }
-}
-
-// A launch's walk as a shape, for kernels that always take one: a dense launch is one
-// dimension of stride 1.
-template <int N>
-StridedShape<N> shape_of(const ElementwiseLaunch<N>& launch) {
-  if (!launch.dense) return launch.shape;
-  StridedShape<N> shape;
-  shape.ndim = 1;
-  shape.wide = launch.numel > int64_t{UINT32_MAX};
-  shape.sizes[0] = launch.numel;
-  for (int k = 0; k < N; ++k) shape.strides[k][0] = 1;
-  return shape;
-}
-
-// Runs fn over a launch whose operand 0 is of type Out and whose inputs are of types In.
-template <typename Out, typename... In, int N>
-void launch_elementwise(const ElementwiseLaunch<N>& launch, const auto& fn) {
-  launch_elementwise_with<Out, In...>(launch, fn, std::index_sequence_for<In...>{});
 }
 
 }  // namespace bp::cuda

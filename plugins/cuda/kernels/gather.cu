@@ -2,7 +2,7 @@
 // move unchanged, so there is one kernel per element width. An index out of range is recorded
 // (the first one to be seen) rather than read from, and reported once the launch is done.
 #include "cuda_call.h"
-#include "elementwise.cuh"
+#include "elementwise_launch.cuh"
 
 namespace bp::cuda {
 namespace {

@@ -1,6 +1,6 @@
 // Normalisations: the launches of layer norm and RMS norm (kernels in norm.cuh), and batch norm
 // (inference), elementwise over per-channel statistics in float (double for Double).
-#include "elementwise.cuh"
+#include "elementwise_launch.cuh"
 #include "norm.cuh"
 
 #include <limits>

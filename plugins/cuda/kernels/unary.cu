@@ -1,6 +1,6 @@
 // Functions of one tensor: neg, abs, relu on every dtype that has them; exp, log, sqrt, tanh,
 // sigmoid, gelu and silu on floating dtypes (the 16-bit ones computed in float).
-#include "elementwise.cuh"
+#include "elementwise_launch.cuh"
 
 namespace bp::cuda {
 namespace {

@@ -1,0 +1,128 @@
+// The elementwise kernels (elementwise.cuh) on emulated launches (emulated_launch.h): the dense
+// walk at every alignment of its operands (a common scalar head then 16-byte vectors, or one
+// element at a time where the operands lie differently), mixed element widths, in place, and the
+// strided walk. The test build checks every access for alignment, so a vector access the GPU
+// would refuse fails here too.
+#include "emulated_launch.h"
+
+#include "elementwise.cuh"
+
+#include "cuda_test_support.h"
+#include "launch_layout.h"
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace {
+
+using bp::cuda::kElementwiseThreads;
+using bp::cuda::kElementwiseUnroll;
+using bp::cuda::kVectorWidth;
+
+struct AddScaled {
+  float alpha;
+  __device__ float operator()(float x, float y) const { return x + alpha * y; }
+};
+
+struct Identity {
+  __device__ float operator()(float x) const { return x; }
+};
+
+bp::cuda::LaunchTarget one_multiprocessor() {
+  bp::cuda::LaunchTarget target;
+  target.multiprocessors = 1;
+  return target;
+}
+
+// elementwise_dense over n elements, with as many blocks as launch_elementwise gives it.
+template <typename Out, typename Fn, typename... In>
+void run_dense(int64_t n, Fn fn, Out* out, const In*... in) {
+  constexpr int V = kVectorWidth<Out, In...>;
+  const unsigned int blocks =
+      bp::cuda::grid_blocks((n + V - 1) / V, int64_t{kElementwiseThreads} * kElementwiseUnroll, one_multiprocessor());
+  bp::cuda::emulated::launch(dim3(blocks), dim3(kElementwiseThreads), 0,
+                             [&] { bp::cuda::elementwise_dense<Out>(n, fn, out, in...); });
+}
+
+TEST_CASE("emulated dense elementwise kernel: every alignment, scalar heads and tails, and in place") {
+  constexpr int64_t kSpace = 1040;
+  alignas(16) static float x[kSpace], y[kSpace], out[kSpace];
+  for (int64_t i = 0; i < kSpace; ++i) {
+    x[i] = static_cast<float>(i) * 0.5f;
+    y[i] = static_cast<float>(i % 17) - 8;
+  }
+  const AddScaled fn{-2};
+  for (const int64_t n : {0, 1, 3, 7, 37, 1029}) {
+    for (int out_offset = 0; out_offset < 4; ++out_offset) {
+      // Inputs as far from a 16-byte boundary as out (a head, then vectors), and not.
+      const int same = out_offset, other = (out_offset + 1) % 4;
+      for (const auto [x_offset, y_offset] : {std::pair{same, same}, std::pair{same, other}, std::pair{other, same}}) {
+        INFO(n << " elements; offsets out " << out_offset << ", x " << x_offset << ", y " << y_offset);
+        for (float& v : out) v = std::nanf("");
+        run_dense(n, fn, out + out_offset, x + x_offset, y + y_offset);
+        for (int64_t i = 0; i < kSpace; ++i) {
+          const int64_t k = i - out_offset;
+          if (k >= 0 && k < n) {
+            REQUIRE(out[i] == x[x_offset + k] - 2 * y[y_offset + k]);
+          } else {
+            REQUIRE(std::isnan(out[i]));
+          }
+        }
+      }
+    }
+  }
+  // In place, x[1:] = x[1:] + 2 y[1:].
+  std::vector<float> before(x, x + kSpace);
+  run_dense(int64_t{1000}, AddScaled{2}, x + 1, x + 1, y + 1);
+  for (int64_t i = 1; i <= 1000; ++i) REQUIRE(x[i] == before[static_cast<size_t>(i)] + 2 * y[i]);
+}
+
+TEST_CASE("emulated dense elementwise kernel: a float16 output of float inputs, four per vector") {
+  CHECK(kVectorWidth<__half, float> == 4);
+  alignas(16) static float in[600];
+  alignas(16) static __half out[600];
+  for (int i = 0; i < 600; ++i) in[i] = static_cast<float>(i) / 8;
+  for (int out_offset = 0; out_offset < 8; ++out_offset) {
+    for (const int in_offset : {out_offset % 4, (out_offset + 1) % 4}) {
+      INFO("offsets out " << out_offset << ", in " << in_offset);
+      for (__half& h : out) h = __float2half_rn(-1.0f);
+      run_dense(int64_t{501}, Identity{}, out + out_offset, in + in_offset);
+      for (int i = 0; i < 600; ++i) {
+        const int k = i - out_offset;
+        const float expected = k >= 0 && k < 501 ? in[in_offset + k] : -1.0f;
+        REQUIRE(__half2float(out[i]) == expected);
+      }
+    }
+  }
+}
+
+TEST_CASE("emulated strided elementwise kernel: a transposed operand and a broadcast one") {
+  // out (rows x columns, dense) = x^T + 3 * y, x stored (columns x rows), y one row broadcast.
+  constexpr int64_t kRows = 19, kColumns = 23;
+  std::vector<float> x(kRows * kColumns), y(kColumns), out(kRows * kColumns, std::nanf(""));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+  for (size_t i = 0; i < y.size(); ++i) y[i] = static_cast<float>(i) * 0.25f;
+  bp::cuda::StridedShape<3> shape;
+  shape.ndim = 2;
+  shape.sizes[0] = kColumns, shape.sizes[1] = kRows;  // innermost first
+  shape.divisors[0] = bp::cuda::FastDivmod(kColumns);
+  const int64_t strides[3][2] = {{1, kColumns}, {kRows, 1}, {1, 0}};
+  for (int k = 0; k < 3; ++k) {
+    for (int d = 0; d < 2; ++d) shape.strides[k][d] = strides[k][d];
+  }
+  const int64_t n = kRows * kColumns;
+  bp::cuda::emulated::launch(dim3(bp::cuda::grid_blocks(n, kElementwiseThreads, one_multiprocessor())),
+                             dim3(kElementwiseThreads), 0, [&] {
+                               bp::cuda::elementwise_strided<float>(shape, n, AddScaled{3}, out.data(), x.data(),
+                                                                    y.data());
+                             });
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int64_t c = 0; c < kColumns; ++c) {
+      REQUIRE(out[static_cast<size_t>(r * kColumns + c)] ==
+              x[static_cast<size_t>(c * kRows + r)] + 3 * y[static_cast<size_t>(c)]);
+    }
+  }
+}
+
+}  // namespace
