@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <barrier>
+#include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>

@@ -18,7 +18,7 @@ namespace bp::cuda {
 // Internal to each includer: the kernel library and the host tests each compile their own.
 namespace {
 
-// One conv2d as one GEMM per group, its divisions prepared on the host.
+// One conv2d as one GEMM per group, its divisions prepared on the host; out must not be empty.
 struct ConvGemm {
   Image input, weight, out;
   SlidingWindow window;

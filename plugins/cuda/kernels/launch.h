@@ -181,8 +181,8 @@ void launch_pool2d(DType dtype, PoolKind kind, const Image& input, const Image& 
 
 // conv2d as an implicit GEMM (conv.cuh): out[n, o, y, x] = bias[o] + the sum over the window
 // and the group's input channels of input * weight, accumulated in float (double for Double),
-// tap after tap in order. weight is
-// (C_out, C_in / groups, kH, kW) with any strides; bias, if any, has `bias_stride`.
+// tap after tap in order. weight is (C_out, C_in / groups, kH, kW) with any strides; bias, if
+// any, has `bias_stride`.
 void launch_conv2d(DType dtype, const Image& input, const Image& weight, const void* bias, int64_t bias_stride,
                    const Image& out, const SlidingWindow& window, int64_t groups, const LaunchTarget& target);
 

@@ -1,4 +1,4 @@
-// Fused attention (kernels/attention.cu): the layouts the kernel takes, and the leading dims
+// Fused attention (kernels/attention_block.h): the layouts the kernel takes, and the leading dims
 // (batch, heads, ...) as one walk over the four operands, whatever their strides. A case the
 // kernel does not fuse is refused with BP_STATUS_UNIMPLEMENTED, and scaled_dot_product_attention
 // then takes its composite path.
