@@ -111,3 +111,7 @@ unsigned int __shfl_sync(unsigned int /*mask*/, unsigned int value, int source_l
 unsigned int atomicAdd(unsigned int* address, unsigned int value) {
   return std::atomic_ref<unsigned int>(*address).fetch_add(value);
 }
+
+unsigned int atomicExch(unsigned int* address, unsigned int value) {
+  return std::atomic_ref<unsigned int>(*address).exchange(value);
+}

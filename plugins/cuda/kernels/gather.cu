@@ -1,34 +1,10 @@
-// embedding and index_select: elements picked along one dimension by Int64 indices. Elements
-// move unchanged, so there is one kernel per element width. An index out of range is recorded
-// (the first one to be seen) rather than read from, and reported once the launch is done.
+// Launches of embedding's and index_select's gather (gather.cuh), and the report of an index out
+// of range once the launch is done.
 #include "cuda_call.h"
 #include "elementwise_launch.cuh"
+#include "gather.cuh"
 
 namespace bp::cuda {
-namespace {
-
-struct IndexError {
-  unsigned int found;
-  long long value;
-};
-
-template <typename Bits>
-__global__ void __launch_bounds__(kElementwiseThreads, kElementwiseMinBlocks)
-    gather(StridedShape<3> shape, int64_t n, Bits* out, const Bits* src, const int64_t* index, int64_t index_stride,
-           int64_t limit, IndexError* error) {
-  for (int64_t i = global_thread(); i < n; i += grid_threads()) {
-    int64_t at[3];
-    shape.offsets(i, at);
-    const int64_t picked = index[at[2]];
-    if (picked < 0 || picked >= limit) {
-      if (atomicExch(&error->found, 1u) == 0) error->value = picked;
-      continue;
-    }
-    out[at[0]] = src[at[1] + picked * index_stride];
-  }
-}
-
-}  // namespace
 
 std::optional<int64_t> launch_gather(size_t element_size, const ElementwiseLaunch<3>& launch, int64_t index_stride,
                                      int64_t limit, GroupScratch& scratch) {
