@@ -1,17 +1,24 @@
 // The elementwise kernels (elementwise.cuh) on emulated launches (emulated_launch.h): the dense
 // walk at every alignment of its operands (a common scalar head then 16-byte vectors, or one
 // element at a time where the operands lie differently), mixed element widths, in place, and the
-// strided walk. The test build checks every access for alignment, so a vector access the GPU
+// strided walk; then the element functions of unary.cuh and binary.cuh through it, against the
+// CPU backend. The test build checks every access for alignment, so a vector access the GPU
 // would refuse fails here too.
 #include "emulated_launch.h"
 
+#include "binary.cuh"
 #include "elementwise.cuh"
+#include "unary.cuh"
 
 #include "cuda_test_support.h"
 #include "launch_layout.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
 #include <vector>
 
 namespace {
@@ -123,6 +130,80 @@ TEST_CASE("emulated strided elementwise kernel: a transposed operand and a broad
               x[static_cast<size_t>(c * kRows + r)] + 3 * y[static_cast<size_t>(c)]);
     }
   }
+}
+
+// The element function `fn` over `inputs` (one vector per operand) through the dense kernel.
+template <typename T, typename Fn, typename... In>
+std::vector<T> apply(Fn fn, const std::vector<In>&... inputs) {
+  const auto n = static_cast<int64_t>(std::max({inputs.size()...}));
+  std::vector<T> out(static_cast<size_t>(n));
+  run_dense(n, fn, out.data(), inputs.data()...);
+  return out;
+}
+
+template <typename T>
+void check_same(const std::vector<T>& actual, const bp::Tensor& expected, double tolerance) {
+  const std::vector<T> reference = expected.to_vector<T>();
+  REQUIRE(actual.size() == reference.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    INFO("element " << i);
+    const auto a = static_cast<double>(actual[i]), e = static_cast<double>(reference[i]);
+    if (std::isnan(e)) {
+      REQUIRE(std::isnan(a));
+    } else if (a != e) {  // infinities match exactly
+      REQUIRE(std::abs(a - e) <= tolerance * (1 + std::abs(e)));
+    }
+  }
+}
+
+template <typename T>
+void check_floating_functions(double tolerance) {
+  std::vector<T> x;
+  for (int i = -60; i <= 60; ++i) x.push_back(static_cast<T>(i) / 7);
+  x.push_back(std::numeric_limits<T>::quiet_NaN());
+  x.push_back(-std::numeric_limits<T>::infinity());
+  std::vector<T> y(x.rbegin(), x.rend());
+  const bp::Tensor tx = bp::from_vector(x, {static_cast<int64_t>(x.size())});
+  const bp::Tensor ty = bp::from_vector(y, {static_cast<int64_t>(y.size())});
+  using C = bp::cuda::compute_t<T>;
+  SUBCASE("unary") {
+    check_same(apply<T>(bp::cuda::Negate{}, x), bp::neg(tx), 0);
+    check_same(apply<T>(bp::cuda::Absolute{}, x), bp::abs(tx), 0);
+    check_same(apply<T>(bp::cuda::Relu{}, x), bp::relu(tx), 0);
+    check_same(apply<T>(bp::cuda::Exp{}, x), bp::exp(tx), tolerance);
+    check_same(apply<T>(bp::cuda::Log{}, x), bp::log(tx), tolerance);
+    check_same(apply<T>(bp::cuda::Sqrt{}, x), bp::sqrt(tx), tolerance);
+    check_same(apply<T>(bp::cuda::Tanh{}, x), bp::tanh(tx), tolerance);
+    check_same(apply<T>(bp::cuda::Sigmoid{}, x), bp::sigmoid(tx), tolerance);
+    check_same(apply<T>(bp::cuda::GeluErf{}, x), bp::gelu(tx), tolerance);
+    check_same(apply<T>(bp::cuda::GeluTanh{}, x), bp::gelu(tx, "tanh"), tolerance);
+    check_same(apply<T>(bp::cuda::Silu{}, x), bp::silu(tx), tolerance);
+  }
+  SUBCASE("binary") {
+    check_same(apply<T>(bp::cuda::AddScaled<C>{C(-2.5)}, x, y), bp::add(tx, ty, -2.5), tolerance);
+    check_same(apply<T>(bp::cuda::Multiply{}, x, y), bp::mul(tx, ty), tolerance);
+    check_same(apply<T>(bp::cuda::Divide{}, x, y), bp::div(tx, ty), tolerance);
+    check_same(apply<T>(bp::cuda::Maximum{}, x, y), bp::maximum(tx, ty), 0);
+    check_same(apply<T>(bp::cuda::Minimum{}, x, y), bp::minimum(tx, ty), 0);
+  }
+}
+
+TEST_CASE("emulated element functions, float64 and float32, as the CPU backend") {
+  SUBCASE("float64") { check_floating_functions<double>(1e-13); }
+  SUBCASE("float32") { check_floating_functions<float>(2e-6); }
+}
+
+TEST_CASE("emulated element functions on integers: wrapping as the dtype does, as the CPU backend") {
+  std::vector<int8_t> x;
+  for (int v = -128; v <= 127; ++v) x.push_back(static_cast<int8_t>(v));
+  std::vector<int8_t> y(x.rbegin(), x.rend());
+  const bp::Tensor tx = bp::from_vector(x, {256}), ty = bp::from_vector(y, {256});
+  check_same(apply<int8_t>(bp::cuda::Negate{}, x), bp::neg(tx), 0);
+  check_same(apply<int8_t>(bp::cuda::Absolute{}, x), bp::abs(tx), 0);
+  check_same(apply<int8_t>(bp::cuda::Relu{}, x), bp::relu(tx), 0);
+  check_same(apply<int8_t>(bp::cuda::AddScaled<int8_t>{3}, x, y), bp::add(tx, ty, 3), 0);
+  check_same(apply<int8_t>(bp::cuda::Multiply{}, x, y), bp::mul(tx, ty), 0);
+  check_same(apply<int8_t>(bp::cuda::Maximum{}, x, y), bp::maximum(tx, ty), 0);
 }
 
 }  // namespace

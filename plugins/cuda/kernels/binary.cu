@@ -1,26 +1,10 @@
-// Arithmetic on two tensors of one dtype: add (and sub, as add with -alpha), mul, div, maximum,
-// minimum. Element functions take and return the compute type (C++ promotion applies in
-// between, and the store wraps integers, as on the CPU backend).
+// Arithmetic on two tensors of one dtype (element functions in binary.cuh): add, sub as add with
+// -alpha, mul, div, maximum, minimum.
+#include "binary.cuh"
 #include "elementwise_launch.cuh"
 
 namespace bp::cuda {
 namespace {
-
-template <typename C>
-struct AddScaled {
-  C alpha;
-  __device__ auto operator()(C x, C y) const { return x + alpha * y; }
-};
-
-struct Multiply {
-  template <typename C>
-  __device__ auto operator()(C x, C y) const { return x * y; }
-};
-
-struct Divide {
-  template <typename C>
-  __device__ C operator()(C x, C y) const { return x / y; }
-};
 
 template <template <typename> class Supported>
 void run(std::string_view op, DType dtype, const ElementwiseLaunch<3>& launch, const auto& make_fn) {

@@ -1,0 +1,96 @@
+// The element functions of one tensor: neg, abs, relu on every dtype that has them; exp, log,
+// sqrt, tanh, sigmoid, gelu and silu on floating dtypes (the 16-bit ones computed in float).
+//
+// Launched by unary.cu; a header so that the host tests compile these functions too
+// (tests/cuda/emulated_launch.h).
+#pragma once
+
+#include "device_support.cuh"
+
+namespace bp::cuda {
+// Internal to each includer: the kernel library and the host tests each compile their own.
+namespace {
+
+struct Negate {
+  template <typename C>
+  __device__ auto operator()(C x) const { return -x; }
+};
+
+struct Absolute {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      return fabs(x);  // also turns -0.0 into 0.0
+    } else if constexpr (std::is_signed_v<C>) {
+      return x < 0 ? static_cast<C>(-x) : x;
+    } else {
+      return x;  // unsigned and bool
+    }
+  }
+};
+
+// Written as "x < 0 ? 0 : x" so that NaN passes through, as PyTorch's relu does.
+struct Relu {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    if constexpr (std::is_unsigned_v<C>) {
+      return x;
+    } else {
+      return x < C(0) ? C(0) : x;
+    }
+  }
+};
+
+struct Exp {
+  template <typename C>
+  __device__ C operator()(C x) const { return math_exp(x); }
+};
+
+struct Log {
+  template <typename C>
+  __device__ C operator()(C x) const { return math_log(x); }
+};
+
+struct Sqrt {
+  template <typename C>
+  __device__ C operator()(C x) const { return math_sqrt(x); }
+};
+
+struct Tanh {
+  template <typename C>
+  __device__ C operator()(C x) const { return math_tanh(x); }
+};
+
+struct Sigmoid {
+  template <typename C>
+  __device__ C operator()(C x) const { return C(1) / (C(1) + math_exp(-x)); }
+};
+
+// GELU, exact: x * Phi(x) with Phi the standard normal CDF, as x/2 erfc(-x / sqrt 2), which
+// does not cancel for negative x as 1 + erf(x / sqrt 2) does.
+struct GeluErf {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    constexpr C kSqrt2 = C(1.41421356237309504880);
+    return C(0.5) * x * math_erfc(-x / kSqrt2);
+  }
+};
+
+// GELU, tanh approximation, as PyTorch's approximate='tanh'.
+struct GeluTanh {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    constexpr C kSqrt2OverPi = C(0.79788456080286535588);
+    constexpr C kCubic = C(0.044715);
+    return C(0.5) * x * (C(1) + math_tanh(kSqrt2OverPi * (x + kCubic * x * x * x)));
+  }
+};
+
+// SiLU: x * sigmoid(x), written as PyTorch does.
+struct Silu {
+  template <typename C>
+  __device__ C operator()(C x) const { return x / (C(1) + math_exp(-x)); }
+};
+
+}  // namespace
+}  // namespace bp::cuda
