@@ -15,12 +15,7 @@
 namespace {
 
 using bp::cuda::kElementwiseThreads;
-
-bp::cuda::LaunchTarget one_multiprocessor() {
-  bp::cuda::LaunchTarget target;
-  target.multiprocessors = 1;
-  return target;
-}
+using bp::cuda::emulated::small_device;
 
 // Values every dtype holds or rounds: small, non-negative, some with fractions. The last lies
 // just above a float16 tie once rounded to float: double to float16 through float rounds it to
@@ -43,7 +38,7 @@ TEST_CASE("emulated conversion kernel: every pair of dtypes, as the CPU backend 
       const bp::Tensor expected = source.to(to).contiguous();
       const size_t bytes = static_cast<size_t>(n) * bp::element_size(to);
       std::vector<unsigned char> out(bytes, 0xAB);
-      bp::cuda::emulated::launch(dim3(bp::cuda::grid_blocks(n, kElementwiseThreads, one_multiprocessor())),
+      bp::cuda::emulated::launch(dim3(bp::cuda::grid_blocks(n, kElementwiseThreads, small_device())),
                                  dim3(kElementwiseThreads), 0, [&] {
                                    bp::cuda::convert_any(shape, n, out.data(), to, source.data_ptr(), from);
                                  });

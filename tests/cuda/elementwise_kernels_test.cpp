@@ -26,6 +26,7 @@ namespace {
 using bp::cuda::kElementwiseThreads;
 using bp::cuda::kElementwiseUnroll;
 using bp::cuda::kVectorWidth;
+using bp::cuda::emulated::small_device;
 
 struct AddScaled {
   float alpha;
@@ -36,18 +37,12 @@ struct Identity {
   __device__ float operator()(float x) const { return x; }
 };
 
-bp::cuda::LaunchTarget one_multiprocessor() {
-  bp::cuda::LaunchTarget target;
-  target.multiprocessors = 1;
-  return target;
-}
-
 // elementwise_dense over n elements, with as many blocks as launch_elementwise gives it.
 template <typename Out, typename Fn, typename... In>
 void run_dense(int64_t n, Fn fn, Out* out, const In*... in) {
   constexpr int V = kVectorWidth<Out, In...>;
   const unsigned int blocks =
-      bp::cuda::grid_blocks((n + V - 1) / V, int64_t{kElementwiseThreads} * kElementwiseUnroll, one_multiprocessor());
+      bp::cuda::grid_blocks((n + V - 1) / V, int64_t{kElementwiseThreads} * kElementwiseUnroll, small_device());
   bp::cuda::emulated::launch(dim3(blocks), dim3(kElementwiseThreads), 0,
                              [&] { bp::cuda::elementwise_dense<Out>(n, fn, out, in...); });
 }
@@ -119,7 +114,7 @@ TEST_CASE("emulated strided elementwise kernel: a transposed operand and a broad
     for (int d = 0; d < 2; ++d) shape.strides[k][d] = strides[k][d];
   }
   const int64_t n = kRows * kColumns;
-  bp::cuda::emulated::launch(dim3(bp::cuda::grid_blocks(n, kElementwiseThreads, one_multiprocessor())),
+  bp::cuda::emulated::launch(dim3(bp::cuda::grid_blocks(n, kElementwiseThreads, small_device())),
                              dim3(kElementwiseThreads), 0, [&] {
                                bp::cuda::elementwise_strided<float>(shape, n, AddScaled{3}, out.data(), x.data(),
                                                                     y.data());

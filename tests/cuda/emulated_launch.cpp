@@ -44,6 +44,13 @@ thread_local ThreadState current;
 
 }  // namespace
 
+LaunchTarget small_device(int multiprocessors, size_t shared_memory) {
+  LaunchTarget target;
+  target.multiprocessors = multiprocessors;
+  target.max_shared_memory = shared_memory;
+  return target;
+}
+
 const ThreadPlace& this_thread() { return current.place; }
 
 int this_lane() { return current.lane; }

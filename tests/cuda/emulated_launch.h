@@ -12,6 +12,8 @@
 // that relies on lanes running in lockstep without a shuffle or barrier between them.
 #pragma once
 
+#include "launch.h"
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -57,6 +59,10 @@ const ThreadPlace& this_thread();
 // threads, with `dynamic_shared_bytes` of dynamic shared memory per block. Blocks must hold
 // whole warps, or fewer than 32 threads in one.
 void launch(dim3 grid, dim3 block, size_t dynamic_shared_bytes, const std::function<void()>& kernel);
+
+// A device of few multiprocessors for the launch layouts, so that grids stay a few blocks: each
+// block is as many host threads as it has CUDA threads.
+LaunchTarget small_device(int multiprocessors = 1, size_t shared_memory = 48 * 1024);
 
 inline constexpr int kWarpLanes = 32;
 

@@ -12,6 +12,8 @@
 
 namespace {
 
+using bp::cuda::emulated::small_device;
+
 // out (indices x columns) = src[index[i], :], src (rows x columns); operands: out, src with the
 // picked dimension left out, the index.
 void run_gather(std::vector<float>& out, const std::vector<float>& src, const std::vector<int64_t>& index,
@@ -26,9 +28,7 @@ void run_gather(std::vector<float>& out, const std::vector<float>& src, const st
     for (int d = 0; d < 2; ++d) shape.strides[k][d] = strides[k][d];
   }
   const int64_t n = picks * columns;
-  bp::cuda::LaunchTarget target;
-  target.multiprocessors = 1;
-  bp::cuda::emulated::launch(dim3(bp::cuda::grid_blocks(n, bp::cuda::kElementwiseThreads, target)),
+  bp::cuda::emulated::launch(dim3(bp::cuda::grid_blocks(n, bp::cuda::kElementwiseThreads, small_device())),
                              dim3(bp::cuda::kElementwiseThreads), 0, [&] {
                                bp::cuda::gather<float>(shape, n, out.data(), src.data(), index.data(), columns, rows,
                                                        &error);

@@ -26,14 +26,7 @@ namespace {
 using bp::cuda::GroupShape;
 using bp::cuda::LaunchTarget;
 using bp::cuda::emulated::launch;
-
-// A target small enough that grids stay a few blocks: each block is a few hundred host threads.
-LaunchTarget small_device(int multiprocessors = 1, size_t shared_memory = 48 * 1024) {
-  LaunchTarget target;
-  target.multiprocessors = multiprocessors;
-  target.max_shared_memory = shared_memory;
-  return target;
-}
+using bp::cuda::emulated::small_device;
 
 // A (rows x columns) matrix whose rows are `pitch` elements apart and columns `step`, starting
 // `offset` elements into its buffer; reduced over columns (rows are the groups), or over rows.

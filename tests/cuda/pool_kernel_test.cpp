@@ -19,6 +19,7 @@ namespace {
 
 using bp::cuda::PoolKind;
 using bp::cuda::SlidingWindow;
+using bp::cuda::emulated::small_device;
 
 // With a width of 12, ceil mode gives a last window of 3 that reaches past the right padding.
 constexpr int64_t kBatch = 2, kChannels = 3, kHeight = 13, kWidth = 12;
@@ -52,9 +53,7 @@ void check_pool(PoolKind kind, const SlidingWindow& window, const std::vector<fl
   const bp::cuda::Image out_image =
       dense_image(out.data(), {expected.size(0), expected.size(1), expected.size(2), expected.size(3)});
   const auto total = static_cast<int64_t>(out.size());
-  bp::cuda::LaunchTarget target;
-  target.multiprocessors = 1;
-  bp::cuda::emulated::launch(dim3(bp::cuda::grid_blocks(total, bp::cuda::kPoolThreads, target)),
+  bp::cuda::emulated::launch(dim3(bp::cuda::grid_blocks(total, bp::cuda::kPoolThreads, small_device())),
                              dim3(bp::cuda::kPoolThreads), 0,
                              [&] { bp::cuda::pool2d<float>(kind, in_image, out_image, window, total); });
   const std::vector<float> reference = expected.contiguous().to_vector<float>();
