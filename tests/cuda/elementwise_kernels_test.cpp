@@ -201,4 +201,20 @@ TEST_CASE("emulated element functions on integers: wrapping as the dtype does, a
   check_same(apply<int8_t>(bp::cuda::Maximum{}, x, y), bp::maximum(tx, ty), 0);
 }
 
+template <typename T>
+void check_overflow_wraps() {
+  constexpr T kMax = std::numeric_limits<T>::max(), kMin = std::numeric_limits<T>::min();
+  const std::vector<T> x = {kMax, kMin, kMax, 7, kMin, -1, kMax};
+  const std::vector<T> y = {1, -1, kMax, kMax, kMin, kMin, 2};
+  const bp::Tensor tx = bp::from_vector(x, {7}), ty = bp::from_vector(y, {7});
+  check_same(apply<T>(bp::cuda::AddScaled<T>{3}, x, y), bp::add(tx, ty, 3), 0);
+  check_same(apply<T>(bp::cuda::AddScaled<T>{kMin}, x, y), bp::add(tx, ty, kMin), 0);
+  check_same(apply<T>(bp::cuda::Multiply{}, x, y), bp::mul(tx, ty), 0);
+}
+
+TEST_CASE("emulated element functions: int32 and int64 overflow wraps around, as the CPU backend") {
+  check_overflow_wraps<int32_t>();
+  check_overflow_wraps<int64_t>();
+}
+
 }  // namespace

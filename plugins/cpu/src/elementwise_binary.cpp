@@ -1,16 +1,19 @@
 // Elementwise arithmetic on two tensors. The core's meta step has broadcast both inputs to
 // out's shape and converted them to out's dtype, so every kernel here is one loop over three
-// tensors of one dtype. Integer arithmetic wraps around (wrapping_arithmetic.h).
+// tensors of one dtype. Integer arithmetic wraps around (backplane/sdk/wrapping_arithmetic.hpp).
 #include "CPUNativeFunctions.h"
 
 #include "dtypes.h"
 #include "parallel_elements.h"
-#include "wrapping_arithmetic.h"
+
+#include <backplane/sdk/wrapping_arithmetic.hpp>
 
 #include <string_view>
 
 namespace bp::cpu {
 namespace {
+
+using plugin::wrapping;
 
 // out = f(self, other) elementwise for the dtypes Supported accepts, where
 // f = element_fn_for(TypeTag<T>{}) takes and returns the compute type of T.
