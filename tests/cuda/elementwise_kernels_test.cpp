@@ -24,7 +24,6 @@
 namespace {
 
 using bp::cuda::kElementwiseThreads;
-using bp::cuda::kElementwiseUnroll;
 using bp::cuda::kVectorWidth;
 using bp::cuda::emulated::small_device;
 
@@ -37,12 +36,10 @@ struct Identity {
   __device__ float operator()(float x) const { return x; }
 };
 
-// elementwise_dense over n elements, with as many blocks as launch_elementwise gives it.
+// elementwise_dense over n elements, on as many blocks as launch_elementwise gives it.
 template <typename Out, typename Fn, typename... In>
 void run_dense(int64_t n, Fn fn, Out* out, const In*... in) {
-  constexpr int V = kVectorWidth<Out, In...>;
-  const unsigned int blocks =
-      bp::cuda::grid_blocks((n + V - 1) / V, int64_t{kElementwiseThreads} * kElementwiseUnroll, small_device());
+  const unsigned int blocks = bp::cuda::dense_blocks<kVectorWidth<Out, In...>>(n, small_device());
   bp::cuda::emulated::launch(dim3(blocks), dim3(kElementwiseThreads), 0,
                              [&] { bp::cuda::elementwise_dense<Out>(n, fn, out, in...); });
 }

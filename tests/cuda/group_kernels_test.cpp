@@ -75,26 +75,16 @@ void check_near(double actual, double expected, double tolerance) {
 
 // --- reductions ----------------------------------------------------------------------------------
 
+// The reduction as launch_reduction launches it, with `members_per_thread`.
 template <typename Policy>
 void run_reduction(const GroupShape<Policy::kOperands>& shape, const float* input, const Policy& policy,
                    bool columns, int64_t members_per_thread, const LaunchTarget& target) {
   using Acc = typename Policy::Acc;
-  unsigned int splits = 1;
-  dim3 grid, block;
-  if (columns) {
-    splits = bp::cuda::column_splits(shape.groups, shape.group_size, target);
-    grid = dim3(bp::cuda::grid_blocks(shape.groups, bp::cuda::kColumnGroups, target), splits);
-    block = dim3(bp::cuda::kColumnGroups, bp::cuda::kColumnSlices);
-  } else {
-    const bp::cuda::RowLayout layout = bp::cuda::row_layout(shape.groups, shape.group_size, members_per_thread,
-                                                            bp::cuda::kMaxTeamThreads, true, target);
-    splits = layout.splits;
-    grid = dim3(layout.blocks, layout.splits);
-    block = dim3(layout.team, layout.slots);
-  }
-  std::vector<Acc> partials(static_cast<size_t>(shape.groups * splits));
+  const auto layout = bp::cuda::reduction_layout(shape, members_per_thread, target);
+  REQUIRE(layout.columns == columns);
+  std::vector<Acc> partials(static_cast<size_t>(shape.groups * layout.grid.y));
   std::vector<uint32_t> counters(static_cast<size_t>(shape.groups), 0);
-  launch(grid, block, 0, [&] {
+  launch(layout.grid, layout.block, 0, [&] {
     if (columns) {
       bp::cuda::reduce_columns<float>(shape, input, policy, partials.data(), counters.data());
     } else {

@@ -129,8 +129,8 @@ class ConvTileThread {
         const int64_t y = window_y_ + tap.y * gemm.window.dilation[0];
         const int64_t x = window_x_ + tap.x * gemm.window.dilation[1];
         if (y >= 0 && y < gemm.input.sizes[2] && x >= 0 && x < gemm.input.sizes[3]) {
-          value = to_compute(input[window_offset_ + tap.channel * gemm.input.strides[1] +
-                                            y * gemm.input.strides[2] + x * gemm.input.strides[3]]);
+          value = to_compute(input[window_offset_ + tap.channel * gemm.input.strides[1] + y * gemm.input.strides[2] +
+                                   x * gemm.input.strides[3]]);
         }
       }
       memory.windows[row][column] = value;
@@ -144,8 +144,8 @@ class ConvTileThread {
       if (channel < gemm.group_out && first_tap + row < gemm.taps) {
         const ConvGemm::Tap tap = gemm.tap(first_tap + row);
         value = to_compute(weight[(group_ * gemm.group_out + channel) * gemm.weight.strides[0] +
-                                           tap.channel * gemm.weight.strides[1] + tap.y * gemm.weight.strides[2] +
-                                           tap.x * gemm.weight.strides[3]]);
+                                  tap.channel * gemm.weight.strides[1] + tap.y * gemm.weight.strides[2] +
+                                  tap.x * gemm.weight.strides[3]]);
       }
       memory.weights[row][column] = value;
     }
@@ -231,15 +231,11 @@ __global__ void __launch_bounds__(Shape::kThreads) conv2d_implicit_gemm(ConvGemm
   }
 }
 
-// The grid of a conv2d_implicit_gemm launch: a block per tile, within CUDA's limits.
+// The grid of a conv2d_implicit_gemm launch: a block per tile.
 template <typename Shape>
 dim3 conv_grid(const ConvGemm& gemm) {
-  constexpr int64_t kMaxGridYZ = 65535;
-  return dim3(
-      static_cast<unsigned int>(std::min<int64_t>((gemm.pixels + Shape::kPixels - 1) / Shape::kPixels, INT32_MAX)),
-      static_cast<unsigned int>(std::min<int64_t>((gemm.group_out + Shape::kChannels - 1) / Shape::kChannels,
-                                                  kMaxGridYZ)),
-      static_cast<unsigned int>(std::min<int64_t>(gemm.groups, kMaxGridYZ)));
+  return tile_grid((gemm.pixels + Shape::kPixels - 1) / Shape::kPixels,
+                   (gemm.group_out + Shape::kChannels - 1) / Shape::kChannels, gemm.groups);
 }
 
 }  // namespace

@@ -68,6 +68,12 @@ __device__ __forceinline__ void dense_walk(int64_t count, const Fn& fn, Out* out
   }
 }
 
+// Blocks of kElementwiseThreads for elementwise_dense over n elements, V per vector.
+template <int V>
+unsigned int dense_blocks(int64_t n, const LaunchTarget& target) {
+  return grid_blocks((n + V - 1) / V, int64_t{kElementwiseThreads} * kElementwiseUnroll, target);
+}
+
 template <typename Out, typename Fn, typename... In>
 __global__ void __launch_bounds__(kElementwiseThreads, kElementwiseMinBlocks)
     elementwise_dense(int64_t n, Fn fn, Out* out, const In*... in) {

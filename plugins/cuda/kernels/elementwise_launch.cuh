@@ -15,9 +15,7 @@ void launch_elementwise_with(const ElementwiseLaunch<N>& launch, const auto& fn,
   Out* out = static_cast<Out*>(launch.data[0]);
   const LaunchTarget& target = launch.target;
   if (launch.dense) {
-    constexpr int V = kVectorWidth<Out, In...>;
-    const unsigned int blocks =
-        grid_blocks((launch.numel + V - 1) / V, int64_t{kElementwiseThreads} * kElementwiseUnroll, target);
+    const unsigned int blocks = dense_blocks<kVectorWidth<Out, In...>>(launch.numel, target);
     elementwise_dense<<<blocks, kElementwiseThreads, 0, target.stream>>>(
         launch.numel, fn, out, static_cast<const In*>(launch.data[K + 1])...);
     check_launch("elementwise_dense");

@@ -32,6 +32,15 @@ inline unsigned int grid_blocks(int64_t work, int64_t per_block, const LaunchTar
   return static_cast<unsigned int>(blocks < 1 ? 1 : blocks);
 }
 
+// A grid of one block per tile: x_tiles along x (at most 2^31 - 1), y_tiles along y and z along
+// z (at most 65535 each). Kernels walk whatever lies past those limits grid-stride.
+inline dim3 tile_grid(int64_t x_tiles, int64_t y_tiles, int64_t z) {
+  constexpr int64_t kMaxGridX = INT32_MAX, kMaxGridYZ = 65535;
+  return dim3(static_cast<unsigned int>(x_tiles < kMaxGridX ? x_tiles : kMaxGridX),
+              static_cast<unsigned int>(y_tiles < kMaxGridYZ ? y_tiles : kMaxGridYZ),
+              static_cast<unsigned int>(z < kMaxGridYZ ? z : kMaxGridYZ));
+}
+
 // How a row-layout launch is shaped.
 struct RowLayout {
   unsigned int team = 1;    // threads per group (blockDim.x)

@@ -62,12 +62,9 @@ __global__ void __launch_bounds__(kTile * kTile)
   }
 }
 
-// The grid of an integer_matmul launch: a block per output tile, within CUDA's limits.
+// The grid of an integer_matmul launch: a block per output tile.
 inline dim3 integer_matmul_grid(int64_t batches, int64_t n, int64_t m) {
-  constexpr int64_t kMaxGridYZ = 65535;
-  return dim3(static_cast<unsigned int>(std::min<int64_t>((m + kTile - 1) / kTile, INT32_MAX)),
-              static_cast<unsigned int>(std::min<int64_t>((n + kTile - 1) / kTile, kMaxGridYZ)),
-              static_cast<unsigned int>(std::min<int64_t>(batches, kMaxGridYZ)));
+  return tile_grid((m + kTile - 1) / kTile, (n + kTile - 1) / kTile, batches);
 }
 
 }  // namespace

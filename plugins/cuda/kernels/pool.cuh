@@ -43,7 +43,8 @@ __device__ Taps window_taps(PoolKind kind, const SlidingWindow& w, int d, int64_
   const int64_t last = last_tap < in_size - 1 ? last_tap : in_size - 1;
   const int64_t count = first > last ? 0 : (last - first) / step + 1;
   // The padded window: from start, at most to the end of the right padding.
-  const int64_t padded_end = start + w.kernel[d] < in_size + w.padding[d] ? start + w.kernel[d] : in_size + w.padding[d];
+  const int64_t padded_end =
+      start + w.kernel[d] < in_size + w.padding[d] ? start + w.kernel[d] : in_size + w.padding[d];
   return {first, count, step, w.count_include_pad ? padded_end - start : count};
 }
 
@@ -77,7 +78,9 @@ __global__ void __launch_bounds__(kPoolThreads)
       C sum = 0;
       for (int64_t r = 0; r < rows.count; ++r) {
         const T* row = plane + (rows.first + r * rows.step) * input.strides[2];
-        for (int64_t k = 0; k < cols.count; ++k) sum += to_compute(row[(cols.first + k * cols.step) * input.strides[3]]);
+        for (int64_t k = 0; k < cols.count; ++k) {
+          sum += to_compute(row[(cols.first + k * cols.step) * input.strides[3]]);
+        }
       }
       const int64_t divisor = window.divisor_override != 0 ? window.divisor_override : rows.divisor * cols.divisor;
       result = sum / static_cast<C>(divisor);

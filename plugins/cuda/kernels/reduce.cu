@@ -13,30 +13,18 @@ void launch_reduction(const GroupShape<Policy::kOperands>& shape, const void* in
   using Acc = typename Policy::Acc;
   if (shape.groups == 0) return;
   const T* in = static_cast<const T*>(input);
-  unsigned int splits = 1;
-  dim3 grid, block;
-  const bool columns = prefers_columns(shape);
-  if (columns) {
-    splits = column_splits(shape.groups, shape.group_size, target);
-    grid = dim3(grid_blocks(shape.groups, kColumnGroups, target), splits);
-    block = dim3(kColumnGroups, kColumnSlices);
-  } else {
-    const RowLayout layout =
-        row_layout(shape.groups, shape.group_size, kReduceMembersPerThread, kMaxTeamThreads, true, target);
-    splits = layout.splits;
-    grid = dim3(layout.blocks, layout.splits);
-    block = dim3(layout.team, layout.slots);
-  }
+  const ReductionLayout layout = reduction_layout(shape, kReduceMembersPerThread, target);
   Acc* partials = nullptr;
   uint32_t* counters = nullptr;
+  const unsigned int splits = layout.grid.y;
   if (splits > 1) {
     partials = static_cast<Acc*>(scratch.allocate(static_cast<size_t>(shape.groups) * splits * sizeof(Acc)));
     counters = scratch.zeroed_counters(shape.groups);
   }
-  if (columns) {
-    reduce_columns<T><<<grid, block, 0, target.stream>>>(shape, in, policy, partials, counters);
+  if (layout.columns) {
+    reduce_columns<T><<<layout.grid, layout.block, 0, target.stream>>>(shape, in, policy, partials, counters);
   } else {
-    reduce_rows<T><<<grid, block, 0, target.stream>>>(shape, in, policy, partials, counters);
+    reduce_rows<T><<<layout.grid, layout.block, 0, target.stream>>>(shape, in, policy, partials, counters);
   }
   check_launch(name);
 }

@@ -112,6 +112,25 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
   });
 }
 
+// How a reduction launches: the column layout where prefers_columns, else rows. grid.y blocks
+// (the splits) share each group when there are too few groups to fill the device.
+struct ReductionLayout {
+  bool columns;
+  dim3 grid, block;
+};
+
+template <int N>
+ReductionLayout reduction_layout(const GroupShape<N>& shape, int64_t members_per_thread, const LaunchTarget& target) {
+  if (prefers_columns(shape)) {
+    return {true,
+            dim3(grid_blocks(shape.groups, kColumnGroups, target),
+                 column_splits(shape.groups, shape.group_size, target)),
+            dim3(kColumnGroups, kColumnSlices)};
+  }
+  const RowLayout rows = row_layout(shape.groups, shape.group_size, members_per_thread, kMaxTeamThreads, true, target);
+  return {false, dim3(rows.blocks, rows.splits), dim3(rows.team, rows.slots)};
+}
+
 template <typename T, typename Policy>
 __global__ void __launch_bounds__(kColumnGroups * kColumnSlices)
     reduce_columns(GroupShape<Policy::kOperands> shape, const T* __restrict__ input, Policy policy,
