@@ -119,6 +119,10 @@ unsigned int atomicAdd(unsigned int* address, unsigned int value) {
   return std::atomic_ref<unsigned int>(*address).fetch_add(value);
 }
 
-unsigned int atomicExch(unsigned int* address, unsigned int value) {
-  return std::atomic_ref<unsigned int>(*address).exchange(value);
+unsigned long long atomicMin(unsigned long long* address, unsigned long long value) {
+  std::atomic_ref<unsigned long long> target(*address);
+  unsigned long long seen = target.load();
+  while (value < seen && !target.compare_exchange_weak(seen, value)) {
+  }
+  return seen;
 }

@@ -98,4 +98,4 @@ void __threadfence();
 unsigned int __shfl_xor_sync(unsigned int mask, unsigned int value, int lane_mask, int width);
 unsigned int __shfl_sync(unsigned int mask, unsigned int value, int source_lane, int width);
 unsigned int atomicAdd(unsigned int* address, unsigned int value);
-unsigned int atomicExch(unsigned int* address, unsigned int value);
+unsigned long long atomicMin(unsigned long long* address, unsigned long long value);

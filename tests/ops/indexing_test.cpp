@@ -137,4 +137,24 @@ TEST_CASE("indices out of range are refused on every device, also where the resu
   }
 }
 
+TEST_CASE("of several indices out of range, every device names the first in the indices' order") {
+  // Enough indices that a device's threads race to a bad one; the first in order is reported
+  // whichever thread meets one first.
+  std::vector<int64_t> values(1200, 1);
+  values[517] = 9;
+  values[518] = -3;
+  values[1101] = -5;
+  for (const Device device : test_devices()) {
+    INFO(device.str());
+    const Tensor ids = bp::from_vector<int64_t>(values, {1200}).to(device);
+    check_error([&] { bp::embedding(bp::zeros({4, 64}).to(device), ids); },
+                "embedding: index 9 is out of range for a dimension of size 4");
+    check_error([&] { bp::index_select(bp::zeros({64, 4}).to(device), 1, ids); },
+                "index_select: index 9 is out of range for a dimension of size 4");
+    INFO("read through a transposed view: values[1101] is its element (0, 367), before values[517] at (1, 172)");
+    check_error([&] { bp::embedding(bp::zeros({4, 64}).to(device), ids.view({400, 3}).transpose(0, 1)); },
+                "embedding: index -5 is out of range for a dimension of size 4");
+  }
+}
+
 }  // namespace optest

@@ -148,8 +148,9 @@ void launch_fused_attention(DType dtype, const AttentionShape& shape, const void
 
 // out = src picked along one dimension by Int64 indices: for each element of out, the operands'
 // offsets (out; src with the picked dimension left out; the index) and then
-// src[offset + index * index_stride]. Indices outside [0, limit) are not read from; the first one
-// found is returned (std::nullopt when all were in range), which waits for the launch.
+// src[offset + index * index_stride]. Indices outside [0, limit) are not read from; the one at
+// out's first such position is returned (std::nullopt when all were in range), which waits for
+// the launch.
 std::optional<int64_t> launch_gather(size_t element_size, const ElementwiseLaunch<3>& launch, int64_t index_stride,
                                      int64_t limit, GroupScratch& scratch);
 
