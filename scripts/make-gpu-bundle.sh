@@ -4,7 +4,8 @@
 # and op conformance suites, bench_cuda, libbackplane with its plugins, and every shared library
 # they load that is neither part of the C runtime nor CUDA's (oneDNN, OpenMP, fmt, Boost,
 # Google Benchmark, the OpenCL loader). The archive unpacks into backplane-gpu/, whose
-# check-gpu.sh runs everything and writes the logs (see plugins/cuda/README.md).
+# check-gpu.sh (scripts/gpu-bundle/) runs everything and writes the logs (see
+# plugins/cuda/README.md).
 #
 #   scripts/make-gpu-bundle.sh [BUILD_DIR] [ARCHIVE]     (defaults: build, BUILD_DIR/backplane-gpu.tar.xz)
 set -euo pipefail
@@ -49,68 +50,7 @@ done | sort -u | while read -r library; do
   if ! is_provided "$library"; then cp -L "$library" "$bundle/lib/deps/"; fi
 done
 
-cat > "$bundle/run.sh" <<'RUN'
-#!/usr/bin/env bash
-# run.sh PROGRAM [ARGS...]: one of bin/'s programs, with the bundle's libraries found first and
-# the CUDA libraries where the CUDA toolkit or the NVIDIA Python wheels put them.
-here=$(cd "$(dirname "$0")" && pwd)
-cuda_dirs=""
-for dir in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib \
-           /usr/local/nvidia/lib64 $(ls -d /opt/*/.venv/lib/python3*/site-packages/nvidia/*/lib 2>/dev/null); do
-  [ -d "$dir" ] && cuda_dirs="$cuda_dirs:$dir"
-done
-export LD_LIBRARY_PATH="$here/lib:$here/lib/deps$cuda_dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-program=$1
-shift
-exec "$here/bin/$program" "$@"
-RUN
-
-cat > "$bundle/check-gpu.sh" <<'CHECK'
-#!/usr/bin/env bash
-# check-gpu.sh [LOG_DIR] [tests|bench|all]: bp-info, then the CUDA suite, the op conformance
-# suite on every device and quickstart (tests), and bench_cuda with its table of targets (bench),
-# each into its own log under LOG_DIR (default: ./gpu-logs); all of them by default, or one half
-# where a run must stay short. Exits non-zero when a suite fails or skips itself.
-here=$(cd "$(dirname "$0")" && pwd)
-logs=${1:-gpu-logs}
-part=${2:-all}
-case "$part" in
-  tests|bench|all) ;;
-  *) echo "check-gpu.sh: the second argument is tests, bench or all, not '$part'" >&2; exit 2 ;;
-esac
-mkdir -p "$logs"
-status=0
-step() {  # step NAME PROGRAM [ARGS...]
-  local name=$1
-  shift
-  echo "== $name"
-  "$here/run.sh" "$@" >"$logs/$name.log" 2>&1
-  local code=$?
-  tail -n 4 "$logs/$name.log"
-  if [ "$code" -eq 77 ]; then
-    echo "== $name skipped itself: no usable GPU (bp-info.log says why)"
-    status=1
-  elif [ "$code" -ne 0 ]; then
-    echo "== $name exited with $code"
-    status=1
-  fi
-}
-step bp-info bp-info
-if [ "$part" != bench ]; then
-  step test_cuda test_cuda
-  BACKPLANE_CUDA_ALLOW_TF32=1 step test_cuda_tf32 test_cuda "--test-case=*TF32*"
-  BACKPLANE_CUDA_CUDNN=0 step test_cuda_no_cudnn test_cuda "--test-case=conv2d*"
-  step test_ops test_ops
-  step quickstart quickstart
-fi
-if [ "$part" != tests ]; then
-  step bench_cuda bench_cuda --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
-  # bench_cuda ends its report with the table of targets (ours / reference, and whether it is met).
-  sed -n '/^| what |/,$p' "$logs/bench_cuda.log"
-fi
-exit $status
-CHECK
-chmod +x "$bundle/run.sh" "$bundle/check-gpu.sh"
+cp "$(dirname "$0")/gpu-bundle/run.sh" "$(dirname "$0")/gpu-bundle/check-gpu.sh" "$bundle/"
 
 mkdir -p "$(dirname "$archive")"
 tar -C "$staging" -cJf "$archive" backplane-gpu

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Usage: check_gpu_test.sh GPU_BUNDLE_SCRIPTS_DIR
+#
+# check-gpu.sh, the GPU bundle's runner, on a stand-in bundle whose suites are a stand-in doctest
+# program with four cases: one passes, one fails a check, one aborts its process (as a faulting
+# kernel leaves the process's CUDA context unusable for every case after it), one hangs. A suite
+# that fails runs again one case at a time, each with its own verdict in the suite's log and a
+# hang stopped; the run keeps within its time budget; bad limits are refused.
+set -euo pipefail
+
+scripts=${1:?usage: check_gpu_test.sh GPU_BUNDLE_SCRIPTS_DIR}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+bundle=$work/backplane-gpu
+mkdir -p "$bundle/bin"
+cp "$scripts/run.sh" "$scripts/check-gpu.sh" "$bundle/"
+for program in bp-info quickstart; do printf '#!/bin/sh\necho "%s ran"\n' "$program" >"$bundle/bin/$program"; done
+cat >"$bundle/bin/test_cuda" <<'SUITE'
+#!/usr/bin/env bash
+# doctest's command line, as far as check-gpu.sh uses it: --list-test-cases, --test-case=FILTER
+# (wildcards; a comma escaped with a backslash), or every case in order.
+cases=("passes" "fails" "aborts" "hangs, until stopped")
+filter='*'
+for argument in "$@"; do
+  case "$argument" in
+    --list-test-cases)
+      echo "[doctest] listing all test case names"
+      echo "==============================================================================="
+      printf '%s\n' "${cases[@]}"
+      echo "==============================================================================="
+      exit 0 ;;
+    --test-case=*) filter=${argument#--test-case=}; filter=${filter//\\,/,} ;;
+  esac
+done
+status=0
+for name in "${cases[@]}"; do
+  # shellcheck disable=SC2053  # the filter is a pattern
+  [[ "$name" == $filter ]] || continue
+  case "$name" in
+    passes) echo "passes: ok" ;;
+    fails) echo "CHECK( 1 == 2 ) is NOT correct!"; status=1 ;;
+    aborts) echo "an illegal memory access was encountered"; kill -ABRT $$ ;;
+    hangs*) sleep 120 ;;
+  esac
+done
+exit $status
+SUITE
+cp "$bundle/bin/test_cuda" "$bundle/bin/test_ops"
+chmod +x "$bundle"/bin/*
+
+failures=0
+fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+# expect_line FILE LINE: FILE has LINE as a whole line.
+expect_line() {
+  grep -qxF -- "$2" "$1" || fail "$(basename "$1") lacks the line '$2'"
+}
+
+# Every suite fails; each case alone gets its verdict, and the hang is stopped after its limit.
+status=0
+CHECK_GPU_CASE_SECONDS=2 "$bundle/check-gpu.sh" "$work/logs" tests >"$work/out" 2>&1 || status=$?
+[ "$status" -eq 1 ] || fail "check-gpu.sh exited with $status where a suite failed, not 1"
+for suite in test_cuda test_ops; do
+  log=$work/logs/$suite.log
+  expect_line "$log" "passed: passes"
+  expect_line "$log" "failed (exit 1): fails"
+  expect_line "$log" "failed (exit 134): aborts"
+  expect_line "$log" "stopped after 2 s: hangs, until stopped"
+  expect_line "$log" "    CHECK( 1 == 2 ) is NOT correct!"
+  expect_line "$work/out" "== $suite: 3 cases failed alone"
+done
+expect_line "$work/out" "== test_cuda exited with 134"
+# The TF32 run's filter matches no case here: it passes, and nothing runs again.
+grep -q "each case alone" "$work/logs/test_cuda_tf32.log" && fail "test_cuda_tf32 passed, yet ran again case by case"
+expect_line "$work/logs/quickstart.log" "quickstart ran"
+
+# A budget the hang uses up: nothing starts past it, and the run ends on time.
+status=0
+start=$SECONDS
+CHECK_GPU_SECONDS=3 "$bundle/check-gpu.sh" "$work/short" tests >"$work/short.out" 2>&1 || status=$?
+[ "$status" -eq 1 ] || fail "check-gpu.sh exited with $status where its time ran out, not 1"
+[ $((SECONDS - start)) -le 10 ] || fail "check-gpu.sh took $((SECONDS - start)) s of a 3 s budget"
+expect_line "$work/short/test_cuda.log" "stopped after 3 s: hangs, until stopped"
+expect_line "$work/short.out" "== quickstart not run: the run's 3 s are spent"
+
+# Limits that are not whole seconds are refused before anything runs.
+for setting in CHECK_GPU_SECONDS=soon CHECK_GPU_CASE_SECONDS=0 CHECK_GPU_STEP_SECONDS=-5; do
+  status=0
+  env "$setting" "$bundle/check-gpu.sh" "$work/refused" >"$work/refused.out" 2>&1 || status=$?
+  [ "$status" -eq 2 ] || fail "$setting: exit $status, not 2"
+  grep -q "is a number of seconds" "$work/refused.out" || fail "$setting: no message saying what the limit takes"
+done
+[ ! -e "$work/refused" ] || fail "a refused run wrote logs"
+
+if [ "$failures" -gt 0 ]; then
+  echo "--- check-gpu.sh's output:"
+  cat "$work/out"
+  exit 1
+fi
+echo "check-gpu.sh: every expectation held"
