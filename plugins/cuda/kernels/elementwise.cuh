@@ -15,6 +15,9 @@
 #include <utility>
 
 namespace bp::cuda {
+// Internal to each includer: the kernel library and the host tests each compile their own (the
+// host tests' copies would otherwise share names with nvcc's launch stubs of these kernels).
+namespace {
 
 inline constexpr int kElementwiseThreads = 256;
 // Vectors each thread loads before computing: independent loads in flight hide latency. Two
@@ -110,4 +113,5 @@ __global__ void __launch_bounds__(kElementwiseThreads, kElementwiseMinBlocks)
   }
 }
 
+}  // namespace
 }  // namespace bp::cuda
