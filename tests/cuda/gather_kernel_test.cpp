@@ -40,7 +40,7 @@ std::optional<int64_t> run_gather(std::vector<float>& out, const std::vector<flo
   return index[static_cast<size_t>(bp::cuda::index_offset_at(shape, error.first_position))];
 }
 
-TEST_CASE("emulated gather kernel: rows picked by index; an index out of range is recorded") {
+TEST_CASE("emulated gather kernel: rows picked by index, and an index out of range recorded, not read") {
   constexpr int64_t kRows = 10, kColumns = 7;
   std::vector<float> src(kRows * kColumns);
   for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i);

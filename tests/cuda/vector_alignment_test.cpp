@@ -39,7 +39,7 @@ TEST_CASE("a scalar head of elements reaches the next 16-byte boundary, whatever
   }
 }
 
-TEST_CASE("operands that start equally far from a boundary share one head; others do not") {
+TEST_CASE("operands that start equally far from a boundary share one head, and others do not") {
   alignas(16) static float a[64], b[64];
   alignas(16) static double wide[64];
   // x[1:] + y[1:]: both one float past a boundary, so three floats bring both to the next.

@@ -202,7 +202,7 @@ TEST_CASE("_addmm_activation: addmm, then ReLU or tanh-approximated GELU, fused"
   }
 }
 
-TEST_CASE("_addmm_activation: an empty inner dim activates beta * self; integers are refused") {
+TEST_CASE("_addmm_activation: an empty inner dim activates beta * self, and integers are refused") {
   for (const Device device : test_devices("_addmm_activation.out")) {
     INFO(device.str());
     const Tensor self = make_tensor({-1, 2, -3, 4, -5, 6}, {2, 3}, bp::kFloat32, device);

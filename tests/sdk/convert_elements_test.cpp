@@ -89,7 +89,7 @@ std::vector<Half> every_half() {
   return halves;
 }
 
-TEST_CASE("Half to float is exact for every half; NaNs come out quiet with their payload") {
+TEST_CASE("Half to float is exact for every half, and NaNs come out quiet with their payload") {
   for (uint32_t h = 0; h < kHalves; ++h) {
     const auto half_bits = static_cast<uint16_t>(h);
     const float value = Half::to_float(half_bits);
