@@ -1,21 +1,25 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include "doctest_runner.h"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace testsupport {
 namespace {
 
-int started_cases = 0;
+std::vector<std::string> started_cases;
 
 struct StartedCases : public doctest::IReporter {
   explicit StartedCases(const doctest::ContextOptions&) {}
   void report_query(const doctest::QueryData&) override {}
   void test_run_start() override {}
   void test_run_end(const doctest::TestRunStats&) override {}
-  void test_case_start(const doctest::TestCaseData&) override { ++started_cases; }
+  void test_case_start(const doctest::TestCaseData& data) override { started_cases.emplace_back(data.m_name); }
   void test_case_reenter(const doctest::TestCaseData&) override {}
   void test_case_end(const doctest::CurrentTestCaseStats&) override {}
   void test_case_exception(const doctest::TestCaseException&) override {}
@@ -28,16 +32,47 @@ struct StartedCases : public doctest::IReporter {
 
 REGISTER_LISTENER("started_cases", 0, StartedCases);
 
-bool filters_by_name(int argc, const char* const* argv) {
-  constexpr std::array<std::string_view, 4> kNameFilters = {"--test-case=", "-tc=", "--dt-test-case=",
-                                                            "--dt-tc="};
+// The patterns of argv's --test-case filters, split where doctest splits them: at each comma not
+// escaped with a backslash.
+std::vector<std::string> name_patterns(int argc, const char* const* argv) {
+  constexpr std::array<std::string_view, 4> kOptions = {"--test-case=", "-tc=", "--dt-test-case=", "--dt-tc="};
+  std::vector<std::string> patterns;
   for (int i = 1; i < argc; ++i) {
     const std::string_view argument = argv[i];
-    for (const std::string_view filter : kNameFilters) {
-      if (argument.starts_with(filter)) return true;
+    for (const std::string_view option : kOptions) {
+      if (!argument.starts_with(option)) continue;
+      std::string pattern;
+      for (size_t k = option.size(); k < argument.size(); ++k) {
+        if (argument[k] == '\\' && k + 1 < argument.size() && argument[k + 1] == ',') {
+          pattern += ',';
+          ++k;
+        } else if (argument[k] == ',') {
+          patterns.push_back(pattern);
+          pattern.clear();
+        } else {
+          pattern += argument[k];
+        }
+      }
+      patterns.push_back(pattern);
     }
   }
-  return false;
+  return patterns;
+}
+
+// doctest's wildcards: '*' for any run of characters, '?' for any one; letters match either case,
+// as doctest matches them unless --case-sensitive is given.
+bool matches(std::string_view pattern, std::string_view name) {
+  if (pattern.empty()) return name.empty();
+  if (pattern.front() == '*') {
+    for (size_t skip = 0; skip <= name.size(); ++skip) {
+      if (matches(pattern.substr(1), name.substr(skip))) return true;
+    }
+    return false;
+  }
+  if (name.empty()) return false;
+  const auto lower = [](char c) { return std::tolower(static_cast<unsigned char>(c)); };
+  if (pattern.front() != '?' && lower(pattern.front()) != lower(name.front())) return false;
+  return matches(pattern.substr(1), name.substr(1));
 }
 
 }  // namespace
@@ -45,14 +80,20 @@ bool filters_by_name(int argc, const char* const* argv) {
 int run_doctest(doctest::Context& context, int argc, const char* const* argv) {
   const int result = context.run();
   if (context.shouldExit() || result != 0) return result;
-  if (started_cases == 0 && filters_by_name(argc, argv)) {
-    std::fprintf(stderr,
-                 "no test case matches this run's --test-case filter, so nothing was tested: check the "
-                 "name (a test case whose name holds ';' cannot be run by its CTest entry, since CMake "
-                 "splits the name there: rename it)\n");
-    return 1;
+  std::vector<std::string> unmatched;
+  for (const std::string& pattern : name_patterns(argc, argv)) {
+    const bool ran = std::any_of(started_cases.begin(), started_cases.end(),
+                                 [&](const std::string& name) { return matches(pattern, name); });
+    if (!ran) unmatched.push_back(pattern);
   }
-  return 0;
+  if (unmatched.empty()) return 0;
+  std::fprintf(stderr, "no test case that ran matches the --test-case pattern");
+  for (size_t i = 0; i < unmatched.size(); ++i) std::fprintf(stderr, "%s '%s'", i == 0 ? "" : ",", unmatched[i].c_str());
+  std::fprintf(stderr,
+               ", so it tested nothing: check the name (a comma in it must be escaped as '\\,', and a "
+               "test case whose name holds ';' cannot be run by its CTest entry, since CMake splits the "
+               "name there: rename it)\n");
+  return 1;
 }
 
 }  // namespace testsupport

@@ -1,14 +1,17 @@
 // doctest's run for the suites' mains. CTest runs each test case on its own, through
-// --test-case=<its name> (doctest_discover_tests); a run whose name filter matches no test case
-// fails here instead of passing without running anything, as it would for a name that the filter
-// cannot reach (one holding ';', where CMake splits a list).
+// --test-case=<its name> (doctest_discover_tests), and some entries run chosen cases through
+// patterns. Every pattern of a --test-case filter must match a test case that ran: otherwise the
+// run fails instead of passing with less tested than it names, as it would for a name the filter
+// cannot reach (one holding ';', where CMake splits a list, or a comma left unescaped) or for a
+// pattern left behind by a renamed case.
 #pragma once
 
 #include <doctest/doctest.h>
 
 namespace testsupport {
 
-// context.run()'s result; 1, with a message, where argv filters test cases by name and none ran.
+// context.run()'s result; 1, naming the patterns, where a --test-case pattern in argv matched no
+// test case that ran.
 int run_doctest(doctest::Context& context, int argc, const char* const* argv);
 
 }  // namespace testsupport
