@@ -1,5 +1,7 @@
 #include "cuda_test_support.h"
 
+#include "doctest_runner.h"
+
 #include <cmath>
 #include <set>
 
@@ -11,23 +13,12 @@ std::set<std::string> skipped_cases;
 std::string current_case;
 
 // Follows which test cases start, so that skip() knows which one it ends.
-struct CaseTracker : public doctest::IReporter {
+struct CaseTracker : public testsupport::TestCaseStartListener {
   explicit CaseTracker(const doctest::ContextOptions&) {}
-  void report_query(const doctest::QueryData&) override {}
-  void test_run_start() override {}
-  void test_run_end(const doctest::TestRunStats&) override {}
   void test_case_start(const doctest::TestCaseData& data) override {
     current_case = data.m_name;
     started_cases.insert(current_case);
   }
-  void test_case_reenter(const doctest::TestCaseData&) override {}
-  void test_case_end(const doctest::CurrentTestCaseStats&) override {}
-  void test_case_exception(const doctest::TestCaseException&) override {}
-  void subcase_start(const doctest::SubcaseSignature&) override {}
-  void subcase_end() override {}
-  void log_assert(const doctest::AssertData&) override {}
-  void log_message(const doctest::MessageData&) override {}
-  void test_case_skipped(const doctest::TestCaseData&) override {}
 };
 
 REGISTER_LISTENER("cuda_case_tracker", 1, CaseTracker);

@@ -14,20 +14,9 @@ namespace {
 
 std::vector<std::string> started_cases;
 
-struct StartedCases : public doctest::IReporter {
+struct StartedCases : public TestCaseStartListener {
   explicit StartedCases(const doctest::ContextOptions&) {}
-  void report_query(const doctest::QueryData&) override {}
-  void test_run_start() override {}
-  void test_run_end(const doctest::TestRunStats&) override {}
   void test_case_start(const doctest::TestCaseData& data) override { started_cases.emplace_back(data.m_name); }
-  void test_case_reenter(const doctest::TestCaseData&) override {}
-  void test_case_end(const doctest::CurrentTestCaseStats&) override {}
-  void test_case_exception(const doctest::TestCaseException&) override {}
-  void subcase_start(const doctest::SubcaseSignature&) override {}
-  void subcase_end() override {}
-  void log_assert(const doctest::AssertData&) override {}
-  void log_message(const doctest::MessageData&) override {}
-  void test_case_skipped(const doctest::TestCaseData&) override {}
 };
 
 REGISTER_LISTENER("started_cases", 0, StartedCases);
