@@ -138,6 +138,35 @@ TEST_CASE("vs cpu: reductions over large and small groups in any layout") {
   }
 }
 
+// On a CPU device, a sum over groups lying side by side (over a leading dim) takes 64 adjacent
+// groups per work-item where a row holds 64 or more (rows of 64, 65, 100 and 130 groups: whole
+// tiles, and a last tile overlapping the one before by 63, 28 or 62 groups), else 8 (rows of 13
+// and 20); one row or several (a kept dim above them), with a NaN among the members, in every
+// dtype family, as sums and means, and into the leading elements of a larger buffer.
+TEST_CASE("vs cpu: sums over groups lying side by side, in tiles of 64 and of 8") {
+  bp::manual_seed(23);
+  FOR_EACH_OPENCL_DEVICE(device) {
+    for (const bp::DType dtype : {bp::kFloat32, bp::kFloat16, bp::kBFloat16, bp::kInt32, bp::kInt64}) {
+      for (const auto& [sizes, dim] : std::vector<std::pair<std::vector<int64_t>, int64_t>>{
+               {{40, 64}, 0}, {{33, 65}, 0}, {{3, 21, 100}, 1}, {{50, 130}, 0}, {{30, 13}, 0}, {{4, 9, 20}, 1}}) {
+        const Tensor x = sample(sizes, dtype, /*with_nan=*/bp::is_floating_point(dtype)), on = x.to(device);
+        const std::string where = device.str() + " " + x.str() + " dim " + std::to_string(dim);
+        const double tolerance = dtype == bp::kFloat32 ? 1e-5 : bp::is_floating_point(dtype) ? 1e-2 : 0;
+        const Tensor expected = bp::sum(x, {dim});
+        check_close(bp::sum(on, {dim}), expected, tolerance, "sum " + where);
+        if (bp::is_floating_point(dtype)) check_close(bp::mean(on, {dim}), bp::mean(x, {dim}), tolerance, "mean " + where);
+        const int64_t count = expected.numel();
+        Tensor buffer = bp::full({count + 8}, 7.0, expected.dtype(), device);
+        Tensor leading = buffer.slice(0, 0, count).view(expected.sizes());
+        bp::sum_out(leading, on, {dim});
+        check_close(leading, expected, tolerance, "sum into a larger buffer " + where);
+        check_close(buffer.slice(0, count, count + 8), bp::full({8}, 7.0, expected.dtype()), 0,
+                    "past the output " + where);
+      }
+    }
+  }
+}
+
 // Groups of 27 and 8100 members are whole octets (8 members a vector) and some past them; groups
 // of 5 are members past them only.
 TEST_CASE("vs cpu: softmax and layer norm over large and small groups") {

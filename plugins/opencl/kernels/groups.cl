@@ -100,25 +100,27 @@
 
 // --- groups lying side by side ----------------------------------------------------------------
 // Where the input lays consecutive groups of the innermost kept dimension next to each other
-// (stride 1: a sum or softmax over leading dims), a work-item on a CPU device takes a block of
-// 8 adjacent groups and handles each member of all 8 at once, as a vector of consecutive
-// elements: one work-item per group would walk a column alone around a loop that PoCL cannot
-// vectorise across work-items. The host launches one work-item per block, (kept_size.s0 + 7) / 8
-// blocks along each row of the innermost kept dim, which holds 8 groups or more. Every block is
-// 8 wide, so that all run the same vector code: where a row's groups do not fill its last block,
-// that block overlaps the one before it and writes only the `skip` groups past it.
+// (stride 1: a sum or softmax over leading dims), a work-item on a CPU device takes a tile of
+// adjacent groups (8, or for sums over rows of 64 groups or more, 64) and handles each member of
+// all of them at once, as vectors of 8 consecutive elements: one work-item per group would walk
+// a column alone around a loop that PoCL cannot vectorise across work-items. The host launches
+// one work-item per tile, (kept_size.s0 + width - 1) / width tiles along each row of the
+// innermost kept dim, which holds `width` groups or more. Every tile is `width` wide, so that all
+// run the same vector code: where a row's groups do not fill its last tile, that tile overlaps
+// the one before it and writes only the `skip` groups past it.
 
-// In a side-by-side kernel: the coordinates `gc` of the first group of the work-item's block,
-// and how many groups at its start `skip` belongs to the block before. Returns past the end.
-#define SIDE_BY_SIDE_BLOCK                                                                     \
-  const long blocks_across = (kept_size.s0 + 7) / 8;                                           \
-  const long block = get_global_id(0);                                                         \
-  if (block >= groups / kept_size.s0 * blocks_across) return;                                  \
-  const long row = block / blocks_across;                                                      \
+// In a side-by-side kernel whose tiles are `width` groups wide: the coordinates `gc` of the first
+// group of the work-item's tile, and how many groups at its start `skip` belongs to the tile
+// before. Returns past the end.
+#define SIDE_BY_SIDE_TILE(width)                                                               \
+  const long tiles_across = (kept_size.s0 + (width) - 1) / (width);                            \
+  const long tile = get_global_id(0);                                                          \
+  if (tile >= groups / kept_size.s0 * tiles_across) return;                                   \
+  const long row = tile / tiles_across;                                                        \
   const long8 rows_size = (long8)(kept_size.s1234, kept_size.s567, 1);                         \
   const long8 row_c = unravel(row, kept_ndim - 1, rows_size);                                  \
-  const long own_first = (block - row * blocks_across) * 8;                                    \
-  const long8 gc = (long8)(min(own_first, kept_size.s0 - 8), row_c.s0123, row_c.s456);         \
+  const long own_first = (tile - row * tiles_across) * (width);                                \
+  const long8 gc = (long8)(min(own_first, kept_size.s0 - (width)), row_c.s0123, row_c.s456);   \
   const long skip = own_first - gc.s0;
 
 // The vector v (a variable) stored to the block's own groups' elements from `at` on.

@@ -61,11 +61,11 @@ __kernel void softmax(GROUP_PARAMS, GROUPED(__global const elem_t, in),
 
 // softmax (log_softmax) of groups lying side by side (kernels/groups.cl) in the input and the
 // output, for CPU devices: softmax's three passes over 8 groups at once. Written over its input,
-// a block overlapping the one before may read that block's outputs in the lanes it skips: those
+// a tile overlapping the one before may read that tile's outputs in the lanes it skips: those
 // lanes are not stored, and each lane's statistics are its own.
 __kernel void softmax_side_by_side(GROUP_PARAMS, GROUPED(__global const elem_t, in),
                                    GROUPED(__global elem_t, out), const int logarithm) {
-  SIDE_BY_SIDE_BLOCK
+  SIDE_BY_SIDE_TILE(8)
   const long in_start = GROUP_AT(in, gc), out_start = GROUP_AT(out, gc);
   compute8_t max = -INFINITY;
   for (long p = 0; p < group_size; ++p) {

@@ -83,18 +83,17 @@ WorkSize group_work(const Device& device, int64_t groups, int64_t group_size) {
   return work;
 }
 
-std::optional<WorkSize> side_by_side_work(const Device& device, const GroupShape& shape,
+std::optional<WorkSize> side_by_side_work(const Device& device, const GroupShape& shape, int64_t width,
                                           std::initializer_list<size_t> side_by_side_operands) {
-  constexpr int64_t kBlock = 8;
   const int64_t across = shape.kept.size[0];
-  if (device.kernel_shape() != KernelShape::Cpu || shape.kept.ndim == 0 || across < kBlock) return std::nullopt;
+  if (device.kernel_shape() != KernelShape::Cpu || shape.kept.ndim == 0 || across < width) return std::nullopt;
   for (size_t operand : side_by_side_operands) {
     if (shape.kept.strides.at(operand)[0] != 1) return std::nullopt;
   }
-  const size_t blocks = static_cast<size_t>(shape.groups() / across) * blocks_covering(across, kBlock);
-  if (blocks < device.compute_units()) return std::nullopt;
+  const size_t tiles = static_cast<size_t>(shape.groups() / across) * blocks_covering(across, width);
+  if (tiles < device.compute_units()) return std::nullopt;
   WorkSize work;
-  work.global[0] = blocks;
+  work.global[0] = tiles;
   return work;
 }
 

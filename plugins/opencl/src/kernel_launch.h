@@ -93,11 +93,11 @@ inline WorkSize group_work(const Device& device, const GroupShape& shape) {
 }
 
 // Work for a side-by-side group kernel (kernels/groups.cl) on a CPU-shaped device: a work-item
-// per block of 8 adjacent groups along the innermost kept dim, where every one of
-// `side_by_side_operands` (indices into the shape's strides) lays 8 or more groups of that dim
-// next to each other (stride 1), and the blocks give each compute unit one at least; nothing
+// per tile of `width` adjacent groups along the innermost kept dim, where every one of
+// `side_by_side_operands` (indices into the shape's strides) lays `width` or more groups of that
+// dim next to each other (stride 1), and the tiles give each compute unit one at least; nothing
 // where they do not.
-std::optional<WorkSize> side_by_side_work(const Device& device, const GroupShape& shape,
+std::optional<WorkSize> side_by_side_work(const Device& device, const GroupShape& shape, int64_t width,
                                           std::initializer_list<size_t> side_by_side_operands);
 
 // Sets the arguments of `kernel` in `program` and enqueues it on the device's queue.

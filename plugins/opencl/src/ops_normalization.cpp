@@ -32,7 +32,7 @@ void softmax_into(std::string_view op, const TensorView& self, int64_t dim, cons
       .add_grouped(buffer_of(out), shape, 1)
       .add(cl_int{logarithm});
   const cl_program program = device.program(KernelSource::Normalization, out.dtype());
-  if (const std::optional<WorkSize> work = side_by_side_work(device, shape, {0, 1})) {
+  if (const std::optional<WorkSize> work = side_by_side_work(device, shape, 8, {0, 1})) {
     launch(device, program, "softmax_side_by_side", args, *work);
     return;
   }
