@@ -1,5 +1,5 @@
-// map_elements split across the plugin's thread pool, its loops multiversioned for AVX2. Every
-// element is computed exactly as the single-threaded loop computes it, so results are
+// map_elements split across the plugin's thread pool, its loops multiversioned (multiversion.h).
+// Every element is computed exactly as the single-threaded loop computes it, so results are
 // bit-identical for any thread count.
 #pragma once
 
