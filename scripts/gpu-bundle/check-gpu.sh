@@ -6,10 +6,11 @@
 #
 # The whole run keeps within CHECK_GPU_SECONDS (default 540), so that what it found comes back
 # from a machine lent for a few minutes; no step but the last (bench_cuda, whose table of targets
-# comes only at its end) runs longer than CHECK_GPU_STEP_SECONDS (default 300). A suite that fails is run again one test case at a time, each for at most
-# CHECK_GPU_CASE_SECONDS (default 60): a kernel that faults leaves its process's CUDA context
-# unusable, so every case after it would fail too, and a hang would stop the rest. Each case's
-# verdict, and the output of those that failed, go to the end of the suite's log.
+# comes only at its end) runs longer than CHECK_GPU_STEP_SECONDS (default 300). A suite that
+# fails is run again one test case at a time, each for at most CHECK_GPU_CASE_SECONDS (default
+# 60): a kernel that faults leaves its process's CUDA context unusable, so every case after it
+# would fail too, and a hang would stop the rest. Each case's verdict, and the output of those
+# that failed, go to the end of the suite's log.
 here=$(cd "$(dirname "$0")" && pwd)
 logs=${1:-gpu-logs}
 part=${2:-all}
@@ -44,6 +45,7 @@ run_logged() {  # run_logged SECONDS LOG PROGRAM [ARGS...]
   timeout --kill-after=5 "$seconds" stdbuf -oL -eL "$here/run.sh" "$@" >"$log" 2>&1
 }
 
+# The last step's exit code, or nothing where it did not start for lack of time.
 last_code=0
 step() {  # step NAME PROGRAM [ARGS...]
   local name=$1
@@ -52,7 +54,7 @@ step() {  # step NAME PROGRAM [ARGS...]
   seconds=$(seconds_left "$step_seconds")
   if [ "$seconds" -le 0 ]; then
     echo "== $name not run: the run's ${CHECK_GPU_SECONDS:-540} s are spent"
-    last_code=124
+    last_code=
     status=1
     return
   fi
@@ -71,18 +73,20 @@ step() {  # step NAME PROGRAM [ARGS...]
 # A doctest suite: one run of every case, and where that fails, each case alone.
 suite() {  # suite NAME PROGRAM [ARGS...]
   step "$@"
-  case "$last_code" in 0|77) return ;; esac
+  case "$last_code" in ''|0|77) return ;; esac
   local name=$1 program=$2
   shift 2
   local log=$logs/$name.log case_log=$logs/$name.case.tmp
-  local cases
-  if ! cases=$(timeout 60 "$here/run.sh" "$program" "$@" --list-test-cases 2>/dev/null); then
+  local cases seconds
+  seconds=$(seconds_left "$case_seconds")
+  if [ "$seconds" -le 0 ] ||
+     ! cases=$(timeout "$seconds" "$here/run.sh" "$program" "$@" --list-test-cases 2>/dev/null); then
     echo "== $name: its test cases could not be listed, so none ran alone"
     return
   fi
   echo "== $name: each case alone (verdicts at the end of $log)"
   printf '\n== each case alone, at most %s s each\n' "$case_seconds" >>"$log"
-  local test_case seconds code failed=0 unrun=0
+  local test_case code failed=0 unrun=0
   while IFS= read -r test_case; do
     # doctest's listing frames the names with its own lines.
     case "$test_case" in ''|'[doctest]'*|'====='*) continue ;; esac

@@ -85,6 +85,8 @@ CHECK_GPU_SECONDS=3 "$bundle/check-gpu.sh" "$work/short" tests >"$work/short.out
 grep -qxE "stopped after [123] s: hangs, until stopped" "$work/short/test_cuda.log" ||
   fail "test_cuda.log does not say that the hang was stopped within the budget"
 expect_line "$work/short.out" "== quickstart not run: the run's 3 s are spent"
+expect_line "$work/short.out" "== test_ops not run: the run's 3 s are spent"
+grep -q "test_ops: each case alone" "$work/short.out" && fail "test_ops did not start, yet ran again case by case"
 
 # The benchmarks, last, may use all the time left, past the limit of one step: their table comes
 # only at their end.
