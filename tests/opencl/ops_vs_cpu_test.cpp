@@ -139,16 +139,19 @@ TEST_CASE("vs cpu: reductions over large and small groups in any layout") {
 }
 
 // On a CPU device, a sum over groups lying side by side (over a leading dim) takes 64 adjacent
-// groups per work-item where a row holds 64 or more (rows of 64, 65, 100 and 130 groups: whole
-// tiles, and a last tile overlapping the one before by 63, 28 or 62 groups), else 8 (rows of 13
-// and 20); one row or several (a kept dim above them), with a NaN among the members, in every
-// dtype family, as sums and means, and into the leading elements of a larger buffer.
+// groups per work-item where a row holds 64 or more (rows of 128 and 64 groups: whole tiles; of
+// 65, 100 and 130: a last tile overlapping the one before by 63, 28 or 62 groups), else 8 (rows
+// of 13 and 20); one row or several (a kept dim above them), with a NaN among the members, in
+// every dtype family, as sums and means, and into the leading elements of a larger buffer. Each
+// shape has two tiles or more, as many as the two compute units of the CI machine's PoCL device
+// need for the tiled kernels to be chosen.
 TEST_CASE("vs cpu: sums over groups lying side by side, in tiles of 64 and of 8") {
   bp::manual_seed(23);
   FOR_EACH_OPENCL_DEVICE(device) {
     for (const bp::DType dtype : {bp::kFloat32, bp::kFloat16, bp::kBFloat16, bp::kInt32, bp::kInt64}) {
       for (const auto& [sizes, dim] : std::vector<std::pair<std::vector<int64_t>, int64_t>>{
-               {{40, 64}, 0}, {{33, 65}, 0}, {{3, 21, 100}, 1}, {{50, 130}, 0}, {{30, 13}, 0}, {{4, 9, 20}, 1}}) {
+               {{40, 128}, 0}, {{2, 30, 64}, 1}, {{33, 65}, 0}, {{3, 21, 100}, 1}, {{50, 130}, 0}, {{30, 13}, 0},
+               {{4, 9, 20}, 1}}) {
         const Tensor x = sample(sizes, dtype, /*with_nan=*/bp::is_floating_point(dtype)), on = x.to(device);
         const std::string where = device.str() + " " + x.str() + " dim " + std::to_string(dim);
         const double tolerance = dtype == bp::kFloat32 ? 1e-5 : bp::is_floating_point(dtype) ? 1e-2 : 0;
@@ -228,19 +231,23 @@ TEST_CASE("vs cpu: norms whose weight or bias does not have dense rows") {
   }
 }
 
-// On a CPU device, softmax over groups lying side by side (over a leading dim) takes 8 adjacent
-// groups per work-item: rows of groups that are whole blocks of 8, or end in a narrower block
-// (15, 20, 13 groups a row), one row or several (a kept dim above them), with a NaN, an infinity
-// and a column of -inf among the groups, in every floating dtype the device computes.
-TEST_CASE("vs cpu: softmax over groups lying side by side, in whole and narrow blocks") {
+// On a CPU device, softmax over groups lying side by side (over a leading dim) takes 64 adjacent
+// groups per work-item where a row holds 64 or more (rows of 128 and 64 groups: whole tiles; of
+// 65, 100 and 130: a last tile overlapping the one before by 63, 28 or 62 groups), else 8 (rows
+// of 16 and 9 groups: whole tiles; of 20, 15 and 13: overlapping); one row or several (a kept dim
+// above them), with NaNs in the first and the last group, an infinity and a column of -inf among
+// the groups, in every floating dtype the device computes. Each shape has two tiles or more.
+TEST_CASE("vs cpu: softmax over groups lying side by side, in tiles of 64 and of 8") {
   bp::manual_seed(17);
   FOR_EACH_OPENCL_DEVICE(device) {
     for (const bp::DType dtype : {bp::kFloat32, bp::kFloat16, bp::kBFloat16}) {
       for (const auto& [sizes, dim] : std::vector<std::pair<std::vector<int64_t>, int64_t>>{
+               {{70, 128}, 0}, {{2, 30, 64}, 1}, {{66, 65}, 0}, {{3, 40, 100}, 1}, {{50, 130}, 0},
                {{300, 20}, 0}, {{300, 16}, 0}, {{64, 15}, 0}, {{3, 50, 13}, 1}, {{40, 2, 9}, 0}}) {
         std::vector<float> values = bp::randn(sizes).contiguous().to_vector<float>();
         const int64_t across = sizes.back();
         values[5 * across + 1] = NAN;
+        values[9 * across + across - 1] = NAN;
         values[7 * across + 2] = INFINITY;
         for (size_t i = 3; i < values.size(); i += static_cast<size_t>(across)) values[i] = -INFINITY;
         const Tensor x = bp::from_vector(values, sizes).to(dtype), on = x.to(device);

@@ -101,13 +101,13 @@
 // --- groups lying side by side ----------------------------------------------------------------
 // Where the input lays consecutive groups of the innermost kept dimension next to each other
 // (stride 1: a sum or softmax over leading dims), a work-item on a CPU device takes a tile of
-// adjacent groups (8, or for sums over rows of 64 groups or more, 64) and handles each member of
+// adjacent groups (8, or 64 where the rows of groups hold 64 or more) and handles each member of
 // all of them at once, as vectors of 8 consecutive elements: one work-item per group would walk
 // a column alone around a loop that PoCL cannot vectorise across work-items. The host launches
 // one work-item per tile, (kept_size.s0 + width - 1) / width tiles along each row of the
 // innermost kept dim, which holds `width` groups or more. Every tile is `width` wide, so that all
 // run the same vector code: where a row's groups do not fill its last tile, that tile overlaps
-// the one before it and writes only the `skip` groups past it.
+// the one before it and writes only the groups past the first `skip`, which that one writes.
 
 // In a side-by-side kernel whose tiles are `width` groups wide: the coordinates `gc` of the first
 // group of the work-item's tile, and how many groups at its start `skip` belongs to the tile
@@ -123,17 +123,31 @@
   const long8 gc = (long8)(min(own_first, kept_size.s0 - (width)), row_c.s0123, row_c.s456);   \
   const long skip = own_first - gc.s0;
 
-// The vector v (a variable) stored to the block's own groups' elements from `at` on.
-#define STORE_SIDE8(name, at, skip, v)                                                         \
+// Tiles of side-by-side kernels hold 8 groups, or TILE_OCTETS times as many where the rows of
+// groups are that wide. Reading 64 consecutive float32 elements (256 bytes) from each member
+// row where 8 read half a cache line before jumping to the next member's page made sums and
+// softmax over the columns of a 2048 x 2048 float32 matrix 3.0x and 1.8x faster on PoCL.
+#define TILE_OCTETS 8
+
+// The functions that run a tile: inlined into each kernel, where their `octets` becomes a
+// constant, so that their arrays, indexed in unrolled loops, stay in registers (PoCL left a
+// plain `inline` function a call, and sums over columns took twice the time).
+#define TILE_FUNCTION __attribute__((always_inline)) inline
+
+// The vector v (a variable), octet k of a tile's elements in one member row from `at` on, stored
+// where its groups are the tile's own (from `skip` on).
+#define STORE_TILE_OCTET(name, at, k, v)                                                       \
   do {                                                                                         \
-    if ((skip) <= 0) STORE(name, (at), (v).s0);                                                \
-    if ((skip) <= 1) STORE(name, (at) + 1, (v).s1);                                            \
-    if ((skip) <= 2) STORE(name, (at) + 2, (v).s2);                                            \
-    if ((skip) <= 3) STORE(name, (at) + 3, (v).s3);                                            \
-    if ((skip) <= 4) STORE(name, (at) + 4, (v).s4);                                            \
-    if ((skip) <= 5) STORE(name, (at) + 5, (v).s5);                                            \
-    if ((skip) <= 6) STORE(name, (at) + 6, (v).s6);                                            \
-    STORE(name, (at) + 7, (v).s7);                                                             \
+    const long before_ = skip - 8 * (k);                                                       \
+    const long at_ = (at) + 8 * (k);                                                           \
+    if (before_ <= 0) STORE(name, at_, (v).s0);                                                \
+    if (before_ <= 1) STORE(name, at_ + 1, (v).s1);                                            \
+    if (before_ <= 2) STORE(name, at_ + 2, (v).s2);                                            \
+    if (before_ <= 3) STORE(name, at_ + 3, (v).s3);                                            \
+    if (before_ <= 4) STORE(name, at_ + 4, (v).s4);                                            \
+    if (before_ <= 5) STORE(name, at_ + 5, (v).s5);                                            \
+    if (before_ <= 6) STORE(name, at_ + 6, (v).s6);                                            \
+    if (before_ <= 7) STORE(name, at_ + 7, (v).s7);                                            \
   } while (0)
 
 // The sum of v over the lanes of this work-item's slot, returned to every lane. `scratch` holds

@@ -59,41 +59,74 @@ __kernel void softmax(GROUP_PARAMS, GROUPED(__global const elem_t, in),
   }
 }
 
-// softmax (log_softmax) of groups lying side by side (kernels/groups.cl) in the input and the
-// output, for CPU devices: softmax's three passes over 8 groups at once. Written over its input,
-// a tile overlapping the one before may read that tile's outputs in the lanes it skips: those
-// lanes are not stored, and each lane's statistics are its own.
-__kernel void softmax_side_by_side(GROUP_PARAMS, GROUPED(__global const elem_t, in),
-                                   GROUPED(__global elem_t, out), const int logarithm) {
-  SIDE_BY_SIDE_TILE(8)
-  const long in_start = GROUP_AT(in, gc), out_start = GROUP_AT(out, gc);
-  compute8_t max = -INFINITY;
+// softmax (log_softmax) over a tile of `octets` * 8 groups lying side by side in the input and
+// the output (kernels/groups.cl): softmax's three passes over all of them at once. Written over
+// its input, a tile overlapping the one before may read that tile's outputs in the groups it
+// skips: those are not stored, and each group's statistics are its own.
+TILE_FUNCTION void softmax_tile(const long group_size, const int member_ndim, const long8 member_size,
+                                __global const elem_t* in, const long8 in_member, const long in_start,
+                                __global elem_t* out, const long8 out_member, const long out_start,
+                                const long skip, const int logarithm, const int octets) {
+  compute8_t max[TILE_OCTETS];
+#pragma unroll
+  for (int k = 0; k < octets; ++k) max[k] = -INFINITY;
   for (long p = 0; p < group_size; ++p) {
     const long at = in_start + MEMBER_OFFSET(in, p);
-    max = MAX_NAN(max, LOAD8(in, at));
+#pragma unroll
+    for (int k = 0; k < octets; ++k) max[k] = MAX_NAN(max[k], LOAD8(in, at + 8 * k));
   }
   // Each exp kept in out between the passes, as in softmax.
   const bool exps_in_out = !logarithm && EXACT_IN_ELEM;
-  acc8_t total = 0;
+  acc8_t total[TILE_OCTETS];
+#pragma unroll
+  for (int k = 0; k < octets; ++k) total[k] = 0;
   for (long p = 0; p < group_size; ++p) {
     const long at = in_start + MEMBER_OFFSET(in, p), to = out_start + MEMBER_OFFSET(out, p);
-    const compute8_t weights = exp(LOAD8(in, at) - max);
-    total += CONVERT_ACC8(weights);
-    if (exps_in_out) STORE_SIDE8(out, to, skip, weights);
-  }
-  const compute8_t sum = CONVERT_COMPUTE8(total);
-  const compute8_t log_sum = log(sum);
-  for (long p = 0; p < group_size; ++p) {
-    const long at = in_start + MEMBER_OFFSET(in, p), to = out_start + MEMBER_OFFSET(out, p);
-    compute8_t y;
-    if (exps_in_out) {
-      y = LOAD8(out, to) / sum;
-    } else {
-      const compute8_t shifted = LOAD8(in, at) - max;
-      y = logarithm ? shifted - log_sum : exp(shifted) / sum;
+#pragma unroll
+    for (int k = 0; k < octets; ++k) {
+      const compute8_t weights = exp(LOAD8(in, at + 8 * k) - max[k]);
+      total[k] += CONVERT_ACC8(weights);
+      if (exps_in_out) STORE_TILE_OCTET(out, to, k, weights);
     }
-    STORE_SIDE8(out, to, skip, y);
   }
+  compute8_t sum[TILE_OCTETS], log_sum[TILE_OCTETS];
+#pragma unroll
+  for (int k = 0; k < octets; ++k) {
+    sum[k] = CONVERT_COMPUTE8(total[k]);
+    log_sum[k] = log(sum[k]);
+  }
+  for (long p = 0; p < group_size; ++p) {
+    const long at = in_start + MEMBER_OFFSET(in, p), to = out_start + MEMBER_OFFSET(out, p);
+#pragma unroll
+    for (int k = 0; k < octets; ++k) {
+      compute8_t y;
+      if (exps_in_out) {
+        y = LOAD8(out, to + 8 * k) / sum[k];
+      } else {
+        const compute8_t shifted = LOAD8(in, at + 8 * k) - max[k];
+        y = logarithm ? shifted - log_sum[k] : exp(shifted) / sum[k];
+      }
+      STORE_TILE_OCTET(out, to, k, y);
+    }
+  }
+}
+
+#define SOFTMAX_SIDE_BY_SIDE_ARGS                                                              \
+  group_size, member_ndim, member_size, in, in_member, GROUP_AT(in, gc), out, out_member,      \
+      GROUP_AT(out, gc), skip, logarithm
+
+// softmax (log_softmax) of groups lying side by side, for CPU devices: 8 groups per work-item,
+// or 64 where the rows of groups hold 64.
+__kernel void softmax_side_by_side(GROUP_PARAMS, GROUPED(__global const elem_t, in),
+                                   GROUPED(__global elem_t, out), const int logarithm) {
+  SIDE_BY_SIDE_TILE(8)
+  softmax_tile(SOFTMAX_SIDE_BY_SIDE_ARGS, 1);
+}
+
+__kernel void softmax_side_by_side_wide(GROUP_PARAMS, GROUPED(__global const elem_t, in),
+                                        GROUPED(__global elem_t, out), const int logarithm) {
+  SIDE_BY_SIDE_TILE(8 * TILE_OCTETS)
+  softmax_tile(SOFTMAX_SIDE_BY_SIDE_ARGS, TILE_OCTETS);
 }
 
 // Layer norm over the trailing dimensions (the members): out = (x - mean) * rstd * weight + bias,

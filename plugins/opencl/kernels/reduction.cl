@@ -67,64 +67,45 @@ __kernel void sum_partials(const long groups, const int kept_ndim, const long8 k
   STORE(out, GROUP_AT(out, gc), sum_or_mean(total, group_size, average));
 }
 
-// The sums (or means) in `total`, of the tile's groups first + 0 .. 7, stored from out_start on
-// where they are the tile's own (from `skip` on).
-#define STORE_SUMS8(first, total)                                                              \
-  do {                                                                                         \
-    const acc_t totals_[8] = {(total).s0, (total).s1, (total).s2, (total).s3,                   \
-                              (total).s4, (total).s5, (total).s6, (total).s7};                 \
-    for (long k = max(skip - (first), 0L); k < 8; ++k) {                                       \
-      STORE(out, out_start + ((first) + k) * out_kept.s0,                                      \
-            sum_or_mean(totals_[k], group_size, average));                                     \
-    }                                                                                          \
-  } while (0)
+// Sums (or means) over a tile of `octets` * 8 groups lying side by side (kernels/groups.cl).
+TILE_FUNCTION void sum_tile(const long group_size, const int member_ndim, const long8 member_size,
+                            __global const elem_t* in, const long8 in_member, const long in_start,
+                            __global elem_t* out, const long out_start, const long out_stride,
+                            const long skip, const int average, const int octets) {
+  acc8_t total[TILE_OCTETS];
+#pragma unroll
+  for (int k = 0; k < octets; ++k) total[k] = 0;
+  for (long p = 0; p < group_size; ++p) {
+    const long at = in_start + MEMBER_OFFSET(in, p);
+#pragma unroll
+    for (int k = 0; k < octets; ++k) total[k] += CONVERT_ACC8(LOAD8(in, at + 8 * k));
+  }
+#pragma unroll
+  for (int k = 0; k < octets; ++k) {
+    const acc_t sums[8] = {total[k].s0, total[k].s1, total[k].s2, total[k].s3,
+                           total[k].s4, total[k].s5, total[k].s6, total[k].s7};
+    for (long j = max(skip - 8 * k, 0L); j < 8; ++j) {
+      STORE(out, out_start + (8 * k + j) * out_stride, sum_or_mean(sums[j], group_size, average));
+    }
+  }
+}
 
-// Sums (or means) of groups lying side by side (kernels/groups.cl), for CPU devices: 8 groups
-// per work-item.
+#define SUM_SIDE_BY_SIDE_ARGS                                                                  \
+  group_size, member_ndim, member_size, in, in_member, GROUP_AT(in, gc), out,                  \
+      GROUP_AT(out, gc), out_kept.s0, skip, average
+
+// Sums (or means) of groups lying side by side, for CPU devices: 8 groups per work-item, or 64
+// where the rows of groups hold 64.
 __kernel void sum_side_by_side(GROUP_PARAMS, GROUPED(__global const elem_t, in),
                                PER_GROUP(__global elem_t, out), const int average) {
   SIDE_BY_SIDE_TILE(8)
-  const long start = GROUP_AT(in, gc);
-  acc8_t total = 0;
-  for (long p = 0; p < group_size; ++p) {
-    const long at = start + MEMBER_OFFSET(in, p);
-    total += CONVERT_ACC8(LOAD8(in, at));
-  }
-  const long out_start = GROUP_AT(out, gc);
-  STORE_SUMS8(0, total);
+  sum_tile(SUM_SIDE_BY_SIDE_ARGS, 1);
 }
 
-// The same over tiles of 64 groups, for rows of 64 groups or more: each work-item then reads
-// 256 consecutive bytes of float32 from each member where 8 groups read 32, half a cache line,
-// before jumping to the next member's page. Summing a 2048 x 2048 float32 matrix's columns took
-// a third of sum_side_by_side's time on PoCL (bench/README.md).
 __kernel void sum_side_by_side_wide(GROUP_PARAMS, GROUPED(__global const elem_t, in),
                                     PER_GROUP(__global elem_t, out), const int average) {
-  SIDE_BY_SIDE_TILE(64)
-  const long start = GROUP_AT(in, gc);
-  // Named sums: PoCL keeps an array of them in memory.
-  acc8_t total0 = 0, total1 = 0, total2 = 0, total3 = 0, total4 = 0, total5 = 0, total6 = 0, total7 = 0;
-  for (long p = 0; p < group_size; ++p) {
-    const long at0 = start + MEMBER_OFFSET(in, p), at1 = at0 + 8, at2 = at0 + 16, at3 = at0 + 24;
-    const long at4 = at0 + 32, at5 = at0 + 40, at6 = at0 + 48, at7 = at0 + 56;
-    total0 += CONVERT_ACC8(LOAD8(in, at0));
-    total1 += CONVERT_ACC8(LOAD8(in, at1));
-    total2 += CONVERT_ACC8(LOAD8(in, at2));
-    total3 += CONVERT_ACC8(LOAD8(in, at3));
-    total4 += CONVERT_ACC8(LOAD8(in, at4));
-    total5 += CONVERT_ACC8(LOAD8(in, at5));
-    total6 += CONVERT_ACC8(LOAD8(in, at6));
-    total7 += CONVERT_ACC8(LOAD8(in, at7));
-  }
-  const long out_start = GROUP_AT(out, gc);
-  STORE_SUMS8(0, total0);
-  STORE_SUMS8(8, total1);
-  STORE_SUMS8(16, total2);
-  STORE_SUMS8(24, total3);
-  STORE_SUMS8(32, total4);
-  STORE_SUMS8(40, total5);
-  STORE_SUMS8(48, total6);
-  STORE_SUMS8(56, total7);
+  SIDE_BY_SIDE_TILE(8 * TILE_OCTETS)
+  sum_tile(SUM_SIDE_BY_SIDE_ARGS, TILE_OCTETS);
 }
 
 // Whether (v at position i) is chosen over (best at position best_i): the larger value, NaN

@@ -83,18 +83,24 @@ WorkSize group_work(const Device& device, int64_t groups, int64_t group_size) {
   return work;
 }
 
-std::optional<WorkSize> side_by_side_work(const Device& device, const GroupShape& shape, int64_t width,
-                                          std::initializer_list<size_t> side_by_side_operands) {
-  const int64_t across = shape.kept.size[0];
-  if (device.kernel_shape() != KernelShape::Cpu || shape.kept.ndim == 0 || across < width) return std::nullopt;
+std::optional<SideBySideLaunch> side_by_side_launch(const Device& device, const GroupShape& shape,
+                                                    std::string_view kernel,
+                                                    std::initializer_list<size_t> side_by_side_operands) {
+  if (device.kernel_shape() != KernelShape::Cpu || shape.kept.ndim == 0) return std::nullopt;
   for (size_t operand : side_by_side_operands) {
     if (shape.kept.strides.at(operand)[0] != 1) return std::nullopt;
   }
-  const size_t tiles = static_cast<size_t>(shape.groups() / across) * blocks_covering(across, width);
-  if (tiles < device.compute_units()) return std::nullopt;
-  WorkSize work;
-  work.global[0] = tiles;
-  return work;
+  // groups.cl's tiles: 8 * TILE_OCTETS groups, and 8.
+  constexpr std::pair<int64_t, std::string_view> kTiles[] = {{64, "_wide"}, {8, ""}};
+  const int64_t across = shape.kept.size[0];
+  for (const auto& [width, suffix] : kTiles) {
+    const size_t tiles = static_cast<size_t>(shape.groups() / across) * blocks_covering(across, width);
+    if (across < width || tiles < device.compute_units()) continue;
+    SideBySideLaunch tiled{std::string(kernel) + std::string(suffix), {}};
+    tiled.work.global[0] = tiles;
+    return tiled;
+  }
+  return std::nullopt;
 }
 
 void launch(Device& device, cl_program program, const char* kernel_name, const KernelArgs& args,

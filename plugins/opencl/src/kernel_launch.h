@@ -15,6 +15,7 @@
 #include <initializer_list>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -92,13 +93,19 @@ inline WorkSize group_work(const Device& device, const GroupShape& shape) {
   return group_work(device, shape.groups(), shape.group_size());
 }
 
-// Work for a side-by-side group kernel (kernels/groups.cl) on a CPU-shaped device: a work-item
-// per tile of `width` adjacent groups along the innermost kept dim, where every one of
-// `side_by_side_operands` (indices into the shape's strides) lays `width` or more groups of that
-// dim next to each other (stride 1), and the tiles give each compute unit one at least; nothing
-// where they do not.
-std::optional<WorkSize> side_by_side_work(const Device& device, const GroupShape& shape, int64_t width,
-                                          std::initializer_list<size_t> side_by_side_operands);
+// A side-by-side group kernel (kernels/groups.cl) and its work, for a CPU-shaped device: a
+// work-item per tile of adjacent groups along the innermost kept dim, where every one of
+// `side_by_side_operands` (indices into the shape's strides) lays the groups of that dim next to
+// each other (stride 1). Tiles of 64 groups (the kernel `<kernel>_wide`) where that dim holds 64
+// or more, else of 8 (`<kernel>`) where it holds 8 or more; nothing where it holds fewer, or
+// where the tiles would not give each compute unit one at least.
+struct SideBySideLaunch {
+  std::string kernel;
+  WorkSize work;
+};
+std::optional<SideBySideLaunch> side_by_side_launch(const Device& device, const GroupShape& shape,
+                                                    std::string_view kernel,
+                                                    std::initializer_list<size_t> side_by_side_operands);
 
 // Sets the arguments of `kernel` in `program` and enqueues it on the device's queue.
 void launch(Device& device, cl_program program, const char* kernel, const KernelArgs& args,

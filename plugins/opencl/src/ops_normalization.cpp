@@ -32,8 +32,9 @@ void softmax_into(std::string_view op, const TensorView& self, int64_t dim, cons
       .add_grouped(buffer_of(out), shape, 1)
       .add(cl_int{logarithm});
   const cl_program program = device.program(KernelSource::Normalization, out.dtype());
-  if (const std::optional<WorkSize> work = side_by_side_work(device, shape, 8, {0, 1})) {
-    launch(device, program, "softmax_side_by_side", args, *work);
+  if (const std::optional<SideBySideLaunch> tiled =
+          side_by_side_launch(device, shape, "softmax_side_by_side", {0, 1})) {
+    launch(device, program, tiled->kernel.c_str(), args, tiled->work);
     return;
   }
   launch(device, program, "softmax", args, group_work(device, shape));

@@ -83,13 +83,9 @@ void sum_into(std::string_view op, const TensorView& self, const plugin::DimValu
       .add_per_group(output, shape, 1)
       .add(cl_int{average});
   if (runs.parts == 1) {
-    // Wide tiles where the rows of groups hold them: each work-item then reads more of a row.
-    constexpr std::pair<int64_t, const char*> kTiles[] = {{64, "sum_side_by_side_wide"}, {8, "sum_side_by_side"}};
-    for (const auto& [width, kernel] : kTiles) {
-      if (const std::optional<WorkSize> work = side_by_side_work(device, shape, width, {0})) {
-        launch(device, program, kernel, args, *work);
-        return;
-      }
+    if (const std::optional<SideBySideLaunch> tiled = side_by_side_launch(device, shape, "sum_side_by_side", {0})) {
+      launch(device, program, tiled->kernel.c_str(), args, tiled->work);
+      return;
     }
   }
   args.append(run_args(runs, output.mem));
