@@ -209,6 +209,34 @@ TEST_CASE("conv2d: one int stands for both dims, and out= may be strided") {
   }
 }
 
+// A weight over no input channels sums nothing: the output is the bias, or zeros. Libraries
+// that refuse empty operands (cuDNN) must not be handed one.
+TEST_CASE("conv2d over no input channels gives the bias, and over an empty batch nothing") {
+  for (const Device device : test_devices("conv2d.out")) {
+    INFO("device " << device.str());
+    for (const DType dtype : floating_dtypes()) {
+      INFO(name_of(dtype));
+      for (const ConvCase& c : {ConvCase{{2, 0, 5, 5}, {3, 0, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1},
+                                ConvCase{{0, 4, 5, 5}, {6, 2, 3, 3}, {2, 1}, {0, 1}, {1, 1}, 2}}) {
+        INFO(describe(c));
+        const Tensor input = sample_tensor(c.input, dtype, Layout::Contiguous, 321, device);
+        const Tensor weight = sample_tensor(c.weight, dtype, Layout::Contiguous, 322, device);
+        const Tensor bias = sample_tensor({c.weight[0]}, dtype, Layout::Contiguous, 323, device);
+        const Values bias_values = values_of(bias);
+        Shape shape;
+        const Values with_bias = conv2d_reference(values_of(input), values_of(weight), &bias_values, c, shape);
+        check_tensor(bp::conv2d(input, weight, bias, {c.stride.h, c.stride.w}, {c.padding.h, c.padding.w},
+                                {c.dilation.h, c.dilation.w}, c.groups),
+                     shape, dtype, with_bias);
+        const Values without_bias = conv2d_reference(values_of(input), values_of(weight), nullptr, c, shape);
+        check_tensor(bp::conv2d(input, weight, std::nullopt, {c.stride.h, c.stride.w}, {c.padding.h, c.padding.w},
+                                {c.dilation.h, c.dilation.w}, c.groups),
+                     shape, dtype, without_bias);
+      }
+    }
+  }
+}
+
 TEST_CASE("conv2d refuses arguments that do not describe a convolution") {
   const Tensor input = bp::zeros({1, 4, 5, 5});
   const Tensor weight = bp::zeros({6, 2, 3, 3});

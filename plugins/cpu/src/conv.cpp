@@ -7,6 +7,7 @@
 #include "CPUNativeFunctions.h"
 
 #include "conv_loops.h"
+#include "copy.h"
 #include "dense.h"
 #include "dtypes.h"
 #include "onednn/memory.h"
@@ -150,6 +151,16 @@ void conv_through_onednn(const ConvGeometry& g, const TensorView& input, const T
   }
 }
 
+// Without input channels there is nothing to sum: every output is its channel's bias, or zero.
+// (oneDNN refuses such a convolution.)
+void conv_over_no_channels(const TensorView* bias, const TensorView& out) {
+  double zero = 0;
+  const int64_t bias_strides[] = {0, bias ? bias->stride(0) : 0, 0, 0};
+  const StridedElements source = bias ? StridedElements{bias->data<void>(), bias->dtype(), bias_strides}
+                                      : StridedElements{&zero, DType::Float64, bias_strides};
+  copy_elements(out.sizes(), elements_of(out), source);
+}
+
 }  // namespace
 
 void conv2d_out(const TensorView& input, const TensorView& weight, const TensorView* bias,
@@ -171,6 +182,7 @@ void conv2d_out(const TensorView& input, const TensorView& weight, const TensorV
                         plugin::expand_pair(stride, {1, 1}),
                         plugin::expand_pair(padding, {0, 0}),
                         plugin::expand_pair(dilation, {1, 1})}};
+  if (g.in_channels == 0) return conv_over_no_channels(bias, out);
   switch (input.dtype()) {
     case DType::Float32:
     case DType::Float16:

@@ -6,6 +6,7 @@
 
 #include <cudnn.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <map>
@@ -21,9 +22,16 @@ namespace {
 
 void check_cudnn(cudnnStatus_t status, std::string_view action) {
   if (status == CUDNN_STATUS_SUCCESS) return;
-  const bp_status code = status == CUDNN_STATUS_ALLOC_FAILED ? BP_STATUS_OUT_OF_MEMORY : BP_STATUS_DEVICE_ERROR;
-  throw plugin::Error(code, std::string(action) + ": cuDNN " + cudnnGetErrorString(status));
+  const bool out_of_memory = status == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
+                             status == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
+  throw plugin::Error(out_of_memory ? BP_STATUS_OUT_OF_MEMORY : BP_STATUS_DEVICE_ERROR,
+                      std::string(action) + ": cuDNN " + cudnnGetErrorString(status));
 }
+
+// cuDNN 9 declines a problem it has no kernel for (layout, shape, architecture, shared memory)
+// with one of its NOT_SUPPORTED codes, before queueing anything: the implicit-GEMM kernel then
+// computes the same convolution.
+bool declined(cudnnStatus_t status) { return CUDNN_STATUS_CATEGORY(status) == CUDNN_STATUS_NOT_SUPPORTED; }
 
 template <typename Handle, cudnnStatus_t (*Destroy)(Handle)>
 struct Destroyer {
@@ -88,6 +96,10 @@ bool fits_int(const Image& image) {
   return last < INT_MAX;
 }
 
+bool is_empty(const Image& image) {
+  return std::find(std::begin(image.sizes), std::end(image.sizes), 0) != std::end(image.sizes);
+}
+
 TensorDesc tensor_desc(const Image& image, cudnnDataType_t type) {
   cudnnTensorDescriptor_t raw = nullptr;
   check_cudnn(cudnnCreateTensorDescriptor(&raw), "describing a tensor");
@@ -117,6 +129,9 @@ std::vector<int64_t> problem_key(DType dtype, const Image& input, const Image& w
 
 bool cudnn_conv2d(Device& device, DType dtype, const Image& input, const Image& weight, const Image& out,
                   const SlidingWindow& window, int64_t groups) {
+  // cuDNN refuses empty operands (no input channels, or an empty batch), or worse, leaves out
+  // unwritten; the implicit-GEMM kernel writes the zeros of an empty sum.
+  if (is_empty(input) || is_empty(weight) || is_empty(out)) return false;
   if (!fits_int(input) || !fits_int(weight) || !fits_int(out) || groups > INT_MAX) return false;
   const cudnnDataType_t type = data_type(dtype);
   Context& context = context_of(device);
@@ -148,12 +163,12 @@ bool cudnn_conv2d(Device& device, DType dtype, const Image& input, const Image& 
   if (found == context.algorithms.end()) {
     cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int count = 0;
-    check_cudnn(cudnnGetConvolutionForwardAlgorithm_v7(context.handle, x.get(), w.get(), conv.get(), y.get(),
-                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, results),
-                device.label() + ": choosing a cuDNN convolution algorithm");
+    const cudnnStatus_t status = cudnnGetConvolutionForwardAlgorithm_v7(
+        context.handle, x.get(), w.get(), conv.get(), y.get(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, results);
+    if (!declined(status)) check_cudnn(status, device.label() + ": choosing a cuDNN convolution algorithm");
     cudnnConvolutionFwdAlgoPerf_t chosen{};
     chosen.status = CUDNN_STATUS_NOT_SUPPORTED;
-    for (int i = 0; i < count; ++i) {
+    for (int i = 0; i < count && !declined(status); ++i) {
       if (results[i].status == CUDNN_STATUS_SUCCESS) {
         chosen = results[i];
         break;
@@ -161,8 +176,14 @@ bool cudnn_conv2d(Device& device, DType dtype, const Image& input, const Image& 
     }
     found = context.algorithms.emplace(key, chosen).first;
   }
-  const cudnnConvolutionFwdAlgoPerf_t& algorithm = found->second;
+  // Where cuDNN declines the chosen algorithm later on, the cache remembers that too.
+  cudnnConvolutionFwdAlgoPerf_t& algorithm = found->second;
   if (algorithm.status != CUDNN_STATUS_SUCCESS) return false;
+  const auto decline = [&algorithm](cudnnStatus_t status) {
+    if (!declined(status)) return false;
+    algorithm.status = status;
+    return true;
+  };
   // The heuristic's math type for the algorithm (the descriptor's, or a compatible one), but never
   // tensor-op math (TF32) for float32 unless BACKPLANE_CUDA_ALLOW_TF32 allows it.
   const bool tf32_forbidden = dtype == DType::Float32 && !tf32_allowed();
@@ -170,9 +191,10 @@ bool cudnn_conv2d(Device& device, DType dtype, const Image& input, const Image& 
               "describing a convolution");
 
   size_t workspace_bytes = 0;
-  check_cudnn(cudnnGetConvolutionForwardWorkspaceSize(context.handle, x.get(), w.get(), conv.get(), y.get(),
-                                                      algorithm.algo, &workspace_bytes),
-              device.label() + ": sizing a cuDNN workspace");
+  const cudnnStatus_t sized = cudnnGetConvolutionForwardWorkspaceSize(context.handle, x.get(), w.get(), conv.get(),
+                                                                     y.get(), algorithm.algo, &workspace_bytes);
+  if (decline(sized)) return false;
+  check_cudnn(sized, device.label() + ": sizing a cuDNN workspace");
   DeviceScratch scratch(device);
   void* workspace = nullptr;
   if (workspace_bytes > 0) {
@@ -189,11 +211,12 @@ bool cudnn_conv2d(Device& device, DType dtype, const Image& input, const Image& 
   const double one = 1, zero = 0;
   const float one_f = 1, zero_f = 0;
   const bool scale64 = dtype == DType::Float64;
-  check_cudnn(cudnnConvolutionForward(context.handle, scale64 ? static_cast<const void*>(&one) : &one_f, x.get(),
-                                      input.data, w.get(), weight.data, conv.get(), algorithm.algo, workspace,
-                                      workspace_bytes, scale64 ? static_cast<const void*>(&zero) : &zero_f, y.get(),
-                                      out.data),
-              device.label() + ": cudnnConvolutionForward");
+  const cudnnStatus_t ran = cudnnConvolutionForward(
+      context.handle, scale64 ? static_cast<const void*>(&one) : &one_f, x.get(), input.data, w.get(), weight.data,
+      conv.get(), algorithm.algo, workspace, workspace_bytes, scale64 ? static_cast<const void*>(&zero) : &zero_f,
+      y.get(), out.data);
+  if (decline(ran)) return false;
+  check_cudnn(ran, device.label() + ": cudnnConvolutionForward");
   return true;
 }
 

@@ -9,9 +9,9 @@
 namespace bp::cuda {
 
 // out = conv2d(input, weight) over `window` and `groups`, without bias, queued on the device's
-// stream. Returns false when cuDNN cannot run the case (no algorithm, sizes beyond its 32-bit
-// descriptors, no memory for the algorithm's workspace), leaving out untouched; throws on
-// failures. `weight` must be dense (NCHW).
+// stream. Returns false when cuDNN cannot run the case (empty operands, no algorithm, sizes
+// beyond its 32-bit descriptors, no memory for the algorithm's workspace, a NOT_SUPPORTED status),
+// leaving out untouched; throws on failures. `weight` must be dense (NCHW).
 bool cudnn_conv2d(Device& device, DType dtype, const Image& input, const Image& weight, const Image& out,
                   const SlidingWindow& window, int64_t groups);
 
