@@ -187,7 +187,11 @@ bool Blas::try_multiply(const BlasProduct& product, cudaStream_t stream) {
       int count = 0;
       const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle_, raw_desc, a.get(), b.get(), d.get(),
                                                                    d.get(), raw_preference, 1, &result, &count);
-      if (status != CUBLAS_STATUS_NOT_SUPPORTED) check_cublas(status, label_ + ": choosing a cuBLASLt algorithm");
+      // With an epilogue, any refusal counts as no algorithm: the caller then runs the plain
+      // product and the bias or activation after it. cuBLASLt does not say which status it
+      // refuses an epilogue with for a dtype (float64, say) that has none.
+      const bool declined = status == CUBLAS_STATUS_NOT_SUPPORTED || epilogue != CUBLASLT_EPILOGUE_DEFAULT;
+      if (!declined) check_cublas(status, label_ + ": choosing a cuBLASLt algorithm");
       if (status != CUBLAS_STATUS_SUCCESS || count == 0) result.state = CUBLAS_STATUS_NOT_SUPPORTED;
       found = algorithms_.emplace(std::move(key), result).first;
     }

@@ -226,8 +226,9 @@ void matmul_into(std::string_view op, const TensorView& a_view, const TensorView
     product.b = *blas_second;
 
     // addmm's self as a row (stride 0 down the rows, dense along them): cuBLASLt's bias. Some of
-    // its bias epilogues read the bias in 16-byte vectors, and the algorithm heuristic is not told
-    // the bias's alignment, so a bias that starts elsewhere takes the addend path.
+    // its bias epilogues read the bias in 16-byte vectors; the heuristic reads the alignment off
+    // the bias pointer, but a bias that starts elsewhere takes the addend path all the same, so
+    // that no algorithm choice depends on it.
     const bool bias_row = uses_addend && !batched && row_major && beta.to<double>() == 1 &&
                           addend.row_stride == 0 && (addend.col_stride == 1 || m == 1) &&
                           reinterpret_cast<uintptr_t>(addend.data) % 16 == 0;
