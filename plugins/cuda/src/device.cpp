@@ -47,9 +47,11 @@ std::array<plugin::CounterValue, Device::kCounterCount> Device::counters() const
 cudaStream_t Device::stream() {
   std::call_once(stream_created_, [this] {
     const DeviceGuard guard(index_);
-    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), label_ + ": creating a stream");
+    cudaStream_t created = nullptr;
+    check_cuda(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking), label_ + ": creating a stream");
+    stream_.store(created, std::memory_order_release);
   });
-  return stream_;
+  return stream_.load(std::memory_order_acquire);
 }
 
 LaunchTarget Device::launch_target() {
@@ -82,15 +84,17 @@ uint32_t* Device::zeroed_counters(int64_t count) {
 }
 
 void Device::synchronize() {
-  if (stream_ == nullptr) return;  // nothing was ever queued
+  const cudaStream_t stream = stream_.load(std::memory_order_acquire);
+  if (stream == nullptr) return;  // nothing was ever queued
   const DeviceGuard guard(index_);
-  check_cuda(cudaStreamSynchronize(stream_), label_ + ": waiting for queued work (a kernel may have failed)");
+  check_cuda(cudaStreamSynchronize(stream), label_ + ": waiting for queued work (a kernel may have failed)");
 }
 
 void Device::shut_down() noexcept {
   try {
     const DeviceGuard guard(index_);
-    if (stream_) cudaStreamSynchronize(stream_);
+    const cudaStream_t stream = stream_.exchange(nullptr);
+    if (stream) cudaStreamSynchronize(stream);
     blas_.reset();
     if (counters_) allocator_.release(counters_);
     for (uint32_t* counters : replaced_counters_) allocator_.release(counters);
@@ -99,8 +103,7 @@ void Device::shut_down() noexcept {
     counter_count_ = 0;
     allocator_.release_cache();
     staging_.release();
-    if (stream_) cudaStreamDestroy(stream_);
-    stream_ = nullptr;
+    if (stream) cudaStreamDestroy(stream);
   } catch (...) {  // at exit the driver may be gone already: its resources go with the process
   }
   cudaGetLastError();

@@ -14,6 +14,7 @@
 #include <cuda_runtime_api.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -70,7 +71,8 @@ class Device {
   size_t max_shared_memory_ = 48 * 1024;
 
   std::once_flag stream_created_;
-  cudaStream_t stream_ = nullptr;
+  // Read without the once_flag by synchronize, which may run while another thread creates it.
+  std::atomic<cudaStream_t> stream_{nullptr};
   DeviceAllocator allocator_;
   PinnedStaging staging_;
   std::once_flag blas_created_;
