@@ -6,6 +6,8 @@
 #include <array>
 #include <atomic>
 #include <barrier>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -19,7 +21,9 @@ namespace bp::cuda::emulated {
 namespace {
 
 struct Warp {
-  explicit Warp(int lanes) : barrier(lanes) {}
+  explicit Warp(int lanes) : lanes(lanes), barrier(lanes) {}
+  const int lanes;
+  std::atomic<int> returned{0};  // lanes whose kernel has returned
   std::barrier<> barrier;
   std::array<unsigned char, kMaxExchangedBytes * kWarpLanes> exchanged{};  // lane after lane
 };
@@ -55,10 +59,29 @@ const ThreadPlace& this_thread() { return current.place; }
 
 int this_lane() { return current.lane; }
 
+namespace {
+
+// The kernels' warp instructions name every lane (mask 0xffffffff): on a GPU, running one while
+// a lane has returned, or in a block whose last warp is partial, is undefined. Here the barrier
+// would let the remaining lanes through, so each meeting checks that all 32 came. The caller
+// meets the lanes once more before any goes on (and may return), so that none is counted as
+// returned by a lane still checking this meeting.
+void meet_in_warp(Warp& warp, const char* instruction) {
+  warp.barrier.arrive_and_wait();
+  const int missing = kWarpLanes - warp.lanes + warp.returned.load();
+  if (missing > 0) {
+    std::fprintf(stderr, "emulated launch: %s over the full mask with %d of the warp's 32 lanes missing "
+                 "(returned, or past the block's threads): undefined on a GPU\n", instruction, missing);
+    std::abort();
+  }
+}
+
+}  // namespace
+
 void exchange_in_warp(const void* mine, size_t size, void* all) {
   Warp& warp = *current.warp;
   std::memcpy(warp.exchanged.data() + size * static_cast<size_t>(current.lane), mine, size);
-  warp.barrier.arrive_and_wait();
+  meet_in_warp(warp, "a warp shuffle");
   std::memcpy(all, warp.exchanged.data(), size * kWarpLanes);
   warp.barrier.arrive_and_wait();  // before the buffer is written again
 }
@@ -86,6 +109,7 @@ void launch(dim3 grid, dim3 block_dim, size_t dynamic_shared_bytes, const std::f
             current.lane = t % kWarpLanes;
             kernel();
             // A thread that has returned no longer holds up the barriers of those still running.
+            current.warp->returned.fetch_add(1);
             current.warp->barrier.arrive_and_drop();
             block.barrier.arrive_and_drop();
           });
@@ -103,11 +127,21 @@ using bp::cuda::emulated::gather_warp;
 
 void __syncthreads() { current.block->barrier.arrive_and_wait(); }
 
-void __syncwarp() { current.warp->barrier.arrive_and_wait(); }
+void __syncwarp() {
+  bp::cuda::emulated::meet_in_warp(*current.warp, "__syncwarp");
+  current.warp->barrier.arrive_and_wait();
+}
 
 void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
-unsigned int __shfl_xor_sync(unsigned int /*mask*/, unsigned int value, int lane_mask, int /*width*/) {
+unsigned int __shfl_xor_sync(unsigned int /*mask*/, unsigned int value, int lane_mask, int width) {
+  // A lane mask reaching past the segment of `width` lanes reads another segment's lanes or the
+  // lane's own value, by rules the kernels do not rely on.
+  if (lane_mask >= width) {
+    std::fprintf(stderr, "emulated launch: __shfl_xor_sync with lane mask %d over segments of %d lanes\n", lane_mask,
+                 width);
+    std::abort();
+  }
   return gather_warp(value)[static_cast<size_t>(current.lane ^ lane_mask)];
 }
 

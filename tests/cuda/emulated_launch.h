@@ -9,7 +9,9 @@
 // barriers and shuffles then synchronise as on a GPU, and a block that reads what another block
 // wrote sees it, as a kernel ordering its blocks by atomics and fences would. What this cannot
 // show: the speed, races the host threads' timing does not expose, and warp-synchronous code
-// that relies on lanes running in lockstep without a shuffle or barrier between them.
+// that relies on lanes running in lockstep without a shuffle or barrier between them. A warp
+// shuffle or __syncwarp that some of the warp's lanes do not reach (they returned), or a shuffle
+// across the segments of its width, is undefined on a GPU: here it stops the process, saying so.
 #pragma once
 
 #include "launch.h"
