@@ -103,13 +103,19 @@ const PoolCase kPoolCases[] = {
     {{2, 3, 9, 9}, {3, 3}, {1, 1}, {1, 1}, {2, 2}, false},  // dilation (max pooling only)
     {{1, 3, 1, 1}, {1, 1}, {1, 1}, {0, 0}, {1, 1}, false},  // 1x1 image
     {{1, 1, 1, 1}, {2, 2}, {2, 2}, {1, 1}, {1, 1}, true},   // window larger than the input
+    // ceil_mode's one partial window where no whole one fits (a row of 5; 3x3 under a 4x4 kernel;
+    // a dilated 2x2 kernel over 2x2)
+    {{1, 2, 1, 5}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, true},
+    {{1, 1, 3, 3}, {4, 4}, {4, 4}, {0, 0}, {1, 1}, true},
+    {{1, 1, 2, 2}, {2, 2}, {2, 2}, {0, 0}, {2, 2}, true},
     {{1, 9, 5, 4}, {5, 4}, {5, 4}, {0, 0}, {1, 1}, false},  // one window over the whole image
 };
 
+// PyTorch's pooling_output_shape: a division rounded down, toward -inf.
 int64_t pooled_size(int64_t size, int64_t kernel, int64_t stride, int64_t padding,
                     int64_t dilation, bool ceil_mode) {
-  const int64_t room = size + 2 * padding - dilation * (kernel - 1) - 1;
-  int64_t out = (ceil_mode ? (room + stride - 1) / stride : room / stride) + 1;
+  const int64_t room = size + 2 * padding - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  int64_t out = static_cast<int64_t>(std::floor(static_cast<double>(room) / static_cast<double>(stride))) + 1;
   if (ceil_mode && (out - 1) * stride >= size + padding) --out;
   return out;
 }
@@ -259,6 +265,8 @@ TEST_CASE("conv2d refuses arguments that do not describe a convolution") {
               "weight has dtype Double but the input has Float");
   check_error([&] { bp::conv2d(input.to(bp::kInt32), weight.to(bp::kInt32), std::nullopt, 1, 0, 1, 2); },
               "expected a floating-point input, got Int");
+  check_error([&] { bp::conv2d(input, bp::zeros({6, 2, 0, 3})); },
+              "conv2d: weight of shape [6, 2, 0, 3] has a 0x3 kernel; a kernel must be at least 1x1");
   check_error([&] { bp::conv2d(bp::zeros({1, 2, 2, 2}), bp::zeros({1, 2, 5, 5})); },
               "smaller than the window's extent 5x5, so the output would be 0x0");
 }
@@ -376,6 +384,12 @@ TEST_CASE("pooling refuses windows that cannot be placed") {
   check_error([&] { bp::max_pool2d(input, {}); },
               "kernel_size must be one int or two ints (height, width), got 0 values");
   check_error([&] { bp::max_pool2d(input, {5}); }, "so the output would be 0x0");
+  check_error([&] { bp::max_pool2d(bp::zeros({1, 1, 1, 5}), {2}); },
+              "max_pool2d: the input's height 1 (with padding 0 on each side) is smaller than the window's "
+              "extent 2 along it, so the output would be 0x2");
+  // ceil_mode keeps a last window only where it starts inside the input or its left padding.
+  check_error([&] { bp::avg_pool2d(bp::zeros({1, 1, 5, 0}), {1}, {}, {0}, /*ceil_mode=*/true); },
+              "avg_pool2d: the input's width 0 (with padding 0 on each side)");
   check_error([&] { bp::avg_pool2d(input, {2}, {}, {0}, false, true, 0); },
               "divisor_override must not be zero");
   check_error([&] { bp::max_pool2d(bp::zeros({2, 4, 4}, bp::kInt64), {2}); },

@@ -49,22 +49,30 @@ void check_floating(std::string_view op, const Tensor& t) {
 }
 
 // The (N, C, H_out, W_out) output of `window` over `input`; an empty output is an error naming
-// both sizes, as in PyTorch.
+// the sizes of the dims that leave no window, as in PyTorch.
 DimVector windowed_shape(std::string_view op, const Tensor& input, int64_t channels,
                          const Window2d& window, bool ceil_mode) {
   DimVector shape{input.size(0), channels, 0, 0};
   for (int d = 0; d < 2; ++d) {
     shape[2 + d] = plugin::window_output_size(window, d, input.size(2 + d), ceil_mode);
   }
-  if (shape[2] < 1 || shape[3] < 1) {
+  if (shape[2] >= 1 && shape[3] >= 1) return shape;
+  const std::string advice = fmt::format(
+      "so the output would be {}x{}; use a smaller kernel or dilation, or more padding", shape[2],
+      shape[3]);
+  if (shape[2] < 1 && shape[3] < 1) {
     throw Error(fmt::format(
         "{}: the input's spatial size {}x{} (with padding {}x{}) is smaller than the window's "
-        "extent {}x{}, so the output would be {}x{}; use a smaller kernel or dilation, or more "
-        "padding",
+        "extent {}x{}, {}",
         op, input.size(2), input.size(3), window.padding[0], window.padding[1], window.span(0),
-        window.span(1), shape[2], shape[3]));
+        window.span(1), advice));
   }
-  return shape;
+  const int d = shape[2] < 1 ? 0 : 1;
+  throw Error(fmt::format(
+      "{}: the input's {} {} (with padding {} on each side) is smaller than the window's extent "
+      "{} along it, {}",
+      op, d == 0 ? "height" : "width", input.size(2 + d), window.padding[d], window.span(d),
+      advice));
 }
 
 // Pooling pads at most half the kernel on each side, so every window holds an input element.
@@ -103,6 +111,11 @@ std::array<OutputSpec, 1> conv2d_out(Tensor& input, Tensor& weight, std::optiona
   const Device device = support::common_device({&input, &weight, support::present(bias)});
   check_4d(op, "input", input);
   check_4d(op, "weight", weight);
+  if (weight.size(2) < 1 || weight.size(3) < 1) {
+    throw Error(fmt::format("conv2d: weight of shape {} has a {}x{} kernel; a kernel must be at "
+                            "least 1x1",
+                            detail::format_shape(weight.sizes()), weight.size(2), weight.size(3)));
+  }
   check_floating(op, input);
   support::check_same_float_dtype(weight, input.dtype(), "conv2d: weight");
   check_pair(op, "stride", stride, 1);

@@ -41,13 +41,15 @@ inline Window2d pooling_window(std::span<const int64_t> kernel_size, std::span<c
           expand_pair(dilation, {1, 1})};
 }
 
-// Output size of dim `d` for an input of `input_size` elements. With ceil_mode, a last window
-// that would start in the right padding is dropped, as in PyTorch.
+// Output size of dim `d` for an input of `input_size` elements, as PyTorch sizes it: the windows
+// that fit in the padded input, and with ceil_mode a last one that runs past its end (even where
+// no whole window fits), unless it would start in the right padding.
 inline int64_t window_output_size(const Window2d& w, int d, int64_t input_size,
                                   bool ceil_mode = false) {
-  const int64_t room = input_size + 2 * w.padding[d] - w.span(d);
+  const int64_t room =
+      input_size + 2 * w.padding[d] - w.span(d) + (ceil_mode ? w.stride[d] - 1 : 0);
   if (room < 0) return 0;
-  int64_t size = (ceil_mode ? (room + w.stride[d] - 1) / w.stride[d] : room / w.stride[d]) + 1;
+  int64_t size = room / w.stride[d] + 1;
   if (ceil_mode && (size - 1) * w.stride[d] >= input_size + w.padding[d]) --size;
   return size;
 }
