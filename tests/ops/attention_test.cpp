@@ -246,6 +246,28 @@ TEST_CASE("_scaled_dot_product_fused_attention: empty operands and undefined sof
       check_tensor(*out, {2, 0, 3}, bp::kFloat32, {});
     }
 
+    INFO("queries and keys of no columns: every score is 0, every row the mean of the values");
+    const Values v_values = values_of(v);
+    for (const int64_t rows : {4, 20}) {
+      INFO(rows << " query rows");
+      Values means;
+      for (int64_t b = 0; b < 2; ++b) {
+        for (int64_t r = 0; r < rows; ++r) {
+          for (int64_t e = 0; e < 3; ++e) {
+            double sum = 0;
+            for (int64_t s = 0; s < 5; ++s) sum += v_values[static_cast<size_t>((b * 5 + s) * 3 + e)];
+            means.push_back(sum / 5);
+          }
+        }
+      }
+      if (auto out = fused_unless_refused(device, [&] {
+            return bp::_scaled_dot_product_fused_attention(bp::zeros({2, rows, 0}).to(device),
+                                                           bp::zeros({2, 5, 0}).to(device), v);
+          })) {
+        check_tensor(*out, {2, rows, 3}, bp::kFloat32, means);
+      }
+    }
+
     INFO("a NaN key leaves every row that sees it NaN, and only those");
     // With is_causal, row i sees keys 0..i. Queries of 4 and of 20 rows (past the OpenCL
     // kernels' blocks of 8 rows), keys of 40 (past their blocks of 32 keys).

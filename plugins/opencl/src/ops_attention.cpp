@@ -143,8 +143,9 @@ void _scaled_dot_product_fused_attention_out(const TensorView& query, const Tens
   // The keys' copy pays for itself once more than one block of rows reads it: on PoCL, with 32
   // heads of 4096 keys, 8 query rows took 1.0-1.2x as long as the kernel per row, 16 rows
   // 0.65-0.75x (bench/README.md). A copy larger than one buffer may be (16-bit keys near that
-  // limit) leaves the kernel per row, which needs no memory of its own.
-  if (device.kernel_shape() == KernelShape::Cpu && query_length > kRowsWork &&
+  // limit) leaves the kernel per row, which needs no memory of its own; so do keys of no columns,
+  // whose copy would be an empty buffer, which OpenCL refuses.
+  if (device.kernel_shape() == KernelShape::Cpu && query_length > kRowsWork && embedding > 0 &&
       keys_copy_bytes(attention) <= device.max_allocation()) {
     launch_in_row_blocks(device, program, attention);
   } else {
