@@ -13,7 +13,7 @@ TEST_CASE("softmax computes in the dtype argument or the input's floating dtype"
   CHECK(log_softmax(ones({2}, kInt64), 0, kFloat32).dtype() == kFloat32);
   check_invalid_argument([] { softmax(ones({2}, kInt64), 0); },
                          {"need a floating-point dtype, got Long", "dtype=bp::kFloat32"});
-  check_invalid_argument([&] { softmax(t, 2); }, {"dim 2 is out of range for a tensor of 2 dims"});
+  check_invalid_argument([&] { softmax(t, 2); }, {"softmax/log_softmax: dim 2 is out of range for a tensor of 2 dims"});
 }
 
 TEST_CASE("native_layer_norm gives the output and per-group statistics") {

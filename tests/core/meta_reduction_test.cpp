@@ -15,8 +15,8 @@ TEST_CASE("sum reduces the named dims, all of them when none are named") {
   CHECK(sum(t, IntArrayRef{}).item<float>() == 21);
   CHECK(shape_of(sum(t, {0, 1}, true)) == Shape{1, 1});
   check_invalid_argument([&] { sum(t, {2}); },
-                         {"dim 2 is out of range for a tensor of 2 dims (expected -2..1)"});
-  check_invalid_argument([&] { sum(t, {1, -1}); }, {"dim 1 appears multiple times"});
+                         {"sum: dim 2 is out of range for a tensor of 2 dims (expected -2..1)"});
+  check_invalid_argument([&] { sum(t, {1, -1}); }, {"sum: dim 1 appears multiple times"});
 }
 
 TEST_CASE("sum of integers and Bool gives Int64 unless a dtype is given") {

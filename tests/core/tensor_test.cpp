@@ -12,8 +12,8 @@ TEST_CASE("size and stride take negative dims and name the valid range when out 
   CHECK(t.stride(2) == 1);
   CHECK(t.numel() == 24);
   check_invalid_argument([&] { t.size(3); },
-                         {"dim 3 is out of range for a tensor of 3 dims (expected -3..2)"});
-  check_invalid_argument([&] { t.stride(-4); }, {"dim -4", "expected -3..2"});
+                         {"size: dim 3 is out of range for a tensor of 3 dims (expected -3..2)"});
+  check_invalid_argument([&] { t.stride(-4); }, {"stride: dim -4", "expected -3..2"});
   check_invalid_argument([] { empty({}).size(0); }, {"no dimensions"});
 }
 

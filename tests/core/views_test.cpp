@@ -137,7 +137,7 @@ TEST_CASE("squeeze drops size-1 dims, all of them or the one named") {
   CHECK(shape_of(t.squeeze(2)) == Shape{1, 3, 2});
   CHECK(shape_of(t.squeeze(-3)) == Shape{1, 3, 1, 2});  // size 3: unchanged
   CHECK(shape_of(empty({}).squeeze(0)) == Shape{});
-  check_invalid_argument([&] { t.squeeze(4); }, {"dim 4 is out of range for a tensor of 4 dims"});
+  check_invalid_argument([&] { t.squeeze(4); }, {"squeeze: dim 4 is out of range for a tensor of 4 dims"});
 }
 
 TEST_CASE("unsqueeze inserts a size-1 dim at any of dim()+1 positions") {
@@ -147,7 +147,7 @@ TEST_CASE("unsqueeze inserts a size-1 dim at any of dim()+1 positions") {
   CHECK(shape_of(t.unsqueeze(1)) == Shape{2, 1, 3});
   CHECK(t.unsqueeze(1).strides().vec() == Shape{3, 3, 1});
   CHECK(shape_of(empty({}).unsqueeze(0)) == Shape{1});
-  check_invalid_argument([&] { t.unsqueeze(3); }, {"dim 3 is out of range for a tensor of 3 dims"});
+  check_invalid_argument([&] { t.unsqueeze(3); }, {"unsqueeze: dim 3 is out of range for a tensor of 3 dims"});
 }
 
 TEST_CASE("flatten gives one dim, copying only when the layout needs it") {

@@ -54,7 +54,7 @@ std::array<OutputSpec, 1> index_select_out(Tensor& self, int64_t dim, Tensor& in
                             detail::format_shape(index.sizes())));
   }
   prepare_indices("index_select", "index", index);
-  const int64_t wrapped = detail::wrap_dim(dim, self.dim());
+  const int64_t wrapped = detail::wrap_dim("index_select", dim, self.dim());
   DimVector shape(self.sizes());
   if (self.dim() == 0) {
     if (index.numel() != 1) {

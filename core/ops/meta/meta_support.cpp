@@ -119,9 +119,9 @@ void check_no_internal_overlap(const Tensor& t, const char* op) {
   }
 }
 
-DimMask reduction_mask(IntArrayRef dims, int64_t rank) {
+DimMask reduction_mask(std::string_view op, IntArrayRef dims, int64_t rank) {
   if (rank > 64) {
-    throw Error(fmt::format("reductions support tensors of up to 64 dims, got {}", rank));
+    throw Error(fmt::format("{}: reductions support tensors of up to 64 dims, got {}", op, rank));
   }
   DimMask mask;
   if (dims.empty()) {
@@ -129,9 +129,9 @@ DimMask reduction_mask(IntArrayRef dims, int64_t rank) {
     return mask;
   }
   for (int64_t dim : dims) {
-    const int64_t d = detail::wrap_dim(dim, rank);
+    const int64_t d = detail::wrap_dim(op, dim, rank);
     if (mask.test(d)) {
-      throw Error(fmt::format("dim {} appears multiple times in the list of dims {}", d,
+      throw Error(fmt::format("{}: dim {} appears multiple times in the list of dims {}", op, d,
                               detail::format_shape(dims)));
     }
     mask.set(d);

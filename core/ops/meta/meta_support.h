@@ -73,7 +73,7 @@ using DimMask = std::bitset<64>;
 
 // The dims `dims` names in a tensor of rank `rank`; an empty list means every dim. Dims wrap
 // as PyTorch's do (a 0-dim tensor accepts 0 and -1); repeats are a bp::Error.
-DimMask reduction_mask(IntArrayRef dims, int64_t rank);
+DimMask reduction_mask(std::string_view op, IntArrayRef dims, int64_t rank);
 
 // `sizes` with the dims in `mask` removed, or kept as 1 when `keepdim`.
 DimVector reduced_shape(IntArrayRef sizes, const DimMask& mask, bool keepdim);

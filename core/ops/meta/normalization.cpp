@@ -15,7 +15,7 @@ namespace bp::meta {
 // out has self's shape. The kernel wraps dim itself; it is in range (0 or -1 for a 0-dim self).
 std::array<OutputSpec, 1> softmax_like(Tensor& self, int64_t dim, std::optional<DType> dtype) {
   const Device device = support::common_device({&self});
-  detail::wrap_dim(dim, self.dim());
+  detail::wrap_dim("softmax/log_softmax", dim, self.dim());
   const DType out_dtype = dtype.value_or(self.dtype());
   if (!is_floating_point(out_dtype)) {
     throw Error(

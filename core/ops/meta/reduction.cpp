@@ -40,7 +40,7 @@ std::array<OutputSpec, 1> sum_like(Tensor& self, OptionalIntArrayRef dim, bool k
   const Device device = common_device({&self});
   const DType out_dtype =
       dtype.value_or(is_integral(self.dtype(), /*include_bool=*/true) ? kInt64 : self.dtype());
-  const DimMask mask = reduction_mask(dims_or_all(dim), self.dim());
+  const DimMask mask = reduction_mask("sum", dims_or_all(dim), self.dim());
   DimVector shape = reduced_shape(self.sizes(), mask, keepdim);
   if (self.dtype() != out_dtype) self = self.to(out_dtype);
   return {OutputSpec{std::move(shape), out_dtype, device}};
@@ -65,7 +65,7 @@ std::array<OutputSpec, 1> mean_like(Tensor& self, OptionalIntArrayRef dim, bool 
                     dtype_name(self.dtype())));
   }
   const DType out_dtype = dtype.value_or(self.dtype());
-  const DimMask mask = reduction_mask(dims_or_all(dim), self.dim());
+  const DimMask mask = reduction_mask("mean", dims_or_all(dim), self.dim());
   DimVector shape = reduced_shape(self.sizes(), mask, keepdim);
   if (self.dtype() != out_dtype) self = self.to(out_dtype);
   return {OutputSpec{std::move(shape), out_dtype, device}};
@@ -74,7 +74,7 @@ std::array<OutputSpec, 1> mean_like(Tensor& self, OptionalIntArrayRef dim, bool 
 // amax: out has self's dtype (any, integers and Bool included); every reduced dim is non-empty.
 std::array<OutputSpec, 1> amax_out(Tensor& self, IntArrayRef dim, bool keepdim) {
   const Device device = common_device({&self});
-  const DimMask mask = reduction_mask(dim, self.dim());
+  const DimMask mask = reduction_mask("amax", dim, self.dim());
   check_reduced_dims_nonempty(self, mask, "amax");
   return {OutputSpec{reduced_shape(self.sizes(), mask, keepdim), self.dtype(), device}};
 }
@@ -83,7 +83,7 @@ std::array<OutputSpec, 1> amax_out(Tensor& self, IntArrayRef dim, bool keepdim) 
 // dim is non-empty. A 0-dim self has one element at index 0.
 std::array<OutputSpec, 2> max_dim_max(Tensor& self, int64_t dim, bool keepdim) {
   const Device device = common_device({&self});
-  const DimMask mask = reduction_mask({dim}, self.dim());
+  const DimMask mask = reduction_mask("max", {dim}, self.dim());
   check_reduced_dims_nonempty(self, mask, "max");
   DimVector shape = reduced_shape(self.sizes(), mask, keepdim);
   return {OutputSpec{shape, self.dtype(), device}, OutputSpec{shape, kInt64, device}};
@@ -104,7 +104,7 @@ std::array<OutputSpec, 1> argmax_out(Tensor& self, std::optional<int64_t> dim, b
     DimVector shape = keepdim ? DimVector(self.dim(), 1) : DimVector();
     return {OutputSpec{std::move(shape), kInt64, device}};
   }
-  const DimMask mask = reduction_mask({*dim}, self.dim());
+  const DimMask mask = reduction_mask("argmax", {*dim}, self.dim());
   check_reduced_dims_nonempty(self, mask, "argmax");
   return {OutputSpec{reduced_shape(self.sizes(), mask, keepdim), kInt64, device}};
 }

@@ -51,12 +51,12 @@ std::array<OutputSpec, 1> cat_out(std::vector<Tensor>& tensors, int64_t dim) {
   const auto reference = std::find_if(tensors.begin(), tensors.end(),
                                       [](const Tensor& t) { return !is_legacy_empty(t); });
   if (reference == tensors.end()) {  // only legacy empty tensors: the result is one too
-    detail::wrap_dim(dim, 1);
+    detail::wrap_dim("cat", dim, 1);
     tensors.clear();
     return {OutputSpec{{0}, dtype, device}};
   }
   const int64_t rank = reference->dim();
-  const int64_t d = detail::wrap_dim(dim, rank, /*wrap_scalar=*/false);
+  const int64_t d = detail::wrap_dim("cat", dim, rank, /*wrap_scalar=*/false);
   const size_t reference_index = static_cast<size_t>(reference - tensors.begin());
   DimVector shape(reference->sizes());
   shape[d] = 0;

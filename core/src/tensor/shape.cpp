@@ -14,15 +14,15 @@ std::string format_shape(IntArrayRef sizes) {
   return fmt::format("[{}]", fmt::join(sizes.begin(), sizes.end(), ", "));
 }
 
-int64_t wrap_dim(int64_t dim, int64_t rank, bool wrap_scalar) {
+int64_t wrap_dim(std::string_view op, int64_t dim, int64_t rank, bool wrap_scalar) {
   if (rank == 0) {
     if (wrap_scalar && (dim == 0 || dim == -1)) return 0;
-    throw Error(
-        fmt::format("dim {} is out of range for a tensor of 0 dims (it has no dimensions)", dim));
+    throw Error(fmt::format("{}: dim {} is out of range for a tensor of 0 dims (it has no dimensions)",
+                            op, dim));
   }
   if (dim < -rank || dim >= rank) {
-    throw Error(fmt::format("dim {} is out of range for a tensor of {} dims (expected {}..{})", dim,
-                            rank, -rank, rank - 1));
+    throw Error(fmt::format("{}: dim {} is out of range for a tensor of {} dims (expected {}..{})",
+                            op, dim, rank, -rank, rank - 1));
   }
   return dim < 0 ? dim + rank : dim;
 }

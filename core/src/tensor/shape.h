@@ -16,8 +16,9 @@ namespace bp::detail {
 std::string format_shape(IntArrayRef sizes);
 
 // Maps a dim in [-rank, rank) to [0, rank). A 0-dim tensor accepts -1 and 0 when
-// `wrap_scalar` holds, as PyTorch's reductions and softmax do.
-int64_t wrap_dim(int64_t dim, int64_t rank, bool wrap_scalar = true);
+// `wrap_scalar` holds, as PyTorch's reductions and softmax do. A dim out of range is an error
+// that names `op`, the operation given it.
+int64_t wrap_dim(std::string_view op, int64_t dim, int64_t rank, bool wrap_scalar = true);
 
 // Row-major strides for `sizes` (size-0 and size-1 dims get the stride they would have with
 // size 1, as PyTorch does).

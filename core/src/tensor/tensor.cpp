@@ -42,11 +42,11 @@ void TensorImpl::operator delete(void* ptr, size_t size) noexcept {
 }
 
 int64_t Tensor::size(int64_t dim) const {
-  return sizes()[detail::wrap_dim(dim, this->dim(), /*wrap_scalar=*/false)];
+  return sizes()[detail::wrap_dim("size", dim, this->dim(), /*wrap_scalar=*/false)];
 }
 
 int64_t Tensor::stride(int64_t dim) const {
-  return strides()[detail::wrap_dim(dim, this->dim(), /*wrap_scalar=*/false)];
+  return strides()[detail::wrap_dim("stride", dim, this->dim(), /*wrap_scalar=*/false)];
 }
 
 // Row-major with no gaps; size-1 dims may have any stride, and a tensor with no elements

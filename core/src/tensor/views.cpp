@@ -122,7 +122,7 @@ Tensor Tensor::permute(IntArrayRef dims) const {
   DimVector new_strides(dims.size());
   std::vector<bool> seen(dims.size(), false);
   for (size_t i = 0; i < dims.size(); ++i) {
-    const int64_t d = detail::wrap_dim(dims[i], dim(), /*wrap_scalar=*/false);
+    const int64_t d = detail::wrap_dim("permute", dims[i], dim(), /*wrap_scalar=*/false);
     if (seen[d]) {
       throw Error(fmt::format("permute: dims {} name dim {} more than once",
                               detail::format_shape(dims), d));
@@ -135,8 +135,8 @@ Tensor Tensor::permute(IntArrayRef dims) const {
 }
 
 Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
-  const int64_t d0 = detail::wrap_dim(dim0, dim());
-  const int64_t d1 = detail::wrap_dim(dim1, dim());
+  const int64_t d0 = detail::wrap_dim("transpose", dim0, dim());
+  const int64_t d1 = detail::wrap_dim("transpose", dim1, dim());
   DimVector sizes(this->sizes());
   DimVector new_strides(strides());
   if (dim() > 0) {
@@ -147,7 +147,7 @@ Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
 }
 
 Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end, int64_t step) const {
-  const int64_t d = detail::wrap_dim(dim, this->dim(), /*wrap_scalar=*/false);
+  const int64_t d = detail::wrap_dim("slice", dim, this->dim(), /*wrap_scalar=*/false);
   if (step <= 0) throw Error(fmt::format("slice: step must be positive, got {}", step));
   // Negative bounds count from the end; out-of-range bounds clamp, as Python slicing does.
   const int64_t size = sizes()[d];
@@ -164,7 +164,7 @@ Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end, int64_t step) cons
 }
 
 Tensor Tensor::select(int64_t dim, int64_t index) const {
-  const int64_t d = detail::wrap_dim(dim, this->dim(), /*wrap_scalar=*/false);
+  const int64_t d = detail::wrap_dim("select", dim, this->dim(), /*wrap_scalar=*/false);
   const int64_t size = sizes()[d];
   if (index < -size || index >= size) {
     throw Error(
@@ -239,7 +239,7 @@ Tensor Tensor::squeeze() const {
 }
 
 Tensor Tensor::squeeze(int64_t dim) const {
-  const int64_t d = detail::wrap_dim(dim, this->dim());
+  const int64_t d = detail::wrap_dim("squeeze", dim, this->dim());
   DimVector sizes(this->sizes());
   DimVector new_strides(strides());
   if (this->dim() > 0 && sizes[d] == 1) {
@@ -250,7 +250,7 @@ Tensor Tensor::squeeze(int64_t dim) const {
 }
 
 Tensor Tensor::unsqueeze(int64_t dim) const {
-  const int64_t d = detail::wrap_dim(dim, this->dim() + 1);
+  const int64_t d = detail::wrap_dim("unsqueeze", dim, this->dim() + 1);
   const int64_t stride = d < this->dim() ? sizes()[d] * strides()[d] : 1;
   DimVector sizes(this->sizes());
   DimVector new_strides(strides());
