@@ -134,6 +134,20 @@
 // plain `inline` function a call, and sums over columns took twice the time).
 #define TILE_FUNCTION __attribute__((always_inline)) inline
 
+// The two kernels of a side-by-side op: `name`, whose work-items run `tile` (a TILE_FUNCTION,
+// given ARGS and its octets last) over tiles of 8 groups, and `name`_wide over tiles of
+// 8 * TILE_OCTETS. PARAMS and ARGS are macros naming the kernels' parameters and the function's
+// arguments.
+#define SIDE_BY_SIDE_KERNELS(name, PARAMS, tile, ARGS)                                        \
+  __kernel void name(PARAMS) {                                                                 \
+    SIDE_BY_SIDE_TILE(8)                                                                       \
+    tile(ARGS, 1);                                                                             \
+  }                                                                                            \
+  __kernel void name##_wide(PARAMS) {                                                          \
+    SIDE_BY_SIDE_TILE(8 * TILE_OCTETS)                                                         \
+    tile(ARGS, TILE_OCTETS);                                                                   \
+  }
+
 // The vector v (a variable), octet k of a tile's elements in one member row from `at` on, stored
 // where its groups are the tile's own (from `skip` on).
 #define STORE_TILE_OCTET(name, at, k, v)                                                       \

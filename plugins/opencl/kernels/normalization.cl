@@ -111,23 +111,16 @@ TILE_FUNCTION void softmax_tile(const long group_size, const int member_ndim, co
   }
 }
 
+// softmax (log_softmax) of groups lying side by side, for CPU devices: softmax_side_by_side and
+// softmax_side_by_side_wide.
+#define SOFTMAX_SIDE_BY_SIDE_PARAMS                                                            \
+  GROUP_PARAMS, GROUPED(__global const elem_t, in), GROUPED(__global elem_t, out),             \
+      const int logarithm
 #define SOFTMAX_SIDE_BY_SIDE_ARGS                                                              \
   group_size, member_ndim, member_size, in, in_member, GROUP_AT(in, gc), out, out_member,      \
       GROUP_AT(out, gc), skip, logarithm
-
-// softmax (log_softmax) of groups lying side by side, for CPU devices: 8 groups per work-item,
-// or 64 where the rows of groups hold 64.
-__kernel void softmax_side_by_side(GROUP_PARAMS, GROUPED(__global const elem_t, in),
-                                   GROUPED(__global elem_t, out), const int logarithm) {
-  SIDE_BY_SIDE_TILE(8)
-  softmax_tile(SOFTMAX_SIDE_BY_SIDE_ARGS, 1);
-}
-
-__kernel void softmax_side_by_side_wide(GROUP_PARAMS, GROUPED(__global const elem_t, in),
-                                        GROUPED(__global elem_t, out), const int logarithm) {
-  SIDE_BY_SIDE_TILE(8 * TILE_OCTETS)
-  softmax_tile(SOFTMAX_SIDE_BY_SIDE_ARGS, TILE_OCTETS);
-}
+SIDE_BY_SIDE_KERNELS(softmax_side_by_side, SOFTMAX_SIDE_BY_SIDE_PARAMS, softmax_tile,
+                     SOFTMAX_SIDE_BY_SIDE_ARGS)
 
 // Layer norm over the trailing dimensions (the members): out = (x - mean) * rstd * weight + bias,
 // with mean and rstd = 1 / sqrt(variance + eps) written per group. Two passes (mean, then the

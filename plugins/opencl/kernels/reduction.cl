@@ -90,23 +90,15 @@ TILE_FUNCTION void sum_tile(const long group_size, const int member_ndim, const 
   }
 }
 
+// Sums (or means) of groups lying side by side, for CPU devices: sum_side_by_side and
+// sum_side_by_side_wide.
+#define SUM_SIDE_BY_SIDE_PARAMS                                                                \
+  GROUP_PARAMS, GROUPED(__global const elem_t, in), PER_GROUP(__global elem_t, out),           \
+      const int average
 #define SUM_SIDE_BY_SIDE_ARGS                                                                  \
   group_size, member_ndim, member_size, in, in_member, GROUP_AT(in, gc), out,                  \
       GROUP_AT(out, gc), out_kept.s0, skip, average
-
-// Sums (or means) of groups lying side by side, for CPU devices: 8 groups per work-item, or 64
-// where the rows of groups hold 64.
-__kernel void sum_side_by_side(GROUP_PARAMS, GROUPED(__global const elem_t, in),
-                               PER_GROUP(__global elem_t, out), const int average) {
-  SIDE_BY_SIDE_TILE(8)
-  sum_tile(SUM_SIDE_BY_SIDE_ARGS, 1);
-}
-
-__kernel void sum_side_by_side_wide(GROUP_PARAMS, GROUPED(__global const elem_t, in),
-                                    PER_GROUP(__global elem_t, out), const int average) {
-  SIDE_BY_SIDE_TILE(8 * TILE_OCTETS)
-  sum_tile(SUM_SIDE_BY_SIDE_ARGS, TILE_OCTETS);
-}
+SIDE_BY_SIDE_KERNELS(sum_side_by_side, SUM_SIDE_BY_SIDE_PARAMS, sum_tile, SUM_SIDE_BY_SIDE_ARGS)
 
 // Whether (v at position i) is chosen over (best at position best_i): the larger value, NaN
 // above everything, and the earlier position among equals, so that the result is the first
