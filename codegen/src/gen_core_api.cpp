@@ -53,9 +53,11 @@ std::string structured_body(const NativeFunction& f, const NativeFunction& op) {
   std::vector<std::string> copies;
   std::vector<std::string> meta_arguments;
   std::vector<std::string> kernel_arguments;
+  std::vector<std::string> read_tensors;  // what an output must not overlap but as the op allows
   for (const Argument* a : inputs) {
     if (is_tensor_category(classify(a->type))) {
       copies.push_back(fmt::format("{} {}_ = {};", tensor_local_type(*a), a->name, a->name));
+      read_tensors.push_back(a->name + "_");
       meta_arguments.push_back(a->name + "_");
       kernel_arguments.push_back(handling == OutputHandling::None && a->is_write() ? a->name
                                                                                    : a->name + "_");
@@ -69,6 +71,11 @@ std::string structured_body(const NativeFunction& f, const NativeFunction& op) {
   s += fmt::format("  {}meta::{}({});\n", outs.empty() ? "" : "auto specs = ", op.meta,
                    comma_list(meta_arguments));
 
+  const bool checks_outputs = handling == OutputHandling::Out || handling == OutputHandling::InPlace;
+  if (checks_outputs && !outs.empty()) {
+    s += fmt::format("  const detail::ReadTensors read_views{{{}}};\n", comma_list(read_tensors));
+  }
+  const char* aliasing = op.pointwise ? "detail::Aliasing::SameView" : "detail::Aliasing::None";
   std::vector<std::string> finishes;
   for (size_t i = 0; i < outs.size(); ++i) {
     const std::string& out = outs[i]->name;
@@ -80,16 +87,16 @@ std::string structured_body(const NativeFunction& f, const NativeFunction& op) {
       case OutputHandling::InPlace:
         s += fmt::format(
             "  detail::OutArg {}_arg({}, specs[{}], detail::OutArg::Kind::InPlace, \"{}\", "
-            "\"{}\");\n",
-            out, written_inputs[i]->name, i, f.func.name.str(), written_inputs[i]->name);
+            "\"{}\", read_views, {});\n",
+            out, written_inputs[i]->name, i, f.func.name.str(), written_inputs[i]->name, aliasing);
         kernel_arguments.push_back(out + "_arg.target()");
         finishes.push_back(out + "_arg.finish();");
         break;
       case OutputHandling::Out:
         s += fmt::format(
             "  detail::OutArg {0}_arg({0}, specs[{1}], detail::OutArg::Kind::Out, \"{2}\", "
-            "\"{0}\");\n",
-            out, i, op.func.name.str());
+            "\"{0}\", read_views, {3});\n",
+            out, i, op.func.name.str(), aliasing);
         kernel_arguments.push_back(out + "_arg.target()");
         finishes.push_back(out + "_arg.finish();");
         break;

@@ -103,6 +103,12 @@ struct NativeFunction {
   Variants variants;
   bool structured = false;
   bool composite = false;
+  // A structured op whose every output element comes from the input elements at its own
+  // position (after broadcasting), so that its output may be one of its inputs exactly: the
+  // core then hands the kernel that tensor itself (in-place ops). Any other overlap between an
+  // output and an input, and any overlap at all for ops that are not pointwise, goes through
+  // a temporary output.
+  bool pointwise = false;
   // The meta function name of a structured op (its cpp name unless `meta:` says otherwise).
   std::string meta;
   std::optional<OperatorName> structured_delegate;
@@ -110,6 +116,7 @@ struct NativeFunction {
   SourceLocation location;           // the `func:` value
   SourceLocation meta_location;      // the `meta:` value (or `func:` when absent)
   SourceLocation delegate_location;  // the `structured_delegate:` value
+  SourceLocation pointwise_location; // the `pointwise:` value (or `func:` when absent)
 
   bool is_structured_delegate() const { return structured_delegate.has_value(); }
   bool is_method_only() const { return variants.method && !variants.function; }

@@ -47,6 +47,11 @@ void check_kind(const NativeFunction& f) {
   if (!f.meta.empty() && !f.structured) {
     throw CodegenError(f.meta_location, "'meta' applies only to entries with 'structured: true'");
   }
+  if (f.pointwise && !f.structured) {
+    throw CodegenError(f.pointwise_location,
+                       "'pointwise' applies only to entries with 'structured: true' (their "
+                       "delegates and in-place overloads take it from there)");
+  }
   if (!f.variants.function && !f.variants.method) {
     throw CodegenError(f.location, "an entry needs at least one variant");
   }

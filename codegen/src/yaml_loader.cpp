@@ -14,7 +14,7 @@ namespace bp::codegen {
 namespace {
 
 constexpr const char* kEntryKeys[] = {
-    "func", "variants", "structured", "meta", "structured_delegate", "composite"};
+    "func", "variants", "structured", "meta", "structured_delegate", "composite", "pointwise"};
 
 Variants parse_variants(const YAML::Node& node, const std::string& path) {
   const std::string text = scalar_text(node, path, "'variants'");
@@ -81,6 +81,11 @@ NativeFunction parse_entry(const YAML::Node& entry, const std::string& path) {
   }
   if (const YAML::Node composite = entry["composite"]) {
     f.composite = scalar_bool(composite, path, "'composite'");
+  }
+  f.pointwise_location = f.location;
+  if (const YAML::Node pointwise = entry["pointwise"]) {
+    f.pointwise = scalar_bool(pointwise, path, "'pointwise'");
+    f.pointwise_location = location_of(path, pointwise);
   }
   f.meta_location = f.location;
   if (const YAML::Node meta = entry["meta"]) {

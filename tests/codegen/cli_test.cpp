@@ -65,7 +65,7 @@ TEST_CASE("bad ops.yaml: exit 1, the positioned message, and no output at all") 
   CHECK(result.status == 1);
   CHECK(result.err == ops +
                           ":3:3: error: unknown key 'colour' (known keys: func, variants, "
-                          "structured, meta, structured_delegate, composite)\n");
+                          "structured, meta, structured_delegate, composite, pointwise)\n");
   CHECK(files_under(dir / "public").empty());
   CHECK(files_under(dir / "internal").empty());
 }

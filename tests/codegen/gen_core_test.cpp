@@ -170,15 +170,16 @@ TEST_CASE("Functions.cpp runs meta on copies, then the kernel on what meta left"
                    "  detail::kernels::add_out(self_, other_, alpha, out);\n"
                    "  return out;\n}\n"));
   }
-  SUBCASE("an out= overload checks the given tensor") {
+  SUBCASE("an out= overload checks the given tensor, against the inputs as the op allows") {
     CHECK(contains(cpp,
                    "Tensor& add_out(Tensor& out, const Tensor& self, const Tensor& other, const "
                    "Scalar& alpha) {\n"
                    "  Tensor self_ = self;\n"
                    "  Tensor other_ = other;\n"
                    "  auto specs = meta::binary_with_alpha(self_, other_, alpha);\n"
+                   "  const detail::ReadTensors read_views{self_, other_};\n"
                    "  detail::OutArg out_arg(out, specs[0], detail::OutArg::Kind::Out, "
-                   "\"add.out\", \"out\");\n"
+                   "\"add.out\", \"out\", read_views, detail::Aliasing::SameView);\n"
                    "  detail::kernels::add_out(self_, other_, alpha, out_arg.target());\n"
                    "  out_arg.finish();\n"
                    "  return out;\n}\n"));
@@ -190,8 +191,9 @@ TEST_CASE("Functions.cpp runs meta on copies, then the kernel on what meta left"
                    "  Tensor self_ = self;\n"
                    "  Tensor other_ = other;\n"
                    "  auto specs = meta::binary_with_alpha(self_, other_, alpha);\n"
+                   "  const detail::ReadTensors read_views{self_, other_};\n"
                    "  detail::OutArg out_arg(self, specs[0], detail::OutArg::Kind::InPlace, "
-                   "\"add_.Tensor\", \"self\");\n"
+                   "\"add_.Tensor\", \"self\", read_views, detail::Aliasing::SameView);\n"
                    "  detail::kernels::add_out(self_, other_, alpha, out_arg.target());\n"
                    "  out_arg.finish();\n"
                    "  return self;\n}\n"));
@@ -199,8 +201,15 @@ TEST_CASE("Functions.cpp runs meta on copies, then the kernel on what meta left"
                    "Tensor& neg_(Tensor& self) {\n"
                    "  Tensor self_ = self;\n"
                    "  auto specs = meta::unary_signed(self_);\n"
+                   "  const detail::ReadTensors read_views{self_};\n"
                    "  detail::OutArg out_arg(self, specs[0], detail::OutArg::Kind::InPlace, "
-                   "\"neg_\", \"self\");\n"));
+                   "\"neg_\", \"self\", read_views, detail::Aliasing::SameView);\n"));
+  }
+  SUBCASE("an op that is not pointwise lets its output share no memory with its inputs") {
+    CHECK(contains(cpp,
+                   "  const detail::ReadTensors read_views{self_, mat2_};\n"
+                   "  detail::OutArg out_arg(out, specs[0], detail::OutArg::Kind::Out, "
+                   "\"mm.out\", \"out\", read_views, detail::Aliasing::None);\n"));
   }
   SUBCASE("a structured op without outputs runs meta, then its kernel on self") {
     CHECK(contains(

@@ -60,7 +60,7 @@ TEST_CASE("malformed YAML is reported where the parser stopped") {
 TEST_CASE("unknown keys and variants are rejected, with a suggestion") {
   CHECK(error_in("- func: f(Tensor self) -> Tensor\n  composite: true\n  strucured: true\n") ==
         "ops.yaml:3:3: error: unknown key 'strucured' (known keys: func, variants, structured, "
-        "meta, structured_delegate, composite); did you mean 'structured'?");
+        "meta, structured_delegate, composite, pointwise); did you mean 'structured'?");
   CHECK(
       error_in(
           "- func: f(Tensor self) -> Tensor\n  composite: true\n  variants: function, methods\n") ==
@@ -84,6 +84,13 @@ TEST_CASE("every entry is exactly one of structured, a structured delegate, or c
         "'structured_delegate: <op>' or 'composite: true'");
   CHECK(error_in("- func: f(Tensor self) -> Tensor\n  composite: true\n  meta: unary\n") ==
         "ops.yaml:3:9: error: 'meta' applies only to entries with 'structured: true'");
+}
+
+TEST_CASE("'pointwise' marks structured ops only, with a boolean") {
+  CHECK(error_in("- func: f(Tensor self) -> Tensor\n  composite: true\n  pointwise: true\n") ==
+        "ops.yaml:3:14: error: 'pointwise' applies only to entries with 'structured: true' (their "
+        "delegates and in-place overloads take it from there)");
+  CHECK(error_in(std::string(kAddOut) + "  pointwise: maybe\n").find("'pointwise'") != std::string::npos);
 }
 
 TEST_CASE("operator names are unique") {

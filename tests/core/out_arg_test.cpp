@@ -1,5 +1,5 @@
 // out= and in-place outputs: resizing empty outputs, shape errors, dtype casts through a
-// temporary, and strided outputs.
+// temporary, strided outputs, and outputs that share memory with an input.
 #include "core_test_support.h"
 
 #include "dispatch/out_arg.h"
@@ -79,6 +79,73 @@ TEST_CASE("OutArg checks an undefined out= tensor") {
   Tensor undefined;
   const OutputSpec spec{{2}, kFloat32, Device::cpu()};
   check_invalid_argument(
-      [&] { detail::OutArg(undefined, spec, detail::OutArg::Kind::Out, "add.out", "out"); },
+      [&] {
+        detail::OutArg(undefined, spec, detail::OutArg::Kind::Out, "add.out", "out", detail::ReadTensors(),
+                       detail::Aliasing::SameView);
+      },
       {"add.out: argument 'out' is an undefined tensor"});
+}
+
+// Results as if every input were read before any output element is written, whatever memory
+// they share: an output that is an input exactly is written in place by pointwise ops; any
+// other overlap, and any at all in other ops, goes through a temporary.
+TEST_CASE("an output may be its pointwise op's input exactly: the kernel writes it in place") {
+  Tensor x = from_vector<float>({1, 2, 3, 4}, {2, 2});
+  const void* before = x.data_ptr();
+  add_out(x, x, x);
+  CHECK(x.to_vector<float>() == std::vector<float>{2, 4, 6, 8});
+  x.mul_(x);
+  CHECK(x.to_vector<float>() == std::vector<float>{4, 16, 36, 64});
+  CHECK(x.data_ptr() == before);
+}
+
+TEST_CASE("an output that partly overlaps an input gets the result of the inputs as they were") {
+  Tensor x = arange(1, 7, 1, kFloat32);
+  Tensor tail = x.slice(0, 1, 6);
+  neg_out(tail, x.slice(0, 0, 5));  // out starts one element after its input
+  CHECK(x.to_vector<float>() == std::vector<float>{1, -1, -2, -3, -4, -5});
+
+  Tensor y = arange(1, 7, 1, kFloat32);
+  y.slice(0, 1, 6).add_(y.slice(0, 0, 5));
+  CHECK(y.to_vector<float>() == std::vector<float>{1, 3, 5, 7, 9, 11});
+
+  Tensor rows = from_vector<float>({1, 2, 3, 4, 5, 6}, {3, 2});
+  rows.add_(rows.select(0, 0));  // row 0, broadcast, is read by every row
+  CHECK(rows.to_vector<float>() == std::vector<float>{2, 4, 4, 6, 6, 8});
+
+  Tensor square = arange(1, 17, 1, kFloat32).view({4, 4});
+  const std::vector<float> original = square.to_vector<float>();
+  square.add_(square.transpose(0, 1));
+  for (int64_t i = 0; i < 4; ++i) {
+    for (int64_t j = 0; j < 4; ++j) {
+      CHECK(square.to_vector<float>()[static_cast<size_t>(i * 4 + j)] ==
+            original[static_cast<size_t>(i * 4 + j)] + original[static_cast<size_t>(j * 4 + i)]);
+    }
+  }
+}
+
+TEST_CASE("an output that is an input of an op that is not pointwise gets the result of the inputs as they were") {
+  Tensor a = ones({8, 8});
+  mm_out(a, a, ones({8, 8}));
+  CHECK(a.to_vector<float>() == std::vector<float>(64, 8.0f));
+
+  Tensor x = from_vector<float>({1, 2, 3, 4}, {4});
+  index_select_out(x, x, 0, from_vector<int64_t>({3, 2, 1, 0}, {4}));
+  CHECK(x.to_vector<float>() == std::vector<float>{4, 3, 2, 1});
+
+  Tensor y = from_vector<float>({1, 2, 3, 4}, {4});
+  cat_out(y, {y.slice(0, 2, 4), y.slice(0, 0, 2)});
+  CHECK(y.to_vector<float>() == std::vector<float>{3, 4, 1, 2});
+
+  Tensor weight = from_vector<float>({1, 2, 3, 4}, {2, 2});
+  embedding_out(weight, weight, from_vector<int64_t>({1, 0}, {2}));
+  CHECK(weight.to_vector<float>() == std::vector<float>{3, 4, 1, 2});
+}
+
+TEST_CASE("an output that repeats its elements (an expanded view) is an error naming the op") {
+  Tensor expanded = zeros({1, 3}).expand({2, 3});
+  check_invalid_argument([&] { expanded.add_(1); },
+                         {"add_.Tensor: argument 'self' repeats its elements along dim 0", ".clone()"});
+  check_invalid_argument([&] { sum_out(expanded, ones({2, 3, 4}), {2}); },
+                         {"sum.IntList_out: argument 'out' repeats its elements along dim 0"});
 }

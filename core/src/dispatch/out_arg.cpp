@@ -7,9 +7,67 @@
 
 #include <fmt/format.h>
 
-namespace bp::detail {
+#include <algorithm>
 
-OutArg::OutArg(Tensor& given, const OutputSpec& spec, Kind kind, const char* op, const char* arg)
+namespace bp::detail {
+namespace {
+
+// The bytes a view's elements span, from the start of its storage: [begin, end).
+struct ByteSpan {
+  int64_t begin, end;
+};
+
+ByteSpan byte_span(const Tensor& t) {
+  int64_t low = 0, high = 0;  // element offsets of the farthest elements from the first
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    const int64_t extent = (t.size(d) - 1) * t.stride(d);
+    (extent < 0 ? low : high) += extent;
+  }
+  const auto element = static_cast<int64_t>(t.element_size());
+  return {(t.storage_offset() + low) * element, (t.storage_offset() + high + 1) * element};
+}
+
+// Whether two tensors may have an element in common: their spans overlap in one storage, or in
+// host memory (host storages may borrow the same buffer). Conservative: views that interleave
+// without sharing an element count as sharing.
+bool may_share_memory(const Tensor& a, const Tensor& b) {
+  if (a.numel() == 0 || b.numel() == 0 || a.device() != b.device()) return false;
+  const StorageImpl* a_storage = a.impl()->storage().get();
+  const StorageImpl* b_storage = b.impl()->storage().get();
+  int64_t a_base = 0, b_base = 0;
+  if (a_storage != b_storage) {
+    if (!a.device().is_cpu()) return false;
+    a_base = static_cast<int64_t>(reinterpret_cast<intptr_t>(a_storage->data()));
+    b_base = static_cast<int64_t>(reinterpret_cast<intptr_t>(b_storage->data()));
+  }
+  const ByteSpan x = byte_span(a), y = byte_span(b);
+  return a_base + x.begin < b_base + y.end && b_base + y.begin < a_base + x.end;
+}
+
+bool same_view(const Tensor& a, const Tensor& b) {
+  return a.impl()->storage().get() == b.impl()->storage().get() && a.storage_offset() == b.storage_offset() &&
+         a.dtype() == b.dtype() && std::ranges::equal(a.sizes(), b.sizes()) &&
+         std::ranges::equal(a.strides(), b.strides());
+}
+
+// The first dim along which several elements of `t` are one (stride 0), or -1.
+int64_t repeated_dim(const Tensor& t) {
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.stride(d) == 0 && t.size(d) > 1) return d;
+  }
+  return -1;
+}
+
+}  // namespace
+
+void ReadTensors::add(const Tensor& t) {
+  if (!t.defined()) return;
+  if (count_ == singles_.size()) throw Error("ReadTensors: an op reads more tensors than it can check");
+  singles_[count_++] = &t;
+}
+
+OutArg::OutArg(Tensor& given, const OutputSpec& spec, Kind kind, const char* op, const char* arg,
+               const ReadTensors& inputs, Aliasing aliasing)
     : given_(given) {
   if (!given.defined()) {
     throw Error(fmt::format("{}: argument '{}' is an undefined tensor; pass a tensor to write to",
@@ -42,9 +100,21 @@ OutArg::OutArg(Tensor& given, const OutputSpec& spec, Kind kind, const char* op,
                     "argument '{}'",
                     op, dtype_name(spec.dtype), dtype_name(given_.dtype()), arg));
   }
-  // Kernels write contiguous outputs of the computed dtype; anything else goes through a
-  // temporary that finish() copies over.
-  if (given_.dtype() != spec.dtype || !given_.is_contiguous()) {
+  if (const int64_t d = repeated_dim(given_); d >= 0) {
+    throw Error(fmt::format("{}: argument '{}' repeats its elements along dim {} (stride 0, an "
+                            "expanded view), so it cannot hold a result there; write to a "
+                            "tensor of its own, such as a .clone() of it",
+                            op, arg, d));
+  }
+  // Kernels write contiguous outputs of the computed dtype, into memory no input they read lies
+  // in (but where the op allows); anything else goes through a temporary that finish() copies
+  // over.
+  bool overlaps = false;
+  inputs.for_each([&](const Tensor& input) {
+    if (overlaps || !may_share_memory(given_, input)) return;
+    overlaps = !(aliasing == Aliasing::SameView && same_view(given_, input));
+  });
+  if (given_.dtype() != spec.dtype || !given_.is_contiguous() || overlaps) {
     temporary_ = empty(spec.sizes, spec.dtype, given_.device());
   }
 }

@@ -8,7 +8,10 @@
 #include <backplane/sdk/dtype.hpp>
 #include <backplane/tensor.h>
 
+#include <array>
+#include <cstddef>
 #include <optional>
+#include <vector>
 
 namespace bp {
 
@@ -27,6 +30,42 @@ inline Tensor allocate_output(const OutputSpec& spec) {
   return empty(spec.sizes, spec.dtype, spec.device ? *spec.device : default_device());
 }
 
+// How an op's outputs may share memory with its inputs (ops.yaml's `pointwise:`).
+enum class Aliasing {
+  SameView,  // an output may be an input exactly (same memory, sizes and strides): pointwise ops
+  None,      // an output may share no memory with an input
+};
+
+// The tensors an op reads, as its meta step leaves them: what its outputs are checked against.
+// Holds pointers to the caller's locals, without allocating.
+class ReadTensors {
+ public:
+  ReadTensors() = default;
+  template <typename... Tensors>
+  explicit ReadTensors(const Tensors&... tensors) {
+    (add(tensors), ...);
+  }
+  // Calls visit(tensor) for each defined tensor.
+  template <typename Visit>
+  void for_each(Visit visit) const {
+    for (size_t i = 0; i < count_; ++i) visit(*singles_[i]);
+    if (list_) {
+      for (const Tensor& t : *list_) visit(t);
+    }
+  }
+
+ private:
+  void add(const Tensor& t);
+  void add(const std::optional<Tensor>& t) {
+    if (t) add(*t);
+  }
+  void add(const std::vector<Tensor>& list) { list_ = &list; }  // schemas have one Tensor[] at most
+
+  std::array<const Tensor*, 8> singles_{};
+  size_t count_ = 0;
+  const std::vector<Tensor>* list_ = nullptr;
+};
+
 // An `out=` or in-place tensor checked against its spec.
 //  - Out: a tensor of another shape is an error unless it has no elements, in which case it
 //    is resized (given new storage) as PyTorch does.
@@ -36,10 +75,15 @@ inline Tensor allocate_output(const OutputSpec& spec) {
 //    temporary and finish() copies it over.
 //  - A non-contiguous tensor also gets a temporary, so kernels always write contiguous outputs
 //    of the dtype their meta step computed.
+//  - So does a tensor that shares memory with one of `inputs` other than as `aliasing` allows:
+//    the kernel then reads the inputs as they were (x.add_(x[0]), mm_out(a, a, b)).
+//  - A tensor some of whose elements share memory (an expanded view) is an error: the result
+//    could not be stored in it.
 class OutArg {
  public:
   enum class Kind { Out, InPlace };
-  OutArg(Tensor& given, const OutputSpec& spec, Kind kind, const char* op, const char* arg);
+  OutArg(Tensor& given, const OutputSpec& spec, Kind kind, const char* op, const char* arg,
+         const ReadTensors& inputs, Aliasing aliasing);
   // The tensor to hand to the kernel.
   const Tensor& target() const { return temporary_.defined() ? temporary_ : given_; }
   void finish();
