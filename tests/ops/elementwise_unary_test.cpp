@@ -139,17 +139,17 @@ TEST_CASE("unary ops write into out= tensors and update self in place") {
   }
 }
 
-TEST_CASE("unary ops at special values: NaN, infinities, zeros") {
+TEST_CASE("unary ops at special values: NaN, infinities, zeros, and finite values of any size") {
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  const Values specials = {nan, inf, -inf, 0.0, -0.0, -30, 30};
+  const Values specials = {nan, inf, -inf, 0.0, -0.0, -30, 30, -1e10, 1e10, -3e38, 3e38};
   for (const Device device : test_devices()) {
     for (const UnaryOp& op : unary_ops()) {
       if (!runs_on(device, op)) continue;
       for (const DType dtype : {bp::kFloat32, bp::kFloat64}) {
         INFO("device " << device.str() << " " << op.name << " " << name_of(dtype));
-        const Tensor x = make_tensor(specials, {7}, dtype, device);
-        check_tensor(op.call(x), {7}, dtype, expected_values(op, x));
+        const Tensor x = make_tensor(specials, {11}, dtype, device);
+        check_tensor(op.call(x), {11}, dtype, expected_values(op, x));
       }
     }
   }

@@ -339,10 +339,13 @@ C exp_of(C x) {
 // coefficients were fitted by weighted least squares in long double against erfcl (4000
 // Chebyshev nodes in t, z up to 12) and are within 1.4e-8 of R. The exponent, where rounding
 // would be magnified by m^2, is exact: m's top 12 significant bits square without rounding,
-// and e^(-m^2 / 2) is their exponential times a short series for the small rest.
+// and e^(-m^2 / 2) is their exponential times a short series for the small rest. Past m = 16,
+// where the result is 0, m is taken as 16: the rest's series would overflow there (m near 4e8)
+// and make the 0 a NaN.
 template <typename F>
 F erfc_over_sqrt2_lanes(F m) {
   using Bits = LaneBits<F>;
+  m = m > 16.0f ? lanes_of<F>(16.0f) : m;  // NaN stays
   const F high = std::bit_cast<F>(std::bit_cast<Bits>(m) & 0xfffff000u);
   const F low = m - high;
   // e^-rest, rest = (m^2 - high^2) / 2 < m^2 / 2^12, by its series to the cube.
