@@ -130,6 +130,22 @@ TEST_CASE("softmax: dtype=, out=, large inputs, empty and 0-dim tensors") {
   }
 }
 
+// e^0 is 1 exactly, so a row's maximum adds exactly 1 to the sum: log_softmax is then 0 at the
+// maximum of a row where the rest vanish, and ln(1/2) rounded where two members tie.
+TEST_CASE("log_softmax is exactly 0 at a row's only non-vanishing member, and ln(1/2) for two equals") {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const Device device : test_devices("log_softmax.int_out")) {
+    for (const DType dtype : {bp::kFloat32, bp::kFloat16, bp::kBFloat16}) {
+      INFO("device " << device.str() << " " << name_of(dtype));
+      const Tensor x = make_tensor({5, -inf, -inf, 0, 0, 0, 2, -200}, {4, 2}, dtype, device);
+      const Values result = values_of(bp::log_softmax(x, 1));
+      const double half = values_of(make_tensor({-std::log(2.0)}, {1}, dtype, bp::Device::cpu()))[0];
+      CHECK(result == Values{0.0, -inf, -inf, 0.0, half, half, 0.0, result[7]});  // e^-202 vanishes beside 1
+      CHECK(result[7] == doctest::Approx(-202.0));
+    }
+  }
+}
+
 TEST_CASE(
     "native_layer_norm with and without weight and bias, for floating dtypes and every layout") {
   const Shape shape = {2, 3, 4};

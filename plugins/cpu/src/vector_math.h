@@ -224,7 +224,10 @@ F exp_lanes(F x) {
 // e^x for x <= 0, -inf included, in float lanes: the exp of softmax, whose arguments are
 // elements minus their row's maximum. Within 4 ulp down to e^-87 (just above FLT_MIN); 0
 // below. Cheaper than exp_lanes: no overflow, no subnormal results, no NaN (softmax_span
-// settles rows with NaN before), and a degree-5 polynomial (a Chebyshev fit, 8e-8 from e^r).
+// settles rows with NaN before), and a degree-5 polynomial: a least-squares fit of the relative
+// error on 4000 Chebyshev nodes, its constant term held at 1 so that e^0 is 1 exactly (a row's
+// maximum then adds exactly 1 to softmax's sum, and log_softmax of a one-element row is 0), within
+// 1.1e-7 of e^r, and within 1.7e-7 evaluated in float.
 template <typename F>
 F exp_of_nonpositive(F x) {
   using Bits = LaneBits<F>;
@@ -236,12 +239,12 @@ F exp_of_nonpositive(F x) {
   const F n = shifted - kRoundingShift;
   F r = x - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
-  F p = lanes_of<F>(8.36986975424596e-3f);
-  p = p * r + 4.1922561560038395e-2f;
-  p = p * r + 1.6666498698531396e-1f;
-  p = p * r + 4.999882339727033e-1f;
-  p = p * r + 1.0000000114348138f;
-  p = p * r + 1.0000000801020725f;
+  F p = lanes_of<F>(8.261517265780942e-3f);
+  p = p * r + 4.189877815609199e-2f;
+  p = p * r + 1.666811483367916e-1f;
+  p = p * r + 4.9999140693038974e-1f;
+  p = p * r + 9.999995313977327e-1f;
+  p = p * r + 1.0f;
   // p * 2^n, n in [-126, 0], by adding n to p's exponent: the result is a normal float.
   const Bits n_bits = std::bit_cast<Bits>(shifted) - std::bit_cast<uint32_t>(kRoundingShift);
   const F result = std::bit_cast<F>(std::bit_cast<Bits>(p) + (n_bits << 23));
