@@ -107,18 +107,6 @@ void prepare_input(Tensor& t, DType dtype, IntArrayRef shape, Device device) {
   if (!std::equal(sizes.begin(), sizes.end(), shape.begin(), shape.end())) t = t.expand(shape);
 }
 
-void check_no_internal_overlap(const Tensor& t, const char* op) {
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.strides()[d] == 0 && t.sizes()[d] > 1) {
-      throw Error(
-          fmt::format("{}: more than one element of the written-to tensor refers to a "
-                      "single memory location (it is an expanded view, stride 0 in dim "
-                      "{}); clone() it before writing to it",
-                      op, d));
-    }
-  }
-}
-
 DimMask reduction_mask(std::string_view op, IntArrayRef dims, int64_t rank) {
   if (rank > 64) {
     throw Error(fmt::format("{}: reductions support tensors of up to 64 dims, got {}", op, rank));

@@ -65,9 +65,6 @@ DimVector broadcast_shape(std::initializer_list<const Tensor*> tensors);
 // like its output.
 void prepare_input(Tensor& t, DType dtype, IntArrayRef shape, Device device);
 
-// A tensor that several elements of share memory (an expanded view) must not be written to.
-void check_no_internal_overlap(const Tensor& t, const char* op);
-
 // Bit d is set when a reduction reduces dim d.
 using DimMask = std::bitset<64>;
 

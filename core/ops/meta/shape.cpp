@@ -101,7 +101,7 @@ std::array<OutputSpec, 1> cat_out(std::vector<Tensor>& tensors, int64_t dim) {
 void copy_(Tensor& self, Tensor& src, bool /*non_blocking*/) {
   support::check_defined(self);
   support::check_defined(src);
-  support::check_no_internal_overlap(self, "copy_");
+  detail::check_no_repeated_elements(self.sizes(), self.strides(), "copy_", "self");
   if (!detail::is_expandable_to(src.sizes(), self.sizes())) {
     throw Error(
         fmt::format("copy_: the source's shape {} cannot be broadcast to the "
@@ -119,7 +119,7 @@ void copy_(Tensor& self, Tensor& src, bool /*non_blocking*/) {
 // value to self's dtype as static_cast does.
 void fill__Scalar(Tensor& self, const Scalar& /*value*/) {
   support::check_defined(self);
-  support::check_no_internal_overlap(self, "fill_");
+  detail::check_no_repeated_elements(self.sizes(), self.strides(), "fill_", "self");
 }
 
 // arange: out has ceil((end - start) / step) elements, Int64 when start, end and step are all

@@ -50,14 +50,6 @@ bool same_view(const Tensor& a, const Tensor& b) {
          std::ranges::equal(a.strides(), b.strides());
 }
 
-// The first dim along which several elements of `t` are one (stride 0), or -1.
-int64_t repeated_dim(const Tensor& t) {
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.stride(d) == 0 && t.size(d) > 1) return d;
-  }
-  return -1;
-}
-
 }  // namespace
 
 void ReadTensors::add(const Tensor& t) {
@@ -100,12 +92,7 @@ OutArg::OutArg(Tensor& given, const OutputSpec& spec, Kind kind, const char* op,
                     "argument '{}'",
                     op, dtype_name(spec.dtype), dtype_name(given_.dtype()), arg));
   }
-  if (const int64_t d = repeated_dim(given_); d >= 0) {
-    throw Error(fmt::format("{}: argument '{}' repeats its elements along dim {} (stride 0, an "
-                            "expanded view), so it cannot hold a result there; write to a "
-                            "tensor of its own, such as a .clone() of it",
-                            op, arg, d));
-  }
+  check_no_repeated_elements(given_.sizes(), given_.strides(), op, arg);
   // Kernels write contiguous outputs of the computed dtype, into memory no input they read lies
   // in (but where the op allows); anything else goes through a temporary that finish() copies
   // over.
