@@ -231,6 +231,30 @@ TEST_CASE("scalar overloads of add, sub, mul and div") {
   }
 }
 
+// As in PyTorch, a 0-dim tensor on the host joins tensors on another device in elementwise ops
+// (it is moved there); other host tensors do not.
+TEST_CASE("a 0-dim host tensor joins tensors on another device in elementwise ops") {
+  for (const Device device : test_devices()) {
+    if (device.is_cpu()) continue;
+    INFO("device " << device.str());
+    const Tensor x = sample_tensor({2, 3}, bp::kFloat32, Layout::Transposed, 13, device);
+    const Tensor half = bp::scalar_tensor(0.5, bp::kFloat32);
+    Values expected = values_of(x);
+    for (double& v : expected) v *= 0.5;
+    const Tensor product = bp::mul(x, half);
+    CHECK(product.device() == device);
+    check_tensor(product, {2, 3}, bp::kFloat32, expected);
+    check_tensor(bp::mul(half, x), {2, 3}, bp::kFloat32, expected);
+    Tensor y = x.clone();
+    y.mul_(half);
+    check_tensor(y, {2, 3}, bp::kFloat32, expected);
+    const Tensor picked = bp::where(bp::gt(x, 0), x, bp::scalar_tensor(0.0, bp::kFloat32));
+    CHECK(picked.device() == device);
+    check_error([&] { bp::mul(x, bp::ones({1})); }, "expected all tensors on one device");
+    check_error([&] { bp::mm(x, bp::ones({3, 1}).select(1, 0).unsqueeze(1)); }, "expected all tensors on one device");
+  }
+}
+
 TEST_CASE("maximum and minimum propagate NaN") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (const Device device : test_devices()) {

@@ -12,6 +12,7 @@ namespace {
 
 using support::broadcast_shape;
 using support::common_device;
+using support::elementwise_device;
 using support::prepare_input;
 
 // The dtype a binary op computes in (both inputs get it) and the dtype of its output, given
@@ -23,7 +24,7 @@ struct BinaryDtypes {
 
 // Converts both inputs to the compute dtype and broadcasts them to the output's shape.
 std::array<OutputSpec, 1> promote_and_broadcast(Tensor& self, Tensor& other, BinaryDtypes dtypes) {
-  const Device device = common_device({&self, &other});
+  const Device device = elementwise_device({&self, &other});
   DimVector shape = broadcast_shape({&self, &other});
   prepare_input(self, dtypes.compute, shape, device);
   prepare_input(other, dtypes.compute, shape, device);
@@ -103,7 +104,7 @@ std::array<OutputSpec, 1> comparison(Tensor& self, Tensor& other) {
 // where: condition is Bool; self, other and out have the promoted dtype of self and other; all
 // three inputs have the output's shape.
 std::array<OutputSpec, 1> where_self_out(Tensor& condition, Tensor& self, Tensor& other) {
-  const Device device = common_device({&condition, &self, &other});
+  const Device device = elementwise_device({&condition, &self, &other});
   if (condition.dtype() != kBool) {
     throw Error(
         fmt::format("where: expected condition to be a Bool tensor, got {}; compare "

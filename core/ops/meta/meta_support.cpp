@@ -46,16 +46,34 @@ void check_defined(const Tensor& t) {
   }
 }
 
-Device common_device(std::initializer_list<const Tensor*> tensors) {
+namespace {
+
+// common_device, and with `host_scalars_join` elementwise_device.
+Device device_of_all(std::initializer_list<const Tensor*> tensors, bool host_scalars_join) {
   std::optional<Device> device;
+  std::optional<Device> host_scalar;  // a 0-dim host tensor's, while no other device is known
   for (const Tensor* t : tensors) {
     if (t == nullptr) continue;
     check_defined(*t);
     if (is_host_wrapped_number(*t)) continue;
+    if (host_scalars_join && t->dim() == 0 && t->device().is_cpu()) {
+      host_scalar = t->device();
+      continue;
+    }
     if (!device) device = t->device();
     if (t->device() != *device) throw_device_mismatch(*device, t->device());
   }
-  return device.value_or(Device::cpu());
+  return device ? *device : host_scalar.value_or(Device::cpu());
+}
+
+}  // namespace
+
+Device common_device(std::initializer_list<const Tensor*> tensors) {
+  return device_of_all(tensors, /*host_scalars_join=*/false);
+}
+
+Device elementwise_device(std::initializer_list<const Tensor*> tensors) {
+  return device_of_all(tensors, /*host_scalars_join=*/true);
 }
 
 Device common_device(std::span<const Tensor> tensors) {
@@ -100,8 +118,9 @@ void prepare_input(Tensor& t, DType dtype, IntArrayRef shape, Device device) {
   // A number is converted on the host, which needs no kernel, and then travels as one value.
   if (is_host_wrapped_number(t) && (t.dtype() != dtype || device != t.device())) {
     t = scalar_tensor(wrapped_value(t), dtype, device);
-  } else if (t.dtype() != dtype) {
-    t = t.to(dtype);
+  } else {
+    if (t.dtype() != dtype) t = t.to(dtype);
+    if (t.device() != device) t = t.to(device);  // a 0-dim host tensor (elementwise_device)
   }
   const IntArrayRef sizes = t.sizes();
   if (!std::equal(sizes.begin(), sizes.end(), shape.begin(), shape.end())) t = t.expand(shape);

@@ -26,6 +26,10 @@ void check_defined(const Tensor& t);
 // take no part, as PyTorch lets a CPU scalar join a CUDA tensor.
 Device common_device(std::initializer_list<const Tensor*> tensors);
 Device common_device(std::span<const Tensor> tensors);
+// As common_device for an elementwise op, where a 0-dim host tensor also joins tensors on
+// another device, as PyTorch lets a CPU scalar tensor join CUDA tensors there; prepare_input
+// then moves it (one element) to that device.
+Device elementwise_device(std::initializer_list<const Tensor*> tensors);
 
 // The tensor a `Tensor?` argument holds, or nullptr for None (or an undefined tensor, which
 // PyTorch's C++ API treats as None too).
