@@ -74,12 +74,8 @@ TEST_CASE("through the core: tensors and views with storage offsets round-trip e
 }
 
 TEST_CASE("through the core: tensors move between two GPUs") {
-  SKIP_WITHOUT_CUDA_DEVICE();
+  SKIP_WITHOUT_TWO_CUDA_DEVICES();
   const std::vector<bp::Device> gpus = cudatest::cuda_devices();
-  if (gpus.size() < 2) {
-    cudatest::skip("this machine has one CUDA device");
-    return;
-  }
   const bp::Tensor host = bp::randn({4096, 257}, bp::kFloat32);
   // Queued work on the first device still writes the source when the move starts.
   const bp::Tensor first = bp::mul(host.to(gpus[0]), 2);

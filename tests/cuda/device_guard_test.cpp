@@ -30,12 +30,8 @@ bool has_primary_context(int ordinal) {
 }
 
 TEST_CASE("ops on one GPU leave the calling thread on its device, and open no context on GPU 0 for a thread on none") {
-  SKIP_WITHOUT_CUDA_DEVICE();
+  SKIP_WITHOUT_TWO_CUDA_DEVICES();
   const std::vector<bp::Device> gpus = cudatest::cuda_devices();
-  if (gpus.size() < 2) {
-    cudatest::skip("this machine has one CUDA device");
-    return;
-  }
   std::thread([&] {
     CHECK_FALSE(bp::cuda::thread_has_context());
     cudatest::check_close(bp::add(bp::ones({1000}).to(gpus[1]), 1), bp::full({1000}, 2.0), 0);
