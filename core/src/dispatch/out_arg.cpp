@@ -19,8 +19,9 @@ struct ByteSpan {
 
 ByteSpan byte_span(const Tensor& t) {
   int64_t low = 0, high = 0;  // element offsets of the farthest elements from the first
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    const int64_t extent = (t.size(d) - 1) * t.stride(d);
+  const IntArrayRef sizes = t.sizes(), strides = t.strides();
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    const int64_t extent = (sizes[d] - 1) * strides[d];
     (extent < 0 ? low : high) += extent;
   }
   const auto element = static_cast<int64_t>(t.element_size());
