@@ -53,12 +53,6 @@ bool same_view(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-void ReadTensors::add(const Tensor& t) {
-  if (!t.defined()) return;
-  if (count_ == singles_.size()) throw Error("ReadTensors: an op reads more tensors than it can check");
-  singles_[count_++] = &t;
-}
-
 OutArg::OutArg(Tensor& given, const OutputSpec& spec, Kind kind, const char* op, const char* arg,
                const ReadTensors& inputs, Aliasing aliasing)
     : given_(given) {

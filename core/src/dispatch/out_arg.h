@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 namespace bp {
@@ -40,9 +41,14 @@ enum class Aliasing {
 // Holds pointers to the caller's locals, without allocating.
 class ReadTensors {
  public:
+  static constexpr size_t kMaxTensors = 8;  // Tensor and Tensor? arguments of one op
+
   ReadTensors() = default;
   template <typename... Tensors>
   explicit ReadTensors(const Tensors&... tensors) {
+    static_assert(sizeof...(Tensors) <= kMaxTensors, "an op reads more tensors than ReadTensors holds");
+    static_assert((int{std::is_same_v<Tensors, std::vector<Tensor>>} + ... + 0) <= 1,
+                  "ReadTensors holds one Tensor[] argument");
     (add(tensors), ...);
   }
   // Calls visit(tensor) for each defined tensor.
@@ -55,13 +61,15 @@ class ReadTensors {
   }
 
  private:
-  void add(const Tensor& t);
+  void add(const Tensor& t) {
+    if (t.defined()) singles_[count_++] = &t;
+  }
   void add(const std::optional<Tensor>& t) {
     if (t) add(*t);
   }
-  void add(const std::vector<Tensor>& list) { list_ = &list; }  // schemas have one Tensor[] at most
+  void add(const std::vector<Tensor>& list) { list_ = &list; }
 
-  std::array<const Tensor*, 8> singles_{};
+  std::array<const Tensor*, kMaxTensors> singles_{};
   size_t count_ = 0;
   const std::vector<Tensor>* list_ = nullptr;
 };
