@@ -2,7 +2,8 @@
 #
 # Builds a Backplane device backend plugin: runs bp-codegen on the backend YAML to generate
 # <Backend>NativeFunctions.h and Register<Backend>.cpp, and compiles them with SOURCES into a
-# shared library that exports only the plugin entry point.
+# shared library, libbackplane_<backend in lower case>.so, that exports only the plugin entry
+# point. NAME is the CMake target.
 #
 # Needs BACKPLANE_CODEGEN (the bp-codegen target or executable) and BACKPLANE_OPS_YAML (the
 # ops.yaml the core was built from); in-tree builds and find_package(Backplane) set both.
@@ -17,14 +18,18 @@ function(backplane_add_plugin)
   endif()
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${yaml}")
 
-  # The generated file names carry the backend name, so it is read here; bp-codegen validates
-  # the whole file when it runs.
-  file(STRINGS "${yaml}" backend_line REGEX "^backend:[ \t]*[A-Za-z0-9_]+")
+  # The generated file names and the plugin's own file name carry the backend name, so it is
+  # read here (plain or quoted); bp-codegen validates the whole file when it runs.
+  file(STRINGS "${yaml}" backend_line REGEX "^backend:[ \t]*[\"']?[A-Za-z0-9_]+")
   if(NOT backend_line)
-    message(FATAL_ERROR "${yaml}: no 'backend: <Name>' line; every backend YAML names its backend")
+    message(FATAL_ERROR "${yaml}: no 'backend: <Name>' line at the start of a line; every "
+                        "backend YAML names its backend")
   endif()
   list(GET backend_line 0 backend_line)
-  string(REGEX REPLACE "^backend:[ \t]*([A-Za-z0-9_]+).*" "\\1" backend "${backend_line}")
+  string(REGEX REPLACE "^backend:[ \t]*[\"']?([A-Za-z0-9_]+).*" "\\1" backend "${backend_line}")
+  # The loader selects the plugins of a folder by file name (BACKPLANE_BACKENDS) before opening
+  # them, so the file is named after the backend, not after the target.
+  string(TOLOWER "${backend}" backend_file_name)
 
   set(gen_dir "${CMAKE_CURRENT_BINARY_DIR}/${ARG_NAME}_generated")
   set(gen_header "${gen_dir}/${backend}NativeFunctions.h")
@@ -46,7 +51,7 @@ function(backplane_add_plugin)
   endif()
   set_target_properties(${ARG_NAME} PROPERTIES
     PREFIX "libbackplane_"
-    OUTPUT_NAME "${ARG_NAME}"
+    OUTPUT_NAME "${backend_file_name}"
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
   if(ARG_OUTPUT_DIRECTORY)

@@ -199,26 +199,20 @@ bp_kernel_fn type_erased(Kernel* kernel) {
   plugin.last_error = &bp_{}_last_error;
   plugin.kernels = kernels;
   plugin.kernel_count = {};
-  {}::configure_plugin(plugin);
+  // If configure_plugin throws, the descriptor's init fails with its message instead.
+  bp::plugin::configure_descriptor(plugin, [](bp_plugin& p) {{ {}::configure_plugin(p); }});
   return &plugin;
 }}
 
 }}  // namespace
 
 // The core checks abi_major itself and reports a mismatch by name, so the descriptor is
-// returned whatever version the core passes. An exception from configure_plugin must not
-// cross the C boundary: the plugin then reports nothing (NULL), which the core rejects.
+// returned whatever version the core passes.
 extern "C" BP_PLUGIN_EXPORT const bp_plugin* backplane_plugin_entry(uint32_t core_abi_major,
                                                                      uint32_t core_abi_minor) {{
   (void)core_abi_major;
   (void)core_abi_minor;
-  static const bp_plugin* const descriptor = []() noexcept -> const bp_plugin* {{
-    try {{
-      return make_descriptor();
-    }} catch (...) {{
-      return nullptr;
-    }}
-  }}();
+  static const bp_plugin* const descriptor = make_descriptor();
   return descriptor;
 }}
 )",

@@ -50,12 +50,12 @@ const JsonValue& plugin_named(const JsonValue& info, const std::string& name) {
   throw std::runtime_error("bp-info lists no plugin named " + name);
 }
 
-// The failure kept for the fixture file libbackplane_<suffix>.so.
-std::string failure_reason(const JsonValue& info, const std::string& suffix) {
+// The failure kept for the plugin file `path`.
+std::string failure_reason(const JsonValue& info, const std::string& path) {
   for (const JsonValue& failure : info["failures"].array()) {
-    if (failure["path"].string() == fixture_path(suffix)) return failure["reason"].string();
+    if (failure["path"].string() == path) return failure["reason"].string();
   }
-  throw std::runtime_error("bp-info lists no failure for " + fixture_path(suffix));
+  throw std::runtime_error("bp-info lists no failure for " + path);
 }
 
 std::vector<std::string> strings(const JsonValue& array) {
@@ -105,24 +105,38 @@ TEST_CASE("bp-info --json describes every plugin and every failure with the docu
 }
 
 TEST_CASE("bp-info --json keeps each broken fixture's own reason and escapes it") {
-  const JsonValue info = bp_info_json({{"BACKPLANE_PLUGIN_PATH", fixture_dir()}});
-  CHECK(contains(failure_reason(info, "garbage"), "is not a shared library"));
-  CHECK(contains(failure_reason(info, "fixture_missing_dependency"),
+  const JsonValue info = bp_info_json(
+      {{"BACKPLANE_PLUGIN_PATH",
+        fixture_dir() + ":" + fixture_dir() + "/twin_a:" + fixture_dir() + "/twin_b"}});
+  CHECK(contains(failure_reason(info, fixture_path("garbage")), "is not a shared library"));
+  CHECK(contains(failure_reason(info, fixture_path("fixture_missing_dependency")),
                  "a library it depends on is missing: libfixture_unshipped.so"));
-  CHECK(contains(failure_reason(info, "fixture_no_entry"),
+  CHECK(contains(failure_reason(info, fixture_path("fixture_no_entry")),
                  "does not export backplane_plugin_entry"));
-  CHECK(contains(failure_reason(info, "fixture_null_entry"), "returned no descriptor (NULL)"));
-  CHECK(contains(failure_reason(info, "fixture_tiny_descriptor"), "its descriptor is"));
-  CHECK(contains(failure_reason(info, "fixture_abi_major"),
+  CHECK(contains(failure_reason(info, fixture_path("fixture_null_entry")), "returned no descriptor (NULL)"));
+  CHECK(contains(failure_reason(info, fixture_path("fixture_tiny_descriptor")), "its descriptor is"));
+  CHECK(contains(failure_reason(info, fixture_path("fixture_abi_major")),
                  "this core speaks " + std::to_string(BP_ABI_MAJOR) + ".x"));
-  CHECK(failure_reason(info, "fixture_init_fails") ==
+  CHECK(failure_reason(info, fixture_path("fixture_init_fails")) ==
         "its init failed (device error): fixture_init_fails: the driver says \"version "
         "1.0\";\n\tversion 2.0 is needed");
-  CHECK(failure_reason(info, "fixture_twin_b") ==
-        "backend 'fixture_twin' is already provided by " + fixture_path("fixture_twin_a") +
-            ": remove one of the two plugins, or select one with BACKPLANE_BACKENDS or "
-            "BACKPLANE_PLUGIN_PATH");
-  CHECK(info["failures"].array().size() == 8);
+  CHECK(contains(failure_reason(info, fixture_path("fixture_short_descriptor")),
+                 "but it claims ABI " + std::to_string(BP_ABI_MAJOR) + "." +
+                     std::to_string(BP_ABI_MINOR)));
+  CHECK(contains(failure_reason(info, fixture_path("fixture_entry_throws")),
+                 "its backplane_plugin_entry let a C++ exception escape (fixture_entry_throws: no "
+                 "license for this machine)"));
+  CHECK(contains(failure_reason(info, fixture_path("fixture_misnamed")),
+                 "its file name says backend 'fixture_misnamed', but it provides "
+                 "'fixture_renamed'"));
+  CHECK(failure_reason(info, fixture_dir() + "/twin_b/libbackplane_fixture_twin.so") ==
+        "backend 'fixture_twin' is already provided by " + fixture_dir() +
+            "/twin_a/libbackplane_fixture_twin.so: remove one of the two plugins, or select one "
+            "with BACKPLANE_BACKENDS or BACKPLANE_PLUGIN_PATH");
+  CHECK(info["failures"].array().size() == 11);
+  // The plugins found after the broken ones still loaded.
+  CHECK(plugin_named(info, "fixture_twin")["path"].string() ==
+        fixture_dir() + "/twin_a/libbackplane_fixture_twin.so");
 }
 
 TEST_CASE("plugin failures are warnings on stderr and bp-info still exits 0") {

@@ -67,19 +67,35 @@ TEST_CASE("a complete descriptor is accepted as it is") {
   CHECK((accepted.allocate == nullptr));
 }
 
-TEST_CASE("fields past a shorter struct_size read as absent") {
+TEST_CASE("fields past the struct_size of an older minor version read as absent") {
   bp_plugin plugin = valid_descriptor();
-  plugin.synchronize = [](int32_t) { return BP_STATUS_OK; };
   const bp_kernel kernels[] = {kernel_for(OpId::add_out, a_kernel)};
   plugin.kernels = kernels;
   plugin.kernel_count = 1;
-  plugin.struct_size = offsetof(bp_plugin, synchronize);
+  plugin.read_counters = [](bp_counter*, int64_t, int64_t*) { return BP_STATUS_OK; };
+  plugin.abi_minor = 0;
+  plugin.struct_size = offsetof(bp_plugin, read_counters);  // ABI 1.0's descriptor
 
   const bp_plugin accepted = accept_descriptor(&plugin);
   CHECK((accepted.device_properties == plugin.device_properties));
-  CHECK((accepted.synchronize == nullptr));
-  CHECK(accepted.kernels == nullptr);
-  CHECK(accepted.kernel_count == 0);
+  CHECK(accepted.kernel_count == 1);
+  CHECK((accepted.read_counters == nullptr));
+}
+
+TEST_CASE("a descriptor shorter than its own minor version's, or of a ragged size, is refused") {
+  bp_plugin plugin = valid_descriptor();
+  plugin.abi_minor = 1;
+  plugin.struct_size = offsetof(bp_plugin, read_counters);
+  CHECK(rejection(&plugin).find(fmt::format("its descriptor is {} bytes, but it claims ABI {}.1",
+                                            plugin.struct_size, BP_ABI_MAJOR)) == 0);
+  plugin.abi_minor = BP_ABI_MINOR;
+  plugin.struct_size = sizeof(bp_plugin) + 1;
+  CHECK(rejection(&plugin).find(fmt::format("its descriptor is {} bytes", plugin.struct_size)) ==
+        0);
+  // A newer minor version's descriptor is longer, and loads.
+  plugin.abi_minor = BP_ABI_MINOR + 1;
+  plugin.struct_size = sizeof(bp_plugin) + sizeof(void*);
+  CHECK(std::string(accept_descriptor(&plugin).name) == "test");
 }
 
 TEST_CASE("a NULL descriptor says the entry point refused the core") {

@@ -90,11 +90,29 @@ TEST_CASE("a plugin whose init fails is refused with the plugin's own message") 
 }
 
 TEST_CASE("a second plugin for a backend already loaded names the first one's file") {
-  load_once(fixture_path("fixture_twin_a"));
-  CHECK(check_refused(fixture_path("fixture_twin_b")) ==
+  const std::string first = fixture_dir() + "/twin_a/libbackplane_fixture_twin.so";
+  load_once(first);
+  CHECK(check_refused(fixture_dir() + "/twin_b/libbackplane_fixture_twin.so") ==
         fmt::format("backend 'fixture_twin' is already provided by {}: remove one of the two "
                     "plugins, or select one with BACKPLANE_BACKENDS or BACKPLANE_PLUGIN_PATH",
-                    fixture_path("fixture_twin_a")));
+                    first));
+}
+
+TEST_CASE("a descriptor shorter than the ABI version it claims is refused") {
+  const std::string reason = check_refused(fixture_path("fixture_short_descriptor"));
+  CHECK(reason == fmt::format("its descriptor is {} bytes, but it claims ABI {}.{}, whose "
+                              "descriptor is {} bytes (a multiple of {}): it is corrupt or was "
+                              "not made by backplane_add_plugin; rebuild the plugin against this "
+                              "SDK",
+                              offsetof(bp_plugin, kernel_count) + sizeof(int64_t), BP_ABI_MAJOR,
+                              BP_ABI_MINOR, sizeof(bp_plugin), alignof(bp_plugin)));
+}
+
+TEST_CASE("an entry point that throws is refused with the exception's message") {
+  CHECK(check_refused(fixture_path("fixture_entry_throws")) ==
+        "its backplane_plugin_entry let a C++ exception escape (fixture_entry_throws: no license "
+        "for this machine): plugin functions must return a bp_status instead "
+        "(bp::plugin::guard turns exceptions into one)");
 }
 
 TEST_CASE("a path that does not exist is refused") {

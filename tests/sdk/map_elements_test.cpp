@@ -113,3 +113,37 @@ TEST_CASE("map_elements: the output may be one of the inputs, each element read 
     CHECK(x == expected);
   }
 }
+
+TEST_CASE("typed operands refuse a view of another dtype, naming both") {
+  static_assert(bp::plugin::kDTypeOf<const float> == bp::kFloat32);
+  static_assert(bp::plugin::kDTypeOf<Half> == bp::kFloat16);
+  static_assert(bp::plugin::kDTypeOf<bool> == bp::kBool);
+  static_assert(bp::plugin::kDTypeOf<uint8_t> == bp::kUInt8);
+  int8_t storage[4] = {1, 2, 3, 4};
+  int64_t shape[1] = {4};
+  int64_t strides[1] = {1};
+  DLTensor tensor{};
+  tensor.data = storage;
+  tensor.ndim = 1;
+  tensor.dtype = bp::to_dlpack(bp::kInt8);
+  tensor.shape = shape;
+  tensor.strides = strides;
+  const bp::plugin::TensorView view(&tensor);
+  for (const bool output : {false, true}) {
+    INFO((output ? "output" : "input"));
+    try {
+      if (output) {
+        bp::plugin::output_operand<float>(view);
+      } else {
+        bp::plugin::input_operand<float>(view);
+      }
+      FAIL("an int8 view was read as float");
+    } catch (const bp::plugin::Error& e) {
+      CHECK(e.code() == BP_STATUS_UNIMPLEMENTED);
+      CHECK(std::string(e.what()) ==
+            "this kernel reads its operands as Float and cannot take a Char tensor (a kernel for "
+            "several dtypes picks its element type with bp::plugin::visit)");
+    }
+  }
+  CHECK(bp::plugin::input_operand<int8_t>(view).data == storage);
+}

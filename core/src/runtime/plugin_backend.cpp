@@ -1,6 +1,7 @@
 #include "runtime/plugin_backend.h"
 
 #include "runtime/log.h"
+#include "runtime/plugin_call.h"
 #include "runtime/plugin_status.h"
 
 #include <backplane/error.h>
@@ -8,6 +9,8 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <optional>
+#include <string>
 #include <utility>
 
 namespace bp::detail {
@@ -58,9 +61,12 @@ void* PluginBackend::allocate(int32_t device, uint64_t bytes) const {
 void PluginBackend::deallocate(int32_t device, void* ptr) const noexcept {
   if (uses_host_memory() || shut_down_.load(std::memory_order_acquire)) return;
   // Freeing cannot be reported to anyone: the plugin's message is all there is to say.
-  if (plugin_.deallocate(device, ptr) != BP_STATUS_OK) {
+  bp_status status = BP_STATUS_OK;
+  const std::optional<std::string> escaped =
+      call_plugin_noexcept([&] { status = plugin_.deallocate(device, ptr); });
+  if (escaped || status != BP_STATUS_OK) {
     log(LogLevel::Warn, "backend '{}' could not free memory on {}:{}: {}", info_.name,
-        info_.name, device, last_error());
+        info_.name, device, escaped ? escaped_exception_reason("deallocate", *escaped) : last_error());
   }
 }
 
@@ -125,9 +131,13 @@ bp_event PluginBackend::create_event(int32_t device) const {
 
 void PluginBackend::destroy_event(int32_t device, bp_event event) const noexcept {
   if (!has_events() || shut_down_.load(std::memory_order_acquire)) return;
-  if (plugin_.event_destroy(device, event) != BP_STATUS_OK) {
+  bp_status status = BP_STATUS_OK;
+  const std::optional<std::string> escaped =
+      call_plugin_noexcept([&] { status = plugin_.event_destroy(device, event); });
+  if (escaped || status != BP_STATUS_OK) {
     log(LogLevel::Warn, "backend '{}' could not free an event on {}:{}: {}", info_.name,
-        info_.name, device, last_error());
+        info_.name, device,
+        escaped ? escaped_exception_reason("event_destroy", *escaped) : last_error());
   }
 }
 
@@ -201,7 +211,11 @@ std::vector<BackendCounter> PluginBackend::counters() const {
 
 void PluginBackend::shut_down() noexcept {
   if (shut_down_.exchange(true, std::memory_order_acq_rel)) return;
-  if (plugin_.shutdown != nullptr) plugin_.shutdown();
+  if (plugin_.shutdown == nullptr) return;
+  if (const std::optional<std::string> escaped = call_plugin_noexcept([&] { plugin_.shutdown(); })) {
+    log(LogLevel::Warn, "backend '{}' did not shut down cleanly: {}", info_.name,
+        escaped_exception_reason("shutdown", *escaped));
+  }
 }
 
 }  // namespace bp::detail

@@ -14,10 +14,19 @@
 namespace bp::detail {
 namespace {
 
-// Every plugin of ABI 1.x fills at least the fields up to device_properties: those that name it,
-// report its errors and describe its devices. Later fields are optional or were added later.
-constexpr size_t kRequiredDescriptorSize =
-    offsetof(bp_plugin, device_properties) + sizeof(bp_plugin::device_properties);
+// How far a descriptor of ABI 1.`minor` reaches: each minor version added fields at its end. A
+// plugin of a newer minor version than the core's has at least the core's fields.
+constexpr size_t descriptor_size_of_minor(uint32_t minor) {
+  static_assert(BP_ABI_MINOR == 2, "a new minor version: add the size of its descriptor here");
+  switch (minor) {
+    case 0: return offsetof(bp_plugin, kernel_count) + sizeof(bp_plugin::kernel_count);
+    case 1: return offsetof(bp_plugin, read_counters) + sizeof(bp_plugin::read_counters);
+    default: return offsetof(bp_plugin, event_elapsed) + sizeof(bp_plugin::event_elapsed);
+  }
+}
+
+// Every plugin of ABI 1.x fills at least the fields of 1.0.
+constexpr size_t kRequiredDescriptorSize = descriptor_size_of_minor(0);
 
 constexpr size_t kRequiredKernelEntrySize = offsetof(bp_kernel, fn) + sizeof(bp_kernel::fn);
 
@@ -111,6 +120,17 @@ bp_plugin accept_descriptor(const bp_plugin* plugin) {
     throw PluginRejected(fmt::format(
         "it was built for ABI {}.x, this core speaks {}.x: rebuild the plugin against this SDK",
         plugin->abi_major, BP_ABI_MAJOR));
+  }
+  // A descriptor shorter than its own version's would have the core treat fields the plugin
+  // believes it set (its kernels, its events) as absent, and load it without them.
+  const size_t claimed_size = descriptor_size_of_minor(plugin->abi_minor);
+  if (plugin->struct_size < claimed_size || plugin->struct_size % alignof(bp_plugin) != 0) {
+    throw PluginRejected(fmt::format(
+        "its descriptor is {} bytes, but it claims ABI {}.{}, whose descriptor is {} bytes (a "
+        "multiple of {}): it is corrupt or was not made by backplane_add_plugin; rebuild the "
+        "plugin against this SDK",
+        plugin->struct_size, plugin->abi_major, plugin->abi_minor, claimed_size,
+        alignof(bp_plugin)));
   }
 
   bp_plugin readable{};

@@ -1,5 +1,6 @@
 #include "runtime/plugin_loader.h"
 
+#include "runtime/plugin_call.h"
 #include "runtime/plugin_descriptor.h"
 #include "runtime/plugin_library.h"
 #include "runtime/plugin_rejected.h"
@@ -13,7 +14,7 @@ namespace bp::detail {
 namespace {
 
 std::string plugin_message(const bp_plugin& plugin) {
-  const char* message = plugin.last_error();
+  const char* message = call_plugin("last_error", [&] { return plugin.last_error(); });
   return message && *message ? message : "(the plugin gave no message)";
 }
 
@@ -22,7 +23,7 @@ std::string plugin_message(const bp_plugin& plugin) {
 std::vector<DeviceInfo> describe_devices(const bp_plugin& plugin, int16_t device_type,
                                          std::string& device_note) {
   int32_t count = 0;
-  const bp_status status = plugin.device_count(&count);
+  const bp_status status = call_plugin("device_count", [&] { return plugin.device_count(&count); });
   if (status != BP_STATUS_OK) {
     device_note = plugin_message(plugin);
     return {};
@@ -37,7 +38,9 @@ std::vector<DeviceInfo> describe_devices(const bp_plugin& plugin, int16_t device
     properties.struct_size = sizeof(properties);
     DeviceInfo device;
     device.device = Device(device_type, static_cast<int16_t>(index));
-    if (plugin.device_properties(index, &properties) == BP_STATUS_OK) {
+    const bp_status status = call_plugin(
+        "device_properties", [&] { return plugin.device_properties(index, &properties); });
+    if (status == BP_STATUS_OK) {
       device.name = properties.name ? properties.name : "";
       device.description = properties.description ? properties.description : "";
       device.total_memory = properties.total_memory;
@@ -53,13 +56,14 @@ std::vector<DeviceInfo> describe_devices(const bp_plugin& plugin, int16_t device
 
 bp_plugin read_descriptor(const boost::dll::shared_library& library) {
   const bp_plugin_entry_fn entry = plugin_entry(library);
-  return accept_descriptor(entry(BP_ABI_MAJOR, BP_ABI_MINOR));
+  return accept_descriptor(
+      call_plugin(BP_PLUGIN_ENTRY_SYMBOL, [&] { return entry(BP_ABI_MAJOR, BP_ABI_MINOR); }));
 }
 
 StartedPlugin start_plugin(const bp_plugin& plugin, const std::filesystem::path& file,
                            int16_t device_type) {
   if (plugin.init != nullptr) {
-    const bp_status status = plugin.init();
+    const bp_status status = call_plugin("init", [&] { return plugin.init(); });
     if (status != BP_STATUS_OK) {
       throw PluginRejected(fmt::format("its init failed ({}): {}", status_description(status),
                                        plugin_message(plugin)));

@@ -23,9 +23,11 @@
 #include <atomic>
 #include <cstdlib>
 #include <deque>
+#include <exception>
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -157,12 +159,13 @@ class RegistryImpl final : public Registry {
 
   void load_candidate(const PluginCandidate& candidate) {
     const std::filesystem::path& file = candidate.path;
+    std::optional<std::string> promised;
     if (!candidate.named_explicitly) {
-      const std::string promised = *backend_name_from_file_name(file);
-      found_names_.insert(promised);
-      if (!environment_.backends.allows(promised)) {
+      promised = backend_name_from_file_name(file);
+      found_names_.insert(*promised);
+      if (!environment_.backends.allows(*promised)) {
         log(LogLevel::Info, "skipping {}: backend '{}' is not selected by BACKPLANE_BACKENDS='{}'",
-            file.string(), promised, *environment_.backends_value);
+            file.string(), *promised, *environment_.backends_value);
         return;
       }
     }
@@ -173,15 +176,20 @@ class RegistryImpl final : public Registry {
       return;
     }
     try {
-      load_file(file, Origin::Environment);
+      load_file(file, Origin::Environment, promised);
     } catch (const PluginRejected& rejected) {
       record_failure(file, rejected.what(), LogLevel::Warn);
+    } catch (const std::exception& unexpected) {
+      // Loading from the environment happens once; one file must not stop the others.
+      record_failure(file, fmt::format("loading it failed: {}", unexpected.what()), LogLevel::Warn);
     }
   }
 
   // Loads one plugin file. Returns nullptr when BACKPLANE_BACKENDS leaves its backend out;
-  // throws PluginRejected with the reason when it cannot load.
-  const PluginBackend* load_file(const std::filesystem::path& file, Origin origin) {
+  // throws PluginRejected with the reason when it cannot load. `promised` is the backend a
+  // file found in a folder is named after, which BACKPLANE_BACKENDS was checked against.
+  const PluginBackend* load_file(const std::filesystem::path& file, Origin origin,
+                                 const std::optional<std::string>& promised = std::nullopt) {
     // Every library dlopen accepted stays loaded for the life of the process: a plugin whose
     // code ran may have left behind a thread, an atexit handler or a thread_local destructor
     // that refers to it.
@@ -189,6 +197,13 @@ class RegistryImpl final : public Registry {
     const bp_plugin descriptor = read_descriptor(libraries_.back());
     const std::string name = descriptor.name;
     found_names_.insert(name);
+    if (promised && *promised != name) {
+      throw PluginRejected(fmt::format(
+          "its file name says backend '{}', but it provides '{}': BACKPLANE_BACKENDS selects "
+          "the plugins of a folder by file name, so rename it to libbackplane_{}.so (or name "
+          "the file itself in BACKPLANE_PLUGIN_PATH)",
+          *promised, name, name));
+    }
 
     if (origin == Origin::Environment && !environment_.backends.allows(name)) {
       log(LogLevel::Info, "skipping {}: backend '{}' is not selected by BACKPLANE_BACKENDS='{}'",

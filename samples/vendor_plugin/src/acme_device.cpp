@@ -22,9 +22,8 @@ bp_status device_count(int32_t* count) {
 
 bp_status device_properties(int32_t device, bp_device_properties* props) {
   if (bp_status s = check_device(device)) return s;
-  props->name = "Acme Simulated Accelerator";
-  props->description = "host memory behind the device API";
-  props->total_memory = 0;
+  bp::plugin::write_device_properties(props, "Acme Simulated Accelerator",
+                                      "host memory behind the device API", 0);
   return BP_STATUS_OK;
 }
 

@@ -8,7 +8,10 @@
  * Versioning: a plugin reports the ABI version it was built against. The core refuses a plugin
  * whose major version differs from its own. A plugin built against an older minor version
  * loads: every struct passed by pointer begins with `struct_size`, and the core treats fields
- * that lie past the plugin's `struct_size` as absent.
+ * that lie past the plugin's `struct_size` as absent. A descriptor shorter than the version it
+ * claims (a 1.2 plugin's that ends before the event functions) is refused, since the core
+ * would otherwise drop fields the plugin set. A plugin built against a newer minor version
+ * loads too; the core ignores the fields it does not know.
  *
  * Minor versions: 1.0 is the first; 1.1 added bp_counter, bp_plugin::read_counters and the
  * kernel argument type bp_optional_float (schema `float?`); 1.2 added events (bp_event and the

@@ -5,8 +5,12 @@
 #include <backplane/sdk/half.hpp>
 #include <backplane/sdk/status.hpp>
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 namespace bp::plugin {
 
@@ -26,6 +30,27 @@ template <> struct StorageType<DType::UInt8> { using type = uint8_t; };
 template <> struct StorageType<DType::Int32> { using type = int32_t; };
 template <> struct StorageType<DType::Int64> { using type = int64_t; };
 template <> struct StorageType<DType::Bool> { using type = bool; };
+
+namespace dispatch_detail {
+
+template <typename T, size_t... I>
+constexpr int dtype_index_storing(std::index_sequence<I...>) {
+  int index = -1;
+  ((index = std::is_same_v<T, typename StorageType<kAllDTypes[I]>::type> ? static_cast<int>(I) : index),
+   ...);
+  return index;
+}
+
+}  // namespace dispatch_detail
+
+// The dtype whose elements T (const or not) stores: StorageType's inverse.
+template <typename T>
+inline constexpr DType kDTypeOf = [] {
+  constexpr int index = dispatch_detail::dtype_index_storing<std::remove_const_t<T>>(
+      std::make_index_sequence<std::size(kAllDTypes)>{});
+  static_assert(index >= 0, "T is the storage type of no dtype");
+  return kAllDTypes[index];
+}();
 
 // The type arithmetic on T happens in: float for the 16-bit floats, T otherwise.
 template <typename T> struct ComputeType { using type = T; };

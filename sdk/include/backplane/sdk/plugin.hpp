@@ -2,6 +2,7 @@
 #pragma once
 
 #include <backplane/abi.h>
+#include <backplane/sdk/configure.hpp>
 #include <backplane/sdk/convert_elements.hpp>
 #include <backplane/sdk/counters.hpp>
 #include <backplane/sdk/device_properties.hpp>

@@ -152,13 +152,27 @@ struct Operand {
   std::span<const int64_t> strides;
 };
 
+// The core hands a kernel every dtype its op takes, so a typed operand checks that the view
+// holds T: reading int8 elements as float would run past the end of the tensor.
+template <typename T>
+void check_operand_dtype(const TensorView& view) {
+  if (view.dtype() == kDTypeOf<T>) return;
+  throw Error(BP_STATUS_UNIMPLEMENTED,
+              "this kernel reads its operands as " + std::string(dtype_name(kDTypeOf<T>)) +
+                  " and cannot take a " + std::string(dtype_name(view.dtype())) +
+                  " tensor (a kernel for several dtypes picks its element type with "
+                  "bp::plugin::visit)");
+}
+
 template <typename T>
 Operand<T> output_operand(const TensorView& view) {
+  check_operand_dtype<T>(view);
   return {view.data<T>(), view.strides()};
 }
 
 template <typename T>
 Operand<const T> input_operand(const TensorView& view) {
+  check_operand_dtype<T>(view);
   return {view.data<const T>(), view.strides()};
 }
 
