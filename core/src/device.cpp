@@ -23,6 +23,16 @@ constexpr std::string_view kHostName = "cpu";
 }  // namespace
 
 namespace detail {
+namespace {
+
+// The host exists without a cpu plugin; it then has just the one device.
+int64_t device_count_of(const Registry& registry, int16_t type) {
+  const Backend* backend = registry.backend(type);
+  if (backend != nullptr) return backend->device_count();
+  return type == Device::kHostType ? 1 : 0;
+}
+
+}  // namespace
 
 Device parse_device(std::string_view spec, const Registry& registry) {
   const size_t colon = spec.find(':');
@@ -49,9 +59,7 @@ Device parse_device(std::string_view spec, const Registry& registry) {
                     "did not",
                     name, spec, loaded.empty() ? "none" : loaded));
   }
-  // The host exists without a cpu plugin; it then has just the one device.
-  const Backend* backend = registry.backend(*type);
-  const int64_t count = backend ? backend->device_count() : 1;
+  const int64_t count = device_count_of(registry, *type);
   if (index >= count) {
     throw Error(fmt::format(
         "device index {} is out of range in '{}': {} has {}", index, spec, name,
@@ -59,6 +67,19 @@ Device parse_device(std::string_view spec, const Registry& registry) {
                    : fmt::format("{} device(s), {}:0..{}:{}", count, name, name, count - 1)));
   }
   return Device(*type, static_cast<int16_t>(index));
+}
+
+void check_device_exists(Device device, std::string_view what) {
+  const Registry& registry = Registry::get();
+  const int64_t count = device_count_of(registry, device.type());
+  if (device.index() >= 0 && device.index() < count) return;
+  if (!device.is_cpu() && registry.backend(device.type()) == nullptr) {
+    throw Error(fmt::format("{}: no backend is loaded for device type {}; make devices from "
+                            "strings (bp::Device(\"cuda:0\")), which name the loaded backends",
+                            what, device.type()));
+  }
+  throw Error(fmt::format("{}: device {} does not exist: {} has {} device(s)", what, device.str(),
+                          device.type_name(), count));
 }
 
 }  // namespace detail

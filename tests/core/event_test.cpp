@@ -79,5 +79,29 @@ TEST_CASE("synchronize waits for a device and accepts every loaded one") {
   synchronize(on_device.device());
   CHECK(on_device.cpu().to_vector<float>() == std::vector<float>{1, 1, 1, 1});
   check_invalid_argument([] { synchronize(Device(fixture_device().type(), 3)); },
-                         {"backend 'fixture' cannot synchronize on device 3", "1 device(s)"});
+                         {"synchronize: device fixture:3 does not exist: fixture has 1 device(s)"});
+  check_invalid_argument([] { synchronize(Device(0, 5)); },
+                         {"synchronize: device cpu:5 does not exist: cpu has 1 device(s)"});
+  check_invalid_argument([] { synchronize(Device(15, 0)); },
+                         {"synchronize: no backend is loaded for device type 15"});
+  check_invalid_argument([] { Event event(Device(15, 0)); },
+                         {"Event: no backend is loaded for device type 15"});
+}
+
+TEST_CASE("an event that was moved from is refused, on backends with and without events") {
+  for (const Device device : {Device::cpu(), fixture_device_memory_device()}) {
+    CAPTURE(device.str());
+    Event first(device);
+    Event second = std::move(first);
+    check_invalid_argument([&] { first.record(); },
+                           {"Event::record: this bp::Event was moved from"});
+    second.record();
+    Event third(device);
+    third = std::move(second);
+    third.record();
+    check_invalid_argument([&] { second.query(); }, {"Event::query", "moved from"});
+    check_invalid_argument([&] { second.synchronize(); }, {"Event::synchronize", "moved from"});
+    check_invalid_argument([&] { third.elapsed_ms(second); }, {"Event::elapsed_ms", "moved from"});
+    CHECK(third.elapsed_ms(third) == 0.0);
+  }
 }

@@ -32,6 +32,12 @@ TEST_CASE("empty_strided lays out storage for the given strides") {
   CHECK(t.impl()->storage()->nbytes() == 6 * sizeof(float));
   check_invalid_argument([] { empty_strided({2, 3}, {1}); }, {"differ in length"});
   check_invalid_argument([] { empty_strided({2}, {-1}); }, {"negative stride -1"});
+  // A layout whose farthest element lies past int64 would wrap to a tiny storage.
+  check_invalid_argument([] { empty_strided({5}, {(int64_t{1} << 62) + 1}, kUInt8); },
+                         {"empty_strided: sizes [5] with strides [4611686018427387905] reach past "
+                          "2^63 elements"});
+  check_invalid_argument([] { empty({2}, static_cast<DType>(99)); },
+                         {"empty: 99 is not a dtype"});
 }
 
 TEST_CASE("full, zeros and ones fill every element, converting the value") {
@@ -94,6 +100,9 @@ TEST_CASE("from_blob borrows the caller's memory") {
   CHECK(t.select(0, 1).to_vector<float>() == std::vector<float>{3, 40, 5});
   const Tensor columns = from_blob(buffer, {3, 2}, {1, 3}, kFloat32);
   CHECK(columns.contiguous().to_vector<float>() == std::vector<float>{0, 3, 1, 40, 2, 5});
+  check_invalid_argument([] { from_blob(nullptr, {2, 2}); },
+                         {"from_blob: the data pointer is null, but shape [2, 2] has 4 elements"});
+  CHECK(from_blob(nullptr, {0, 2}).numel() == 0);
 }
 
 TEST_CASE("from_vector copies values in and checks that they fill the shape") {

@@ -48,3 +48,19 @@ TEST_CASE("str names shape, dtype and device") {
   CHECK(empty({}, kInt64).str() == "Tensor[] Long cpu");
   CHECK(Tensor().str() == "Tensor(undefined)");
 }
+
+TEST_CASE("an undefined tensor refuses every method but defined() and str()") {
+  const Tensor undefined;
+  CHECK_FALSE(undefined.defined());
+  CHECK(undefined.str() == "Tensor(undefined)");
+  check_invalid_argument([&] { (void)undefined.dim(); },
+                         {"dim() called on an undefined bp::Tensor (default-constructed, or moved "
+                          "from): assign it a tensor first"});
+  check_invalid_argument([&] { (void)undefined.numel(); }, {"numel() called"});
+  check_invalid_argument([&] { (void)undefined.dtype(); }, {"dtype() called"});
+  check_invalid_argument([&] { (void)undefined.sizes(); }, {"sizes() called"});
+  check_invalid_argument([&] { (void)undefined.to_vector<float>(); }, {"undefined bp::Tensor"});
+  check_invalid_argument([&] { (void)undefined.cpu(); }, {"undefined bp::Tensor"});
+  check_invalid_argument([&] { (void)undefined.view({1}); }, {"undefined bp::Tensor"});
+  check_invalid_argument([&] { (void)undefined.data_ptr(); }, {"undefined bp::Tensor"});
+}

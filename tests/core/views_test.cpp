@@ -1,6 +1,8 @@
 // View ops: metadata over the same storage, with errors that name the op and the shapes.
 #include "core_test_support.h"
 
+#include <limits>
+
 using namespace bp;
 using coretest::check_invalid_argument;
 using coretest::shape_of;
@@ -44,6 +46,8 @@ TEST_CASE("view rejects shapes that do not fit and strides it cannot express") {
       [&] { t.transpose(0, 1).view({6}); },
       {"view: shape [6] is not compatible", "strides [1, 3]", "use .reshape(...) instead"});
   check_invalid_argument([] { iota({0, 3}).view({-1, 0}); }, {"cannot infer the -1"});
+  check_invalid_argument([&] { t.view({int64_t{1} << 32, int64_t{1} << 32, -1}); },
+                         {"view: shape [4294967296, 4294967296, -1] has more than"});
 }
 
 TEST_CASE("view keeps size-1 and split dims of a non-contiguous tensor when it can") {
@@ -94,6 +98,9 @@ TEST_CASE("slice takes negative and clamped bounds and a positive step") {
   check_invalid_argument([&] { t.slice(0, 0, 5, 0); }, {"slice: step must be positive, got 0"});
   check_invalid_argument([&] { t.slice(0, 0, 5, -1); }, {"step must be positive, got -1"});
   check_invalid_argument([&] { t.slice(1, 0, 5); }, {"dim 1 is out of range"});
+  // A step larger than the dim takes the first element, and nothing overflows.
+  CHECK(t.slice(0, 3, 10, std::numeric_limits<int64_t>::max()).to_vector<float>() ==
+        std::vector<float>{3});
 }
 
 TEST_CASE("select removes a dim and checks the index") {
@@ -129,6 +136,9 @@ TEST_CASE("expand refuses non-singleton mismatches, -1 in new dims and fewer dim
   check_invalid_argument([&] { t.expand({-1, 2, 3}); }, {"-1", "new leading dim 0"});
   check_invalid_argument([&] { t.expand({3}); }, {"fewer dims"});
   check_invalid_argument([&] { t.expand({2, -3}); }, {"invalid size -3"});
+  // More elements than int64 counts would wrap to a count reductions believe.
+  check_invalid_argument([] { ones({1}).expand({int64_t{1} << 32, int64_t{1} << 32}); },
+                         {"expand: shape [4294967296, 4294967296] has more than"});
 }
 
 TEST_CASE("squeeze drops size-1 dims, all of them or the one named") {

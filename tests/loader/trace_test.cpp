@@ -118,3 +118,35 @@ TEST_CASE("a BACKPLANE_TRACE path that cannot be written warns, and the process 
   CHECK_FALSE(std::filesystem::exists(unwritable));
   std::filesystem::remove_all(folder);
 }
+
+TEST_CASE("BACKPLANE_TRACE leaves an earlier trace until it writes, follows links, and refuses "
+          "what is not a file") {
+  const std::filesystem::path folder = fresh_folder("backplane-trace-links-test");
+  const std::filesystem::path kept = folder / "results" / "ops.json";
+  std::filesystem::create_directories(kept.parent_path());
+  { std::ofstream(kept) << "an earlier trace"; }
+  const std::filesystem::path link = folder / "latest.json";
+  std::filesystem::create_symlink(kept, link);
+
+  // A run that ends before its exit handlers leaves the earlier trace as it was.
+  const ChildResult crashed = test_support::run_child(
+      {TRACE_PROBE_EXECUTABLE, "2", "--skip-exit-handlers"}, {{"BACKPLANE_TRACE", link.string()}});
+  REQUIRE(crashed.exit_code == 0);
+  CHECK(read_file(kept) == "an earlier trace");
+
+  // One that exits writes through the link, which stays a link.
+  const ChildResult probe = test_support::run_child({TRACE_PROBE_EXECUTABLE, "2"},
+                                                    {{"BACKPLANE_TRACE", link.string()}});
+  INFO("stderr: " << probe.err);
+  REQUIRE(probe.exit_code == 0);
+  CHECK(std::filesystem::is_symlink(link));
+  CHECK(parse_json(read_file(kept))["traceEvents"].array().size() >= 2);
+
+  for (const std::string not_a_file : {std::string("/dev/null"), folder.string()}) {
+    const ChildResult result = test_support::run_child({BP_INFO_EXECUTABLE},
+                                                       {{"BACKPLANE_TRACE", not_a_file}});
+    CHECK(contains(result.err, "BACKPLANE_TRACE='" + not_a_file +
+                                   "' is not a regular file (a folder, a device or a pipe)"));
+  }
+  std::filesystem::remove_all(folder);
+}

@@ -34,15 +34,20 @@ class Event {
   // Waits until the work before the mark has finished; a failure of it is a bp::Error.
   void synchronize() const;
   // Milliseconds from this event's mark to `end`'s, waiting for both first. Both must have
-  // been recorded, on one device; otherwise a bp::Error says which rule was broken.
+  // been recorded, on one device; otherwise a bp::Error says which rule was broken. Every
+  // method but device() and recorded() refuses an event that was moved from.
   double elapsed_ms(const Event& end) const;
 
  private:
   void release() noexcept;
+  // A moved-from event has no handle, like one of a backend without events: this tells them
+  // apart, so that it is refused rather than timed with the host's clock.
+  void check_usable(const char* method) const;
 
   Device device_;
   void* handle_ = nullptr;  // the backend's event; null where the backend has none
   bool recorded_ = false;
+  bool moved_from_ = false;
   long long host_time_ns_ = 0;  // when recorded, where the backend has no events
 };
 

@@ -70,16 +70,17 @@ class Tensor {
   bool defined() const { return static_cast<bool>(impl_); }
   TensorImpl* impl() const { return impl_.get(); }
 
-  DType dtype() const { return impl_->dtype(); }
-  Device device() const { return impl_->device(); }
-  int64_t dim() const { return static_cast<int64_t>(impl_->sizes().size()); }
-  IntArrayRef sizes() const { return impl_->sizes().ref(); }
-  IntArrayRef strides() const { return impl_->strides().ref(); }
+  // These, and every method built on them, throw bp::Error on an undefined tensor.
+  DType dtype() const { return defined_impl("dtype").dtype(); }
+  Device device() const { return defined_impl("device").device(); }
+  int64_t dim() const { return static_cast<int64_t>(defined_impl("dim").sizes().size()); }
+  IntArrayRef sizes() const { return defined_impl("sizes").sizes().ref(); }
+  IntArrayRef strides() const { return defined_impl("strides").strides().ref(); }
   // Negative dims count from the end; out of range is a bp::Error.
   int64_t size(int64_t dim) const;
   int64_t stride(int64_t dim) const;
-  int64_t numel() const { return impl_->numel(); }
-  int64_t storage_offset() const { return impl_->storage_offset(); }
+  int64_t numel() const { return defined_impl("numel").numel(); }
+  int64_t storage_offset() const { return defined_impl("storage_offset").storage_offset(); }
   size_t element_size() const { return bp::element_size(dtype()); }
   bool is_contiguous() const;
   // The first element's address, for tensors on the host only (a bp::Error otherwise).
@@ -119,6 +120,13 @@ class Tensor {
 #include <backplane/generated/TensorMethods.inc>
 
  private:
+  // Out of line, so that the check costs the accessors one branch.
+  [[noreturn]] static void throw_undefined(const char* method);
+  TensorImpl& defined_impl(const char* method) const {
+    if (!impl_) [[unlikely]] throw_undefined(method);
+    return *impl_;
+  }
+
   IntrusivePtr<TensorImpl> impl_;
 };
 

@@ -38,7 +38,8 @@ struct ThreadTrace {
 
 struct TraceState {
   std::mutex mutex;  // guards threads
-  std::string path;
+  std::string path;    // as BACKPLANE_TRACE names it, for messages
+  std::string target;  // the file written: path with its links followed
   std::chrono::steady_clock::time_point epoch;
   // Never freed: a thread that ends leaves its ops for the writer.
   std::vector<ThreadTrace*> threads;
@@ -101,16 +102,32 @@ void record_traced_op(OpId op, Device device, int64_t start_ns) noexcept {
 }
 
 std::optional<std::string> start_tracing(const std::string& path) {
+  // Links are followed, so that the trace replaces the file a link points to and the link
+  // stays a link.
+  std::error_code error;
+  std::filesystem::path target = std::filesystem::weakly_canonical(path, error);
+  if (error) target = path;
+  const std::filesystem::file_status status = std::filesystem::status(target, error);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    return fmt::format("BACKPLANE_TRACE='{}' is not a regular file (a folder, a device or a "
+                       "pipe); no trace is kept. Name a file, which the trace replaces at exit",
+                       path);
+  }
+  // Probed through the temporary file alone: a trace already at the path is left as it is
+  // until this run's replaces it.
+  const std::string temporary = target.string() + ".partial";
   {
-    std::ofstream probe(path, std::ios::trunc);
+    std::ofstream probe(temporary, std::ios::trunc);
     if (!probe) {
       return fmt::format("BACKPLANE_TRACE='{}' cannot be written ({}); no trace is kept. Name a "
                          "file in a folder that exists and that this process may write to",
                          path, std::error_code(errno, std::generic_category()).message());
     }
   }
+  std::filesystem::remove(temporary, error);
   TraceState& s = state();
   s.path = path;
+  s.target = target.string();
   s.epoch = std::chrono::steady_clock::now();
   g_tracing.store(true, std::memory_order_relaxed);
   return std::nullopt;
@@ -125,7 +142,7 @@ void finish_tracing() noexcept {
       std::lock_guard lock(s.mutex);
       json = trace_json(s);
     }
-    const std::string temporary = s.path + ".partial";
+    const std::string temporary = s.target + ".partial";
     {
       std::ofstream out(temporary, std::ios::trunc | std::ios::binary);
       out << json;
@@ -133,7 +150,7 @@ void finish_tracing() noexcept {
         throw std::system_error(errno, std::generic_category(), "writing " + temporary);
       }
     }
-    std::filesystem::rename(temporary, s.path);
+    std::filesystem::rename(temporary, s.target);
   } catch (const std::exception& e) {
     log(LogLevel::Error, "BACKPLANE_TRACE: the trace could not be written to {}: {}", s.path,
         e.what());

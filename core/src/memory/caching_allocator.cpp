@@ -81,17 +81,10 @@ struct Pool {
 
 // Host memory needs no plugin, so host tensors work before (or without) any plugin loading.
 const Backend* backend_owning_memory(Device device) {
+  if (device == Device::cpu()) return nullptr;
+  check_device_exists(device, "allocate");
   if (device.is_cpu()) return nullptr;
   const Backend* backend = Registry::get().backend(device.type());
-  if (!backend) {
-    throw Error(ErrorCode::Internal,
-                fmt::format("cannot allocate on device type {}: no backend is loaded for it",
-                            device.type()));
-  }
-  if (device.index() < 0 || device.index() >= backend->device_count()) {
-    throw Error(fmt::format("device {} does not exist: {} has {} device(s)", device.str(),
-                            device.type_name(), backend->device_count()));
-  }
   return backend->uses_host_memory() ? nullptr : backend;
 }
 

@@ -30,10 +30,12 @@ long long host_clock_ns() {
 }  // namespace
 
 void synchronize(Device device) {
+  detail::check_device_exists(device, "synchronize");
   if (const detail::Backend* backend = backend_of(device)) backend->synchronize(device.index());
 }
 
 Event::Event(Device device) : device_(device) {
+  detail::check_device_exists(device, "Event");
   const detail::Backend* backend = backend_of(device);
   if (backend != nullptr && backend->has_events()) handle_ = backend->create_event(device.index());
 }
@@ -44,6 +46,7 @@ Event::Event(Event&& other) noexcept
     : device_(other.device_),
       handle_(std::exchange(other.handle_, nullptr)),
       recorded_(std::exchange(other.recorded_, false)),
+      moved_from_(std::exchange(other.moved_from_, true)),
       host_time_ns_(other.host_time_ns_) {}
 
 Event& Event::operator=(Event&& other) noexcept {
@@ -52,6 +55,7 @@ Event& Event::operator=(Event&& other) noexcept {
     device_ = other.device_;
     handle_ = std::exchange(other.handle_, nullptr);
     recorded_ = std::exchange(other.recorded_, false);
+    moved_from_ = std::exchange(other.moved_from_, true);
     host_time_ns_ = other.host_time_ns_;
   }
   return *this;
@@ -63,7 +67,16 @@ void Event::release() noexcept {
   handle_ = nullptr;
 }
 
+void Event::check_usable(const char* method) const {
+  if (!moved_from_) return;
+  throw Error(ErrorCode::InvalidArgument,
+              fmt::format("Event::{}: this bp::Event was moved from and marks nothing; use the "
+                          "event it was moved to, or make a new one",
+                          method));
+}
+
 void Event::record() {
+  check_usable("record");
   const detail::Backend* backend = backend_of(device_);
   if (handle_ != nullptr) {
     backend->record_event(device_.index(), as_event(handle_));
@@ -75,16 +88,20 @@ void Event::record() {
 }
 
 bool Event::query() const {
+  check_usable("query");
   if (handle_ == nullptr) return true;  // recording waited
   return backend_of(device_)->event_complete(device_.index(), as_event(handle_));
 }
 
 void Event::synchronize() const {
+  check_usable("synchronize");
   if (handle_ == nullptr) return;
   backend_of(device_)->synchronize_event(device_.index(), as_event(handle_));
 }
 
 double Event::elapsed_ms(const Event& end) const {
+  check_usable("elapsed_ms");
+  end.check_usable("elapsed_ms");
   if (!recorded_ || !end.recorded_) {
     throw Error(ErrorCode::InvalidArgument,
                 fmt::format("Event::elapsed_ms: the {} event was never recorded; call record() on "

@@ -28,8 +28,9 @@ TensorImpl::TensorImpl(IntrusivePtr<StorageImpl> storage, DType dtype, IntArrayR
 }
 
 void TensorImpl::complete() {
-  numel_ = 1;
-  for (int64_t s : sizes_) numel_ *= s;
+  // Sizes are never negative here; a product past int64 (a view expanded to 2^32 x 2^32, say)
+  // would otherwise wrap to a count that reductions and copies believe.
+  numel_ = detail::checked_numel(sizes_, "tensor");
   dlpack_view_ = detail::make_dlpack_view(*this);
 }
 
@@ -39,6 +40,12 @@ void* TensorImpl::operator new(size_t size) {
 
 void TensorImpl::operator delete(void* ptr, size_t size) noexcept {
   detail::ObjectRecycler<sizeof(TensorImpl)>::deallocate(ptr, size);
+}
+
+void Tensor::throw_undefined(const char* method) {
+  throw Error(fmt::format("{}() called on an undefined bp::Tensor (default-constructed, or moved "
+                          "from): assign it a tensor first",
+                          method));
 }
 
 int64_t Tensor::size(int64_t dim) const {

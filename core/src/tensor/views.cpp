@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -32,8 +33,9 @@ DimVector infer_size(IntArrayRef shape, int64_t numel, const char* op) {
     } else if (sizes[d] < 0) {
       throw Error(fmt::format("{}: invalid size {} in shape {}", op, sizes[d],
                               detail::format_shape(shape)));
-    } else {
-      known *= sizes[d];
+    } else if (__builtin_mul_overflow(known, sizes[d], &known)) {
+      throw Error(fmt::format("{}: shape {} has more than {} elements", op,
+                              detail::format_shape(shape), std::numeric_limits<int64_t>::max()));
     }
   }
   if (inferred) {
@@ -157,8 +159,10 @@ Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end, int64_t step) cons
   end = std::clamp<int64_t>(end, start, size);
   DimVector sizes(this->sizes());
   DimVector new_strides(strides());
-  sizes[d] = (end - start + step - 1) / step;
-  new_strides[d] = strides()[d] * step;
+  // Written so that no step, however large, overflows: a slice of one element keeps the
+  // stride, which a dim of size 1 never uses.
+  sizes[d] = end == start ? 0 : 1 + (end - start - 1) / step;
+  if (sizes[d] > 1) new_strides[d] = strides()[d] * step;
   return make_view(*this, std::move(sizes), std::move(new_strides),
                    storage_offset() + start * strides()[d]);
 }
@@ -224,6 +228,7 @@ Tensor Tensor::expand(IntArrayRef target) const {
     sizes[i] = size;
     new_strides[i] = stride;
   }
+  detail::checked_numel(sizes, "expand");
   return make_view(*this, std::move(sizes), std::move(new_strides), storage_offset());
 }
 

@@ -1,7 +1,9 @@
-// trace_probe N [--remove-trace-folder]: N additions on one thread and, at the same time, N
-// multiplications on another, then one softmax on the main thread, all on the host; the trace
-// test runs it with BACKPLANE_TRACE set and reads the trace it leaves at exit. With the flag, the
-// folder BACKPLANE_TRACE names is removed before exit, so that the trace cannot be written.
+// trace_probe N [--remove-trace-folder | --skip-exit-handlers]: N additions on one thread and,
+// at the same time, N multiplications on another, then one softmax on the main thread, all on
+// the host; the trace test runs it with BACKPLANE_TRACE set and reads the trace it leaves at
+// exit. With --remove-trace-folder, the folder BACKPLANE_TRACE names is removed before exit, so
+// that the trace cannot be written; with --skip-exit-handlers, it ends as a crashed process
+// does, without writing the trace.
 #include <backplane/backplane.h>
 
 #include <cstdlib>
@@ -22,8 +24,10 @@ int main(int argc, char** argv) {
   adding.join();
   multiplying.join();
   bp::softmax(a, 0);
-  if (argc == 3 && std::string_view(argv[2]) == "--remove-trace-folder") {
+  const std::string_view flag = argc == 3 ? argv[2] : "";
+  if (flag == "--remove-trace-folder") {
     std::filesystem::remove_all(std::filesystem::path(std::getenv("BACKPLANE_TRACE")).parent_path());
   }
+  if (flag == "--skip-exit-handlers") std::_Exit(0);
   return 0;
 }
