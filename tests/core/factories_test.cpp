@@ -2,6 +2,9 @@
 #include "core_test_support.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
 
 using namespace bp;
 using coretest::check_invalid_argument;
@@ -46,6 +49,27 @@ TEST_CASE("full, zeros and ones fill every element, converting the value") {
   CHECK(zeros({3}, kInt32).to_vector<int32_t>() == std::vector<int32_t>(3, 0));
   CHECK(ones({2}, kBool).to_vector<bool>() == std::vector<bool>{true, true});
   CHECK(ones({2}, kFloat16).to_vector<Half>()[1] == Half(1.0f));
+}
+
+TEST_CASE("a fill value the dtype cannot hold is refused, as PyTorch's fill_ refuses it") {
+  check_invalid_argument([] { full({1}, 300, kInt8); },
+                         {"fill_: value 300 cannot be converted to Char without overflow (Char "
+                          "holds -128 to 127)"});
+  check_invalid_argument([] { full({1}, int64_t{1} << 40, kInt32); }, {"value 1099511627776"});
+  check_invalid_argument([] { full({1}, -1, kUInt8); }, {"to Byte without overflow"});
+  check_invalid_argument([] { full({1}, 1e40, kFloat32); }, {"value 1e+40", "Float"});
+  check_invalid_argument([] { full({1}, 1e5, kFloat16); }, {"to Half without overflow"});
+  check_invalid_argument([] { full({1}, std::nan(""), kInt32); }, {"value nan", "Int"});
+  check_invalid_argument([] { zeros({2}, kInt32).fill_(3e9); }, {"fill_: value 3000000000 cannot be converted to Int"});
+  // Edges, fractions, infinities and NaN in floating dtypes, and anything in Bool, fit.
+  CHECK(full({1}, 127, kInt8).item<int8_t>() == 127);
+  CHECK(full({1}, -128, kInt8).item<int8_t>() == -128);
+  CHECK(full({1}, 2.75, kInt32).item<int32_t>() == 2);
+  CHECK(full({1}, INT64_MIN, kInt64).item<int64_t>() == INT64_MIN);
+  CHECK(std::isinf(full({1}, std::numeric_limits<double>::infinity(), kFloat16).item<Half>()));
+  CHECK(std::isnan(full({1}, std::nan(""), kBFloat16).item<BFloat16>()));
+  CHECK(full({1}, 65504, kFloat16).item<Half>() == Half(65504.0f));
+  CHECK(full({1}, 2, kBool).item<bool>());
 }
 
 TEST_CASE("a seed makes randn and rand repeat, on any device") {

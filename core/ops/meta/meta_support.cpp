@@ -1,12 +1,17 @@
 #include "meta_support.h"
 
 #include <backplane/factories.h>
+#include <backplane/sdk/dispatch.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
-
+#include <cmath>
+#include <limits>
 #include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
 
 namespace bp::meta::support {
 namespace {
@@ -37,6 +42,48 @@ Scalar wrapped_value(const Tensor& t) {
 }
 
 }  // namespace
+
+namespace {
+
+// The lowest and highest finite values of a dtype other than Bool.
+std::pair<double, double> value_range(DType dtype) {
+  constexpr double kHalfMax = 65504.0;
+  constexpr double kBFloat16Max = 3.3895313892515355e38;
+  if (dtype == kFloat16) return {-kHalfMax, kHalfMax};
+  if (dtype == kBFloat16) return {-kBFloat16Max, kBFloat16Max};
+  return plugin::visit(dtype, [](auto tag) -> std::pair<double, double> {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_arithmetic_v<T>) {
+      return {static_cast<double>(std::numeric_limits<T>::lowest()),
+              static_cast<double>(std::numeric_limits<T>::max())};
+    } else {
+      return {0, 0};  // not reached: the 16-bit floats are above
+    }
+  });
+}
+
+}  // namespace
+
+void check_scalar_fits(std::string_view op, const Scalar& value, DType dtype) {
+  if (dtype == kBool) return;
+  const auto [lowest, highest] = value_range(dtype);
+  bool fits = true;
+  if (value.is_floating_point()) {
+    const double v = value.to<double>();
+    fits = is_floating_point(dtype) ? !std::isfinite(v) || (v >= lowest && v <= highest)
+                                    : v > lowest - 1 && v < highest + 1;
+  } else if (!value.is_bool() && dtype != kInt64) {
+    // Every other dtype's range is exact in double, and int64 values compare exactly to it.
+    const int64_t v = value.to<int64_t>();
+    fits = static_cast<long double>(v) >= lowest && static_cast<long double>(v) <= highest;
+  }
+  if (fits) return;
+  const std::string shown =
+      value.is_floating_point() ? fmt::format("{}", value.to<double>()) : fmt::format("{}", value.to<int64_t>());
+  throw Error(fmt::format("{}: value {} cannot be converted to {} without overflow ({} holds {} to "
+                          "{})",
+                          op, shown, dtype_name(dtype), dtype_name(dtype), lowest, highest));
+}
 
 void check_defined(const Tensor& t) {
   if (!t.defined()) {

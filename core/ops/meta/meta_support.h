@@ -19,6 +19,12 @@ namespace bp::meta::support {
 // An undefined tensor (a default-constructed bp::Tensor) as an argument is a bp::Error.
 void check_defined(const Tensor& t);
 
+// A bp::Error, as PyTorch's fill_ raises, when `value` lies outside what `dtype` holds: an
+// integer dtype's range (NaN and infinities included), or a floating dtype's largest finite
+// value (infinities and NaN themselves fit). Fractions are truncated and fit; Bool takes
+// anything.
+void check_scalar_fits(std::string_view op, const Scalar& value, DType dtype);
+
 // The device every tensor is on; tensors on two devices are a bp::Error naming both, and an
 // undefined tensor is a bp::Error too. A null pointer is an absent optional (see present()),
 // which takes no part. Wrapped numbers (see

@@ -115,11 +115,12 @@ void copy_(Tensor& self, Tensor& src, bool /*non_blocking*/) {
   if (DimVector(src.sizes()) != DimVector(self.sizes())) src = src.expand(self.sizes());
 }
 
-// fill_: self may be strided but no two of its elements share memory; the kernel converts
-// value to self's dtype as static_cast does.
-void fill__Scalar(Tensor& self, const Scalar& /*value*/) {
+// fill_: self may be strided but no two of its elements share memory; value fits self's
+// dtype (the kernel converts it as static_cast does, truncating fractions for integers).
+void fill__Scalar(Tensor& self, const Scalar& value) {
   support::check_defined(self);
   detail::check_no_repeated_elements(self.sizes(), self.strides(), "fill_", "self");
+  support::check_scalar_fits("fill_", value, self.dtype());
 }
 
 // arange: out has ceil((end - start) / step) elements, Int64 when start, end and step are all
