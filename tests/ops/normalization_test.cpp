@@ -205,6 +205,19 @@ TEST_CASE("native_layer_norm: weight only, out= tensors, constant groups, empty 
     check_tensor(flat_out, {2, 3}, bp::kFloat32, {0, 0, 0, 0, 0, 0});
     check_tensor(flat_mean, {2, 1}, bp::kFloat32, {5, 5});
     check_tensor(flat_rstd, {2, 1}, bp::kFloat32, {2, 2});
+    // Also where the value is large against eps and the rounding error of a mean times
+    // 1 / sqrt(eps) would show, for groups in a row and side by side.
+    for (const auto& [dtype, value] : {std::pair{bp::kFloat32, 7e7}, std::pair{bp::kFloat64, 1e6 + 0.3},
+                                       std::pair{bp::kBFloat16, 3e38}, std::pair{bp::kFloat64, 1e300}}) {
+      INFO(dtype_name(dtype) << " groups of " << value);
+      const Tensor rows = bp::full({2, 4097}, value, dtype, device);
+      const Tensor side_by_side = bp::full({4097, 2}, value, dtype, device).transpose(0, 1);
+      for (const Tensor& groups : {rows, side_by_side}) {
+        const Tensor y = bp::layer_norm(groups, {4097}).to(bp::kFloat64).cpu();
+        const std::vector<double> values = y.to_vector<double>();
+        CHECK(std::all_of(values.begin(), values.end(), [](double v) { return v == 0; }));
+      }
+    }
 
     const auto [empty_out, empty_mean, empty_rstd] = bp::native_layer_norm(
         bp::zeros({0, 3}, bp::kFloat32, device), {3}, std::nullopt, std::nullopt, 1e-5);

@@ -161,7 +161,7 @@ BP_CPU_MULTIVERSIONED void normalize_side_by_side(const ReductionLoops<N>& loops
   const double members = static_cast<double>(loops.group_size());
   double mean[kSideBySideTile];
   double rstd[kSideBySideTile];
-  double offset[kSideBySideTile];
+  double first_row[kSideBySideTile];
   C row[kSideBySideTile];  // a row of the input in C, where it is not C already
   C results[kSideBySideTile];
   for_each_side_by_side_tile(loops, first, step, count, [&](const Offsets<N>& tile_first,
@@ -170,12 +170,20 @@ BP_CPU_MULTIVERSIONED void normalize_side_by_side(const ReductionLoops<N>& loops
                                                             auto in_step, auto out_step) {
     std::fill_n(mean, width, 0.0);
     if (!rms) {
+      // Summed as deviations from the first row, as moments_of does, so that a group of equal
+      // members has exactly their value as its mean.
+      std::fill_n(first_row, width, 0.0);
+      bool first = true;
       for_each_row([&](int64_t in_at, int64_t, int64_t) {
         const C* x = row_in_compute_type(input + in_at, width, in_step, row);
-        for (int64_t j = 0; j < width; ++j) mean[j] += static_cast<double>(x[j]);
+        if (first) {
+          for (int64_t j = 0; j < width; ++j) first_row[j] = static_cast<double>(x[j]);
+          first = false;
+        }
+        for (int64_t j = 0; j < width; ++j) mean[j] += static_cast<double>(x[j]) - first_row[j];
       });
       // Over no members, the mean is 0 / 0 = NaN, as in normalize_span.
-      for (int64_t j = 0; j < width; ++j) mean[j] /= members;
+      for (int64_t j = 0; j < width; ++j) mean[j] = first_row[j] + mean[j] / members;
     }
     std::fill_n(rstd, width, 0.0);  // the sums of squared deviations, first
     for_each_row([&](int64_t in_at, int64_t, int64_t) {
@@ -187,7 +195,6 @@ BP_CPU_MULTIVERSIONED void normalize_side_by_side(const ReductionLoops<N>& loops
     });
     for (int64_t j = 0; j < width; ++j) {
       rstd[j] = 1.0 / std::sqrt(rstd[j] / members + eps);
-      offset[j] = -mean[j] * rstd[j];
       store_moments(tile_first, j, mean[j], rstd[j]);
     }
     for_each_output_part(width, out_step, [&](int64_t begin, int64_t end) {
@@ -197,7 +204,7 @@ BP_CPU_MULTIVERSIONED void normalize_side_by_side(const ReductionLoops<N>& loops
         const C* x =
             row_in_compute_type(input + in_at + begin * in_step, end - begin, in_step, row);
         store_row(output + out_at, begin, end, out_step, results, [&](int64_t j) {
-          const double normalized = static_cast<double>(x[j - begin]) * rstd[j] + offset[j];
+          const double normalized = (static_cast<double>(x[j - begin]) - mean[j]) * rstd[j];
           return static_cast<C>(bias ? normalized * scale + shift : normalized * scale);
         });
       });
@@ -235,10 +242,12 @@ struct Moments {
   double rstd;
 };
 
-// For float elements, one pass sums x - k and (x - k)^2 with k = x[0], an element of the group
-// and so within a few standard deviations of the mean: then E[(x-k)^2] - E[x-k]^2 cancels
-// only a few of double's 29 bits beyond float's, far from the float result. For double
-// elements, which have no bits to spare, two passes: the mean, then the squared deviations.
+// Both sum deviations from k = x[0], an element of the group, so that a group of equal members
+// has exactly their value as its mean (and y = 0, not the rounding error of a mean, times a
+// large rstd). For float elements, one pass sums x - k and (x - k)^2: k lies within a few
+// standard deviations of the mean, so E[(x-k)^2] - E[x-k]^2 cancels only a few of double's 29
+// bits beyond float's, far from the float result. For double elements, which have no bits to
+// spare, two passes: the mean, then the squared deviations.
 template <typename C>
 BP_CPU_MULTIVERSIONED Moments moments_of(const C* x, int64_t n, double eps) {
   const double count = static_cast<double>(n);
@@ -274,9 +283,10 @@ BP_CPU_MULTIVERSIONED Moments moments_of(const C* x, int64_t n, double eps) {
     const double variance = std::max(square_sum / count - mean_deviation * mean_deviation, 0.0);
     return {shift + mean_deviation, 1.0 / std::sqrt(variance + eps)};
   } else {
+    const double shift = n > 0 ? static_cast<double>(x[0]) : 0.0;
     PartialSums<double> sums;
-    sums.add(x, n);
-    const double mean = sums.total() / count;
+    sums.add(x, n, [shift](double value) { return value - shift; });
+    const double mean = shift + sums.total() / count;
     PartialSums<double> squares;
     squares.add(x, n, [mean](double value) {
       const double deviation = value - mean;
@@ -300,13 +310,13 @@ template <typename C>
 BP_CPU_MULTIVERSIONED void normalize_span(const C* x, C* y, int64_t n, Moments moments,
                                           const double* weight, const double* bias,
                                           const NextRows<C>& next) {
-  // (x - mean) * rstd as x * rstd + offset: one fused multiply-add; in double the cancellation
-  // near the mean costs nothing a float result could show.
-  const double offset = -moments.mean * moments.rstd;
+  // (x - mean) * rstd, not x * rstd - mean * rstd as one fused multiply-add: that leaves the
+  // rounding error of mean * rstd where x equals the mean, and a constant group would not
+  // normalise to 0.
   const auto normalize = [&](auto with_weight, auto with_bias) {
     for_each_block_prefetching(n, next, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
-        double value = static_cast<double>(x[i]) * moments.rstd + offset;
+        double value = (static_cast<double>(x[i]) - moments.mean) * moments.rstd;
         if constexpr (with_weight) value *= weight[i];
         if constexpr (with_bias) value += bias[i];
         y[i] = static_cast<C>(value);
