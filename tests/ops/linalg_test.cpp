@@ -256,8 +256,21 @@ TEST_CASE("linear: input @ weight^T + bias for inputs of any rank") {
   }
   check_error([] { bp::linear(bp::zeros({2, 5}), bp::zeros({3, 4})); },
               "linear: input of shape [2, 5] does not end in in_features=4");
-  check_error([] { bp::linear(bp::zeros({2, 4}), bp::zeros({4})); },
-              "expected a 2-D weight (out_features, in_features), got shape [4]");
+  check_error([] { bp::linear(bp::zeros({2, 4}), bp::zeros({2, 2, 4})); },
+              "expected a 2-D weight (out_features, in_features), or a 1-D one (in_features), "
+              "got shape [2, 2, 4]");
+}
+
+TEST_CASE("linear with a 1-D weight is one output feature, whose dim the result drops") {
+  for (const Device device : test_devices()) {
+    INFO("device " << device.str());
+    const Tensor weight = bp::from_vector<float>({1, 2, 3}, {3}).to(device);
+    const Tensor input = bp::from_vector<float>({1, 0, 0, 0, 1, 1}, {2, 3}).to(device);
+    check_tensor(bp::linear(input, weight), {2}, bp::kFloat32, {1, 5});
+    check_tensor(bp::linear(input, weight, bp::full({}, 10.0, bp::kFloat32, device)), {2},
+                 bp::kFloat32, {11, 15});
+    check_tensor(bp::linear(input.select(0, 1), weight), {}, bp::kFloat32, {5});
+  }
 }
 
 }  // namespace optest
