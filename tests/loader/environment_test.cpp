@@ -51,9 +51,12 @@ TEST_CASE("BACKPLANE_BACKENDS with exclusions alone means every backend but thos
   CHECK(parsed.selection.allows("cpu"));
 }
 
-TEST_CASE("an exclusion wins over the same name included") {
+TEST_CASE("an exclusion wins over the same name included, with a warning") {
   const auto parsed = parse_backend_selection("cpu,!cpu");
   CHECK_FALSE(parsed.selection.allows("cpu"));
+  REQUIRE(parsed.warning);
+  CHECK(*parsed.warning == "BACKPLANE_BACKENDS='cpu,!cpu' both selects and excludes 'cpu'; the "
+                           "exclusion wins, so 'cpu' does not load");
 }
 
 TEST_CASE("a malformed BACKPLANE_BACKENDS warns with the syntax and selects every backend") {

@@ -107,6 +107,16 @@ TEST_CASE("a kernel with a stale schema hash is refused and the plugin's other k
   }
 }
 
+TEST_CASE("loading a file already loaded returns its plugin again, under any path") {
+  const bp::PluginInfo first = load_once(fixture_path("fixture"));
+  const size_t failures = bp::runtime_info().failures.size();
+  const std::string other_path = loader_test::fixture_dir() + "/./libbackplane_fixture.so";
+  const bp::PluginInfo again = bp::load_plugin(other_path);
+  CHECK(again.name == first.name);
+  CHECK(again.path == first.path);
+  CHECK(bp::runtime_info().failures.size() == failures);
+}
+
 TEST_CASE("a plugin file named explicitly loads under its descriptor's name, whatever the file "
           "is called") {
   const bp::PluginInfo info = load_once(fixture_path("fixture_misnamed"));

@@ -58,8 +58,10 @@ struct RuntimeInfo {
 
 // Loads plugins on first use (thread-safe), then describes the runtime.
 RuntimeInfo runtime_info();
-// Loads one more plugin now. Throws bp::Error with the reason when it cannot be loaded; the
-// failure is also kept in runtime_info().failures.
+// Loads one more plugin now, and returns its description. A file already loaded (by this call
+// or from the environment, under any path) is not loaded again: its description is returned.
+// Throws bp::Error with the reason when it cannot be loaded; the failure is also kept in
+// runtime_info().failures.
 PluginInfo load_plugin(const std::string& path);
 // Every device of every loaded backend, the host first.
 std::vector<Device> devices();

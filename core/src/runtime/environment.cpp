@@ -94,6 +94,14 @@ BackendSelectionParse parse_backend_selection(std::string_view value) {
   }
   // "!opencl" alone means "everything but opencl", as "*,!opencl" does.
   selection.all = star || selection.included.empty();
+  for (const std::string& name : selection.included) {
+    if (std::find(selection.excluded.begin(), selection.excluded.end(), name) !=
+        selection.excluded.end()) {
+      return {selection, fmt::format("BACKPLANE_BACKENDS='{}' both selects and excludes '{}'; "
+                                     "the exclusion wins, so '{}' does not load",
+                                     value, name, name)};
+    }
+  }
   return {selection, std::nullopt};
 }
 

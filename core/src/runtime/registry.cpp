@@ -93,6 +93,11 @@ class RegistryImpl final : public Registry {
   PluginInfo load(const std::string& path) override {
     std::lock_guard lock(mutex_);
     const std::filesystem::path file = std::filesystem::absolute(path);
+    // Loading a file again is a no-op, whichever path names it.
+    for (const auto& plugin : plugins_) {
+      std::error_code error;
+      if (std::filesystem::equivalent(plugin->info().path, file, error)) return plugin->info();
+    }
     try {
       return load_file(file, Origin::Explicit)->info();
     } catch (const PluginRejected& rejected) {
