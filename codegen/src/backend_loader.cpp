@@ -1,6 +1,7 @@
 #include "backend_loader.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -58,6 +59,22 @@ bool is_cpp_namespace(const std::string& s) {
   std::vector<std::string> structured;
   for (const NativeFunction* op : functions.kernel_ops())
     structured.push_back(op->func.name.str());
+  // An op named right but with another overload (sum.out, softmax, ADD.OUT): list that op's
+  // kernel overloads, which spelling distance would not find.
+  const auto base_of = [](std::string_view op) {
+    std::string base(op.substr(0, op.find('.')));
+    std::transform(base.begin(), base.end(), base.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return base;
+  };
+  std::vector<std::string> overloads;
+  for (const std::string& op : structured) {
+    if (base_of(op) == base_of(name)) overloads.push_back("'" + op + "'");
+  }
+  if (!overloads.empty()) {
+    throw CodegenError(location, fmt::format("unknown operator '{}'; did you mean {}?", name,
+                                             fmt::join(overloads, " or ")));
+  }
   const std::string suggestion = did_you_mean(name, structured);
   throw CodegenError(location,
                      suggestion.empty()

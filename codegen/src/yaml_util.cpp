@@ -28,11 +28,39 @@ std::string read_text_file(const std::string& path) {
   return buffer.str();
 }
 
+namespace {
+
+// The first line that indents with a tab, 1-based, or 0. YAML forbids tabs in indentation, and
+// the parser's own message ("illegal block entry", say) does not say that was the trouble.
+size_t first_tab_indented_line(const std::string& text) {
+  size_t line = 1;
+  bool in_indentation = true;
+  for (const char c : text) {
+    if (c == '\n') {
+      ++line;
+      in_indentation = true;
+    } else if (in_indentation && c == '\t') {
+      return line;
+    } else if (c != ' ') {
+      in_indentation = false;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
 YAML::Node load_yaml(const std::string& text, const std::string& path) {
   try {
     return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    throw CodegenError(location_of(path, e.mark), fmt::format("malformed YAML: {}", e.msg));
+    const size_t tab_line = first_tab_indented_line(text);
+    throw CodegenError(
+        location_of(path, e.mark),
+        tab_line == 0 ? fmt::format("malformed YAML: {}", e.msg)
+                      : fmt::format("malformed YAML: {} (line {} indents with a tab; YAML "
+                                    "indents with spaces only)",
+                                    e.msg, tab_line));
   }
 }
 

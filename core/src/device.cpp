@@ -42,7 +42,8 @@ Device parse_device(std::string_view spec, const Registry& registry) {
     const std::string_view digits = spec.substr(colon + 1);
     const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
     if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() ||
-        digits.front() == '-' || digits.front() == '+') {
+        digits.front() == '-' || digits.front() == '+' ||
+        (digits.size() > 1 && digits.front() == '0')) {
       throw_malformed(spec);
     }
   }

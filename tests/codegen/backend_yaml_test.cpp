@@ -62,6 +62,9 @@ TEST_CASE("malformed YAML") {
   expect_backend_error(
       "backend: CPU\ncpp_namespace: bp::cpu\nsupported:\n  - add.out\n  - [mul.out\n",
       "6:1: error: malformed YAML: end of sequence flow not found");
+  expect_backend_error("backend: CPU\ncpp_namespace: bp::cpu\nsupported:\n\t- add.out\n",
+                       "4:2: error: malformed YAML: illegal block entry (line 4 indents with a "
+                       "tab; YAML indents with spaces only)");
 }
 
 TEST_CASE("an unknown top-level key, with a suggestion") {
@@ -94,6 +97,18 @@ TEST_CASE("an op that does not exist, with the near miss suggested") {
       "'softmax.int_out'?");
   expect_backend_error("backend: CPU\ncpp_namespace: bp::cpu\nsupported:\n  - frobnicate\n",
                        "4:5: error: unknown operator 'frobnicate': ops.yaml has no such op");
+}
+
+TEST_CASE("an op named with another overload, or in capitals, gets its kernel overloads") {
+  // Spelling distance alone would suggest 'sub.out' for 'sum.out'.
+  expect_backend_error("backend: CPU\ncpp_namespace: bp::cpu\nsupported:\n  - sum.out\n",
+                       "4:5: error: unknown operator 'sum.out'; did you mean 'sum.IntList_out'?");
+  expect_backend_error("backend: CPU\ncpp_namespace: bp::cpu\nsupported:\n  - softmax\n",
+                       "4:5: error: unknown operator 'softmax'; did you mean 'softmax.int_out'?");
+  expect_backend_error("backend: CPU\ncpp_namespace: bp::cpu\nsupported:\n  - ADD.OUT\n",
+                       "4:5: error: unknown operator 'ADD.OUT'; did you mean 'add.out'?");
+  expect_backend_error("backend: CPU\ncpp_namespace: bp::cpu\nsupported:\n  - eq\n",
+                       "4:5: error: unknown operator 'eq'; did you mean 'eq.Tensor_out'?");
 }
 
 TEST_CASE("an op that is not structured names the structured op to list") {

@@ -26,6 +26,7 @@ TEST_CASE("bad device strings say what is wrong") {
                          {"invalid device string 'cuda:x'", "such as 'cpu', 'cuda' or 'cuda:1'"});
   check_invalid_argument([] { Device("cpu:"); }, {"invalid device string 'cpu:'"});
   check_invalid_argument([] { Device(":0"); }, {"invalid device string ':0'"});
+  check_invalid_argument([] { Device("cpu:00"); }, {"invalid device string 'cpu:00'"});
   check_invalid_argument([] { Device("cpu:-1"); }, {"invalid device string 'cpu:-1'"});
   check_invalid_argument([] { Device("tpu:0"); }, {"unknown device type 'tpu' in 'tpu:0'",
                                                    "loaded backends are", "fixture", "bp-info"});
