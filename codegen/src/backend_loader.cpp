@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iterator>
 #include <map>
+#include <string_view>
 
 #include "spelling.h"
 #include "yaml_util.h"
@@ -24,13 +25,48 @@ bool is_backend_name(const std::string& s) {
   });
 }
 
-// `bp::opencl`, `vendor::bp_plugin`: identifiers joined by `::`.
+// The C++20 keywords and alternative tokens, which cannot name a namespace.
+bool is_cpp_keyword(std::string_view word) {
+  static constexpr std::string_view kKeywords[] = {
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
+      "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
+      "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
+      "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
+      "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
+      "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
+      "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
+      "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
+      "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
+      "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
+  return std::find(std::begin(kKeywords), std::end(kKeywords), word) != std::end(kKeywords);
+}
+
+// `1.0.0`, `2.1.0-rc1`, `1.0+acme.3`: digits and dots, then optional pre-release and build
+// parts, as semantic versions are written.
+bool is_version(const std::string& s) {
+  const size_t core_end = s.find_first_of("-+");
+  const std::string core = s.substr(0, core_end);
+  const bool core_ok = !core.empty() && std::isdigit(static_cast<unsigned char>(core.front())) &&
+                       std::isdigit(static_cast<unsigned char>(core.back())) &&
+                       core.find("..") == std::string::npos &&
+                       std::all_of(core.begin(), core.end(), [](char c) {
+                         return std::isdigit(static_cast<unsigned char>(c)) || c == '.';
+                       });
+  const std::string rest = core_end == std::string::npos ? "" : s.substr(core_end + 1);
+  return core_ok && (core_end == std::string::npos || !rest.empty()) &&
+         std::all_of(rest.begin(), rest.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+';
+         });
+}
+
+// `bp::opencl`, `vendor::bp_plugin`: identifiers, none a keyword, joined by `::`.
 bool is_cpp_namespace(const std::string& s) {
   size_t start = 0;
   while (true) {
     const size_t end = s.find("::", start);
     const std::string part = s.substr(start, end == std::string::npos ? end : end - start);
-    if (part.empty() || std::isdigit(static_cast<unsigned char>(part[0])) ||
+    if (part.empty() || std::isdigit(static_cast<unsigned char>(part[0])) || is_cpp_keyword(part) ||
         !std::all_of(part.begin(), part.end(), [](char c) {
           return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
         })) {
@@ -120,9 +156,11 @@ BackendConfig parse_backend_config(const std::string& yaml_text, const std::stri
   }
   if (const YAML::Node version = root["version"]) {
     config.version = scalar_text(version, path, "'version'");
-    if (config.version.empty() || config.version.find_first_of("\"\\\n") != std::string::npos) {
+    if (!is_version(config.version)) {
       throw CodegenError(location_of(path, version),
-                         "version must be a plain version string such as 1.0.0");
+                         fmt::format("version '{}' is not a version such as 1.0.0, 2.1.0-rc1 or "
+                                     "1.0.0+acme.3",
+                                     config.version));
     }
   }
   const YAML::Node supported = required("supported");

@@ -4,6 +4,8 @@
 #include "test_support.h"
 #include "yaml_loader.h"
 
+#include <fmt/format.h>
+
 using namespace bp::codegen;
 using namespace bp::codegen::testing;
 
@@ -40,6 +42,24 @@ TEST_CASE("a backend YAML names the backend, its namespace, version and supporte
   REQUIRE(config.supported.size() == 2);
   CHECK(config.supported[0].function->func.name.str() == "add.out");
   CHECK(config.supported[1].location.str() == "opencl.yaml:6:5");
+}
+
+TEST_CASE("a version is digits and dots, with optional pre-release and build parts") {
+  for (const char* version : {"1.0.0", "2", "2.1.0-rc1", "1.0.0+acme.3", "0.9.1-beta.2+7"}) {
+    CAPTURE(version);
+    const BackendConfig config = parse_backend_config(
+        fmt::format("backend: X\ncpp_namespace: x\nversion: {}\nsupported: []\n", version),
+        "x.yaml", real_ops());
+    CHECK(config.version == version);
+  }
+  for (const char* version : {"banana", "1..0", "1.0.", "v1.0", "1.0-", "1.0 beta"}) {
+    CAPTURE(version);
+    expect_backend_error(
+        fmt::format("backend: X\ncpp_namespace: x\nversion: {}\nsupported: []\n", version),
+        fmt::format("3:10: error: version '{}' is not a version such as 1.0.0, 2.1.0-rc1 or "
+                    "1.0.0+acme.3",
+                    version));
+  }
 }
 
 TEST_CASE("the version defaults to 0.1.0") {
@@ -133,6 +153,9 @@ TEST_CASE("names that cannot become C++ or a backend name") {
   expect_backend_error(
       "backend: CPU\ncpp_namespace: bp:::cpu\nsupported: []\n",
       "2:16: error: cpp_namespace 'bp:::cpu' is not a C++ namespace such as 'bp::opencl'");
+  expect_backend_error(
+      "backend: CPU\ncpp_namespace: acme::class\nsupported: []\n",
+      "2:16: error: cpp_namespace 'acme::class' is not a C++ namespace such as 'bp::opencl'");
   expect_backend_error("backend: CPU\ncpp_namespace: bp::cpu\nsupported: add.out\n",
                        "3:12: error: 'supported' must be a list of op names such as '- add.out'");
 }
