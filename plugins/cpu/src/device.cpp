@@ -47,8 +47,12 @@ const HostDescription& host() {
     const std::string model = cpu_model();
     d.name = (model.empty() ? std::string("host CPU") : model) + " (" +
              (threads ? std::to_string(threads) : std::string("unknown number of")) + " threads)";
-    d.description =
-        "host memory, allocated by the core; large kernels run on BACKPLANE_NUM_THREADS threads";
+    // Read here, as the plugin loads, so that bp-info shows the count in use and a bad
+    // BACKPLANE_NUM_THREADS is reported at once rather than at the first large kernel.
+    const int workers = configured_thread_count();
+    d.description = "host memory, allocated by the core; large kernels run on " +
+                    std::to_string(workers) + (workers == 1 ? " thread" : " threads") +
+                    " (BACKPLANE_NUM_THREADS)";
     const long pages = sysconf(_SC_PHYS_PAGES);
     const long page_size = sysconf(_SC_PAGESIZE);
     if (pages > 0 && page_size > 0) {
