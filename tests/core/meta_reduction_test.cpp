@@ -1,6 +1,8 @@
 // The reduction meta functions: dims, keepdim, result dtypes and empty reductions.
 #include "core_test_support.h"
 
+#include "memory/caching_allocator.h"
+
 using namespace bp;
 using coretest::check_invalid_argument;
 using coretest::shape_of;
@@ -26,6 +28,24 @@ TEST_CASE("sum of integers and Bool gives Int64 unless a dtype is given") {
   CHECK(sum(ones({2}), std::nullopt, false, kFloat64).dtype() == kFloat64);
   CHECK(sum(ones({2}), kFloat64).dtype() == kFloat64);
   CHECK(sum(ones({2}, kFloat16)).dtype() == kFloat16);
+}
+
+TEST_CASE("sum and mean read an input that widens exactly to their dtype as it is, uncopied") {
+  // 16 MiB of Bool: converted to Int64 first, it would take 128 MiB more.
+  const Tensor mask = zeros({int64_t{1} << 24}, kBool);
+  const Tensor halves = ones({int64_t{1} << 22}, kFloat16);
+  const auto held = [] {
+    const detail::AllocatorStats stats = detail::allocator_stats(Device::cpu());
+    return stats.allocated_bytes + stats.cached_bytes;
+  };
+  detail::empty_allocator_cache();
+  const uint64_t before = held();
+  CHECK(sum(mask).item<int64_t>() == 0);
+  CHECK(mean(halves, std::nullopt, false, kFloat32).item<float>() == 1.0f);
+  CHECK(held() - before < (uint64_t{1} << 20));
+  // A conversion that is not exact (float32 into float16) still happens first: kernels refuse
+  // any pair that does not widen exactly.
+  CHECK(sum(full({3}, 1.5, kFloat32), std::nullopt, false, kFloat16).item<Half>() == Half(4.5f));
 }
 
 TEST_CASE("mean needs a floating-point input or dtype") {

@@ -66,6 +66,34 @@ TEST_CASE("sum and mean over any dims, for every dtype and layout") {
   }
 }
 
+TEST_CASE("sum and mean with dtype= a wider float read the input as it is, in every layout") {
+  const Shape shape = {2, 3, 4};
+  const std::pair<DType, DType> widenings[] = {
+      {bp::kFloat16, bp::kFloat32}, {bp::kBFloat16, bp::kFloat32}, {bp::kFloat16, bp::kFloat64},
+      {bp::kBFloat16, bp::kFloat64}, {bp::kFloat32, bp::kFloat64}};
+  for (const Device device : test_devices()) {
+    INFO("device " << device.str());
+    for (const auto& [from, to] : widenings) {
+      for (const Layout layout : kAllLayouts) {
+        for (const DimsCase& c : kDimsCases) {
+          INFO(name_of(from) << " as " << name_of(to) << " " << name_of(layout) << " dims "
+                             << shape_string(c.dims));
+          const Tensor x = sample_tensor(shape, from, layout, 52, device);
+          const std::vector<bool> mask = reduced_mask(3, c.dims);
+          const Shape result_shape = reduced_shape(shape, mask, c.keepdim);
+          const Values values = values_of(x);
+          check_tensor(bp::sum(x, c.dims, c.keepdim, to), result_shape, to,
+                       reduce_groups(values, shape, mask, sum_of));
+          check_tensor(bp::mean(x, c.dims, c.keepdim, to), result_shape, to,
+                       reduce_groups(values, shape, mask, mean_of));
+        }
+      }
+      check_tensor(bp::sum(bp::zeros({0, 3}, from, device), {0}, false, to), {3}, to, {0, 0, 0});
+    }
+    check_tensor(bp::sum(bp::zeros({0, 3}, bp::kInt32, device), {0}), {3}, bp::kInt64, {0, 0, 0});
+  }
+}
+
 TEST_CASE("sum and mean: dim=None, dtype=, out=, empty and 0-dim inputs") {
   for (const Device device : test_devices()) {
     INFO("device " << device.str());

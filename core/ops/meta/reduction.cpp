@@ -33,8 +33,10 @@ void check_reduced_dims_nonempty(const Tensor& self, const DimMask& mask, const 
 
 }  // namespace
 
-// sum: self and out have the dtype argument, else self's dtype, except that integer and Bool
-// inputs sum to Int64, as in PyTorch.
+// sum: out has the dtype argument, else self's dtype, except that integer and Bool inputs sum
+// to Int64, as in PyTorch. self keeps its dtype where it widens exactly to out's (Bool into
+// Int64, float16 into Float32: widens_exactly), which the kernel reads as out's dtype, so that a
+// large mask is not copied to Int64 first; otherwise self is converted to out's dtype.
 std::array<OutputSpec, 1> sum_like(Tensor& self, OptionalIntArrayRef dim, bool keepdim,
                                    std::optional<DType> dtype) {
   const Device device = common_device({&self});
@@ -42,12 +44,13 @@ std::array<OutputSpec, 1> sum_like(Tensor& self, OptionalIntArrayRef dim, bool k
       dtype.value_or(is_integral(self.dtype(), /*include_bool=*/true) ? kInt64 : self.dtype());
   const DimMask mask = reduction_mask("sum", dims_or_all(dim), self.dim());
   DimVector shape = reduced_shape(self.sizes(), mask, keepdim);
-  if (self.dtype() != out_dtype) self = self.to(out_dtype);
+  if (!widens_exactly(self.dtype(), out_dtype)) self = self.to(out_dtype);
   return {OutputSpec{std::move(shape), out_dtype, device}};
 }
 
-// mean: self and out have the dtype argument, else self's dtype; either must be floating point.
-// A reduction over no elements is NaN, the kernel's to produce.
+// mean: out has the dtype argument, else self's dtype; either must be floating point. self keeps
+// its dtype where it widens exactly to out's, as for sum. A reduction over no elements is NaN,
+// the kernel's to produce.
 std::array<OutputSpec, 1> mean_like(Tensor& self, OptionalIntArrayRef dim, bool keepdim,
                                     std::optional<DType> dtype) {
   const Device device = common_device({&self});
@@ -67,7 +70,7 @@ std::array<OutputSpec, 1> mean_like(Tensor& self, OptionalIntArrayRef dim, bool 
   const DType out_dtype = dtype.value_or(self.dtype());
   const DimMask mask = reduction_mask("mean", dims_or_all(dim), self.dim());
   DimVector shape = reduced_shape(self.sizes(), mask, keepdim);
-  if (self.dtype() != out_dtype) self = self.to(out_dtype);
+  if (!widens_exactly(self.dtype(), out_dtype)) self = self.to(out_dtype);
   return {OutputSpec{std::move(shape), out_dtype, device}};
 }
 

@@ -40,17 +40,9 @@ void visit_supported(std::string_view op, DType dtype, Fn&& fn) {
   });
 }
 
-// The core's meta step promises these dtypes; a mismatch is a bug on its side, and checking
-// keeps the kernel from reading elements of the wrong size.
-inline void require_dtype(std::string_view op, std::string_view argument, const TensorView& view,
-                          DType expected) {
-  if (view.dtype() != expected) {
-    throw Error(BP_STATUS_INVALID_ARGUMENT, std::string(op) + ": expected " +
-                                                std::string(argument) + " of dtype " +
-                                                std::string(dtype_name(expected)) + ", got " +
-                                                std::string(dtype_name(view.dtype())));
-  }
-}
+// The dtypes the core's meta step promises, checked as every backend checks them.
+using plugin::require_dtype;
+using plugin::require_widening_dtype;
 
 template <typename T>
 bool is_nan(T value) {

@@ -122,17 +122,20 @@ BP_CPU_MULTIVERSIONED void sum_side_by_side(const ReductionLoops<2>& loops,
   }
 }
 
-// sum and mean of the groups of `loops` into output.
-template <typename T>
-void sum_groups(const ReductionLoops<2>& loops, const T* input, T* output, bool average) {
+// sum and mean of the groups of `loops` into output. Out is T, or a dtype T widens exactly to,
+// whose accumulator is T's too (int64 for the integers and Bool, double for the floats): the
+// sums are those of the input converted to Out first.
+template <typename T, typename Out>
+void sum_groups(const ReductionLoops<2>& loops, const T* input, Out* output, bool average) {
   using Acc = SumAccumulator<T>;
+  static_assert(std::is_same_v<Acc, SumAccumulator<Out>>);
   // mean of nothing is 0/0 = NaN, as in PyTorch.
   const double count = static_cast<double>(loops.group_size());
   const auto store = [&](int64_t offset, Acc total) {
     if constexpr (std::is_floating_point_v<Acc>) {
-      output[offset] = static_cast<T>(average ? total / count : total);
+      output[offset] = static_cast<Out>(average ? total / count : total);
     } else {
-      output[offset] = static_cast<T>(total);
+      output[offset] = static_cast<Out>(total);
     }
   };
   if (loops.groups_side_by_side()) {
@@ -176,16 +179,21 @@ void sum_groups(const ReductionLoops<2>& loops, const T* input, T* output, bool 
   }
 }
 
-// sum and mean. The meta step has given self out's dtype.
+// sum and mean. The meta step has given self out's dtype, or one that widens exactly to it.
 void sum_into(std::string_view op, const TensorView& self, const DimValues<bool>& reduced,
               bool keepdim, const TensorView& out, bool average) {
-  require_dtype(op, "self", self, out.dtype());
+  require_widening_dtype(op, "self", self, out.dtype());
   if (average && !is_floating_point(out.dtype())) unsupported_dtype(op, out.dtype());
   const DimValues<int64_t> out_strides = reduced_output_strides(out, reduced, keepdim);
   const ReductionLoops<2> loops(self.sizes(), {self.strides(), out_strides.span()}, reduced);
-  plugin::visit(out.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    sum_groups(loops, self.data<const T>(), out.data<T>(), average);
+  plugin::visit(out.dtype(), [&](auto out_tag) {
+    using Out = typename decltype(out_tag)::type;
+    plugin::visit(self.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (widens_exactly(plugin::kDTypeOf<T>, plugin::kDTypeOf<Out>)) {
+        sum_groups(loops, self.data<const T>(), out.data<Out>(), average);
+      }
+    });
   });
 }
 

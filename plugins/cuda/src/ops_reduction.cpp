@@ -2,6 +2,7 @@
 // with its position (amax, max.dim, argmax).
 #include "CUDANativeFunctions.h"
 
+#include "converted_copy.h"
 #include "tensor_access.h"
 
 #include <optional>
@@ -11,14 +12,20 @@
 namespace bp::cuda {
 namespace {
 
-// sum and mean into out, whose dtype the meta step has given self too.
+// sum and mean into out. The meta step has given self out's dtype, or one that widens exactly to
+// it: the kernels read one dtype, so such a self is converted first.
 void sum_into(std::string_view op, const TensorView& self, const DimValues<bool>& reduced, bool keepdim,
               const TensorView& out, bool average) {
-  require_dtype(op, "self", self, out.dtype());
-  const DimValues<int64_t> out_strides = reduced_output_strides(out, reduced, keepdim);
-  const GroupShape<2> shape = group_shape<2>(op, self.sizes(), reduced, {self.strides(), out_strides.span()});
+  require_widening_dtype(op, "self", self, out.dtype());
   const OnDevice on(out);
   Device& device = on.device();
+  if (self.dtype() != out.dtype()) {
+    const ConvertedCopy converted(device, self, out.dtype());
+    sum_into(op, converted.view(), reduced, keepdim, out, average);
+    return;
+  }
+  const DimValues<int64_t> out_strides = reduced_output_strides(out, reduced, keepdim);
+  const GroupShape<2> shape = group_shape<2>(op, self.sizes(), reduced, {self.strides(), out_strides.span()});
   DeviceScratch scratch(device);
   launch_sum(out.dtype(), shape, address_of(self), address_of(out), average, device.launch_target(), scratch);
 }

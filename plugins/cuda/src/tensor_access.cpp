@@ -201,12 +201,4 @@ void* DeviceScratch::allocate(size_t bytes) {
 
 uint32_t* DeviceScratch::zeroed_counters(int64_t count) { return device_.zeroed_counters(count); }
 
-void require_dtype(std::string_view op, std::string_view argument, const TensorView& view, DType expected) {
-  if (view.dtype() != expected) {
-    throw plugin::Error(BP_STATUS_INVALID_ARGUMENT, std::string(op) + ": expected " + std::string(argument) +
-                                                        " of dtype " + std::string(dtype_name(expected)) + ", got " +
-                                                        std::string(dtype_name(view.dtype())));
-  }
-}
-
 }  // namespace bp::cuda

@@ -6,6 +6,7 @@
 #include "device_guard.h"
 #include "launch.h"
 
+#include <backplane/sdk/dtype_promises.hpp>
 #include <backplane/sdk/reduction_dims.hpp>
 #include <backplane/sdk/strided_loop.hpp>
 #include <backplane/sdk/tensor_view.hpp>
@@ -83,9 +84,9 @@ class DeviceScratch final : public GroupScratch {
   std::vector<void*> blocks_;
 };
 
-// The core's meta step promises these dtypes; a mismatch is a bug there, and checking keeps a
-// kernel from reading elements of the wrong size (BP_STATUS_INVALID_ARGUMENT).
-void require_dtype(std::string_view op, std::string_view argument, const TensorView& view, DType expected);
+// The dtypes the core's meta step promises, checked as every backend checks them.
+using plugin::require_dtype;
+using plugin::require_widening_dtype;
 
 // Dimension arguments follow the SDK's rules and messages, shared with the other backends.
 using plugin::reduced_dims;

@@ -34,15 +34,6 @@ void require_supported(const Device& device, std::string_view op, DType dtype, D
   }
 }
 
-void require_dtype(std::string_view op, std::string_view argument, const TensorView& view, DType expected) {
-  if (view.dtype() != expected) {
-    throw plugin::Error(BP_STATUS_INVALID_ARGUMENT,
-                        std::string(op) + ": expected " + std::string(argument) + " of dtype " +
-                            std::string(dtype_name(expected)) + ", got " +
-                            std::string(dtype_name(view.dtype())));
-  }
-}
-
 std::string_view kernel_dtype_name(DType dtype) {
   switch (dtype) {
     case DType::Float32: return "float32";

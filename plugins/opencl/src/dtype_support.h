@@ -4,6 +4,7 @@
 
 #include "device.h"
 
+#include <backplane/sdk/dtype_promises.hpp>
 #include <backplane/sdk/scalar.hpp>
 #include <backplane/sdk/tensor_view.hpp>
 
@@ -25,9 +26,9 @@ enum class DTypes {
 // 'Bool'", as the CPU backend says) or `device` cannot hold it (Double without cl_khr_fp64).
 void require_supported(const Device& device, std::string_view op, DType dtype, DTypes supported);
 
-// The core's meta step promises these dtypes; a mismatch is a bug there, and checking keeps a
-// kernel from reading elements of the wrong size (BP_STATUS_INVALID_ARGUMENT).
-void require_dtype(std::string_view op, std::string_view argument, const TensorView& view, DType expected);
+// The dtypes the core's meta step promises, checked as every backend checks them.
+using plugin::require_dtype;
+using plugin::require_widening_dtype;
 
 // The dtype's name in kernel names: "float32", "bfloat16", "bool".
 std::string_view kernel_dtype_name(DType dtype);

@@ -2,6 +2,7 @@
 // copies where both sides are contiguous and of one dtype.
 #include "OpenCLNativeFunctions.h"
 
+#include "converted_copy.h"
 #include "dtype_support.h"
 #include "kernel_launch.h"
 
@@ -86,6 +87,22 @@ void copy_elements(Device& device, std::string_view op, std::span<const int64_t>
 }
 
 }  // namespace
+
+ConvertedCopy::ConvertedCopy(std::string_view op, const TensorView& src, DType dtype)
+    : sizes_(src.sizes().begin(), src.sizes().end()), strides_(plugin::contiguous_strides(sizes_)) {
+  Device& device = device_of(src);
+  const size_t bytes = static_cast<size_t>(src.numel()) * element_size(dtype);
+  cl_int error = CL_SUCCESS;
+  buffer_ = OwnedBuffer(clCreateBuffer(device.context(), CL_MEM_READ_WRITE, bytes, nullptr, &error));
+  check_cl(error, std::string(op) + ": allocating " + std::to_string(bytes) + " bytes on " + device.label());
+  tensor_.data = buffer_.get();
+  tensor_.device = src.device();
+  tensor_.ndim = static_cast<int32_t>(sizes_.size());
+  tensor_.dtype = to_dlpack(dtype);
+  tensor_.shape = sizes_.data();
+  tensor_.strides = strides_.data();
+  copy_elements(device, op, sizes_, {{{buffer_.get(), 0}, strides_}, dtype}, {operand_of(src), src.dtype()});
+}
 
 void copy_(const TensorView& self, const TensorView& src, bool /*non_blocking: the queue keeps order*/) {
   const auto src_strides = plugin::broadcast_strides("copy_", src, self.sizes());

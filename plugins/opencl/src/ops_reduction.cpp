@@ -2,6 +2,7 @@
 // maximum with its position (amax, max.dim, argmax).
 #include "OpenCLNativeFunctions.h"
 
+#include "converted_copy.h"
 #include "dtype_support.h"
 #include "kernel_launch.h"
 
@@ -65,11 +66,18 @@ KernelArgs run_args(const Runs& runs, cl_mem unused) {
   return args;
 }
 
-// sum and mean into out, whose dtype the meta step has given self too.
+// sum and mean into out. The meta step has given self out's dtype, or one that widens exactly
+// to it: the kernels read one dtype, so such a self is converted first.
 void sum_into(std::string_view op, const TensorView& self, const plugin::DimValues<bool>& reduced,
               bool keepdim, const TensorView& out, bool average) {
+  require_widening_dtype(op, "self", self, out.dtype());
+  if (self.dtype() != out.dtype() && self.numel() > 0) {
+    const ConvertedCopy converted(op, self, out.dtype());
+    sum_into(op, converted.view(), reduced, keepdim, out, average);
+    return;
+  }
+  // An empty self of another dtype is bound but never read.
   Device& device = device_of(out);
-  require_dtype(op, "self", self, out.dtype());
   require_supported(device, op, out.dtype(), average ? DTypes::Floating : DTypes::Any);
   const plugin::DimValues<int64_t> out_strides = reduced_output_strides(out, reduced, keepdim);
   const GroupShape shape = split_groups(self.sizes(), reduced, {self.strides(), out_strides.span()}, op);

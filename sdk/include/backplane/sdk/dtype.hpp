@@ -59,6 +59,18 @@ constexpr bool is_integral(DType t, bool include_bool) {
          (include_bool && t == DType::Bool);
 }
 
+// Whether every value of `from` is exactly a value of `to`, of the same kind of number: an
+// integer or Bool dtype into Int64, a floating dtype into a wider one. sum and mean read such
+// an input as it is, rather than converted to their output's dtype first.
+constexpr bool widens_exactly(DType from, DType to) {
+  if (from == to) return true;
+  if (to == DType::Int64) return is_integral(from, /*include_bool=*/true);
+  const bool half_width = from == DType::Float16 || from == DType::BFloat16;
+  if (to == DType::Float64) return half_width || from == DType::Float32;
+  if (to == DType::Float32) return half_width;
+  return false;
+}
+
 // PyTorch's names, which error messages use: "Float", "Long", ...
 constexpr std::string_view dtype_name(DType t) {
   switch (t) {

@@ -8,6 +8,7 @@
 #include <backplane/sdk/device_properties.hpp>
 #include <backplane/sdk/dispatch.hpp>
 #include <backplane/sdk/dtype.hpp>
+#include <backplane/sdk/dtype_promises.hpp>
 #include <backplane/sdk/half.hpp>
 #include <backplane/sdk/scalar.hpp>
 #include <backplane/sdk/status.hpp>

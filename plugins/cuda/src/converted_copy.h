@@ -1,0 +1,29 @@
+// A tensor converted to another dtype, dense, in scratch memory of its device: for kernels
+// instantiated for one dtype that are handed an input of another (sum and mean of an input that
+// widens exactly to out's dtype).
+#pragma once
+
+#include "tensor_access.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace bp::cuda {
+
+class ConvertedCopy {
+ public:
+  // Queued on the device's stream, ahead of the kernels that read view().
+  ConvertedCopy(Device& device, const TensorView& src, DType dtype);
+  ConvertedCopy(const ConvertedCopy&) = delete;
+  ConvertedCopy& operator=(const ConvertedCopy&) = delete;
+
+  TensorView view() const { return TensorView(&tensor_); }
+
+ private:
+  DeviceScratch scratch_;
+  std::vector<int64_t> sizes_;
+  std::vector<int64_t> strides_;
+  DLTensor tensor_{};
+};
+
+}  // namespace bp::cuda
