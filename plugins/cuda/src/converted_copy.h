@@ -5,8 +5,7 @@
 
 #include "tensor_access.h"
 
-#include <cstdint>
-#include <vector>
+#include <backplane/sdk/dense_tensor.hpp>
 
 namespace bp::cuda {
 
@@ -17,13 +16,11 @@ class ConvertedCopy {
   ConvertedCopy(const ConvertedCopy&) = delete;
   ConvertedCopy& operator=(const ConvertedCopy&) = delete;
 
-  TensorView view() const { return TensorView(&tensor_); }
+  TensorView view() const { return dense_.view(); }
 
  private:
   DeviceScratch scratch_;
-  std::vector<int64_t> sizes_;
-  std::vector<int64_t> strides_;
-  DLTensor tensor_{};
+  plugin::DenseTensor dense_;
 };
 
 }  // namespace bp::cuda

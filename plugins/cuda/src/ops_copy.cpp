@@ -73,16 +73,10 @@ void copy_elements(Device& device, std::span<const int64_t> sizes, const Element
 }  // namespace
 
 ConvertedCopy::ConvertedCopy(Device& device, const TensorView& src, DType dtype)
-    : scratch_(device), sizes_(src.sizes().begin(), src.sizes().end()), strides_(plugin::contiguous_strides(sizes_)) {
-  const size_t element = element_size(dtype);
-  tensor_.data = scratch_.allocate(static_cast<size_t>(src.numel()) * element);
-  tensor_.device = src.device();
-  tensor_.ndim = static_cast<int32_t>(sizes_.size());
-  tensor_.dtype = to_dlpack(dtype);
-  tensor_.shape = sizes_.data();
-  tensor_.strides = strides_.data();
-  copy_elements(device, sizes_, {{static_cast<char*>(tensor_.data), strides_, element}, dtype},
-                {operand_of(src), src.dtype()});
+    : scratch_(device),
+      dense_(scratch_.allocate(static_cast<size_t>(src.numel()) * element_size(dtype)), src.device(), dtype,
+             src.sizes()) {
+  copy_elements(device, src.sizes(), {operand_of(dense_.view()), dtype}, {operand_of(src), src.dtype()});
 }
 
 void copy_(const TensorView& self, const TensorView& src, bool /*non_blocking: copies are queued in order*/) {

@@ -5,11 +5,10 @@
 
 #include "cl_call.h"
 
+#include <backplane/sdk/dense_tensor.hpp>
 #include <backplane/sdk/tensor_view.hpp>
 
-#include <cstdint>
 #include <string_view>
-#include <vector>
 
 namespace bp::opencl {
 
@@ -20,13 +19,11 @@ class ConvertedCopy {
   ConvertedCopy(const ConvertedCopy&) = delete;
   ConvertedCopy& operator=(const ConvertedCopy&) = delete;
 
-  plugin::TensorView view() const { return plugin::TensorView(&tensor_); }
+  plugin::TensorView view() const { return dense_.view(); }
 
  private:
   OwnedBuffer buffer_;
-  std::vector<int64_t> sizes_;
-  std::vector<int64_t> strides_;
-  DLTensor tensor_{};
+  plugin::DenseTensor dense_;
 };
 
 }  // namespace bp::opencl

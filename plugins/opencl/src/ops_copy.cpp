@@ -16,6 +16,14 @@
 namespace bp::opencl {
 namespace {
 
+// A buffer of its own for `bytes`, which must not be 0.
+OwnedBuffer allocate_buffer(std::string_view op, Device& device, size_t bytes) {
+  cl_int error = CL_SUCCESS;
+  OwnedBuffer buffer(clCreateBuffer(device.context(), CL_MEM_READ_WRITE, bytes, nullptr, &error));
+  check_cl(error, std::string(op) + ": allocating " + std::to_string(bytes) + " bytes on " + device.label());
+  return buffer;
+}
+
 // Elements of one dtype at a strided address: a tensor, or a slice of one.
 struct Elements {
   Operand at;
@@ -55,12 +63,7 @@ void copy_elements(Device& device, std::string_view op, std::span<const int64_t>
       return;  // a tensor copied onto itself
     }
     // Elements written before others are read: stage the source in a scratch buffer.
-    cl_int error = CL_SUCCESS;
-    int64_t numel = 1;
-    for (int64_t size : sizes) numel *= size;
-    const size_t bytes = static_cast<size_t>(numel) * element_size(src.dtype);
-    const OwnedBuffer scratch(clCreateBuffer(device.context(), CL_MEM_READ_WRITE, bytes, nullptr, &error));
-    check_cl(error, std::string(op) + ": allocating " + std::to_string(bytes) + " bytes on " + device.label());
+    const OwnedBuffer scratch = allocate_buffer(op, device, static_cast<size_t>(shape.numel) * element_size(src.dtype));
     const std::vector<int64_t> dense_strides = plugin::contiguous_strides(sizes);
     const Elements staged{{{scratch.get(), 0}, dense_strides}, src.dtype};
     copy_elements(device, op, sizes, staged, src);
@@ -89,19 +92,10 @@ void copy_elements(Device& device, std::string_view op, std::span<const int64_t>
 }  // namespace
 
 ConvertedCopy::ConvertedCopy(std::string_view op, const TensorView& src, DType dtype)
-    : sizes_(src.sizes().begin(), src.sizes().end()), strides_(plugin::contiguous_strides(sizes_)) {
-  Device& device = device_of(src);
-  const size_t bytes = static_cast<size_t>(src.numel()) * element_size(dtype);
-  cl_int error = CL_SUCCESS;
-  buffer_ = OwnedBuffer(clCreateBuffer(device.context(), CL_MEM_READ_WRITE, bytes, nullptr, &error));
-  check_cl(error, std::string(op) + ": allocating " + std::to_string(bytes) + " bytes on " + device.label());
-  tensor_.data = buffer_.get();
-  tensor_.device = src.device();
-  tensor_.ndim = static_cast<int32_t>(sizes_.size());
-  tensor_.dtype = to_dlpack(dtype);
-  tensor_.shape = sizes_.data();
-  tensor_.strides = strides_.data();
-  copy_elements(device, op, sizes_, {{{buffer_.get(), 0}, strides_}, dtype}, {operand_of(src), src.dtype()});
+    : buffer_(allocate_buffer(op, device_of(src), static_cast<size_t>(src.numel()) * element_size(dtype))),
+      dense_(buffer_.get(), src.device(), dtype, src.sizes()) {
+  copy_elements(device_of(src), op, src.sizes(), {{{buffer_.get(), 0}, dense_.strides()}, dtype},
+                {operand_of(src), src.dtype()});
 }
 
 void copy_(const TensorView& self, const TensorView& src, bool /*non_blocking: the queue keeps order*/) {
