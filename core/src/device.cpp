@@ -70,11 +70,12 @@ Device parse_device(std::string_view spec, const Registry& registry) {
   return Device(*type, static_cast<int16_t>(index));
 }
 
-void check_device_exists(Device device, std::string_view what) {
+const Backend* backend_of_existing_device(Device device, std::string_view what) {
   const Registry& registry = Registry::get();
+  const Backend* backend = registry.backend(device.type());
   const int64_t count = device_count_of(registry, device.type());
-  if (device.index() >= 0 && device.index() < count) return;
-  if (!device.is_cpu() && registry.backend(device.type()) == nullptr) {
+  if (device.index() >= 0 && device.index() < count) return backend;
+  if (!device.is_cpu() && backend == nullptr) {
     throw Error(fmt::format("{}: no backend is loaded for device type {}; make devices from "
                             "strings (bp::Device(\"cuda:0\")), which name the loaded backends",
                             what, device.type()));

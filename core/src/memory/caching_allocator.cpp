@@ -82,10 +82,8 @@ struct Pool {
 // Host memory needs no plugin, so host tensors work before (or without) any plugin loading.
 const Backend* backend_owning_memory(Device device) {
   if (device == Device::cpu()) return nullptr;
-  check_device_exists(device, "allocate");
-  if (device.is_cpu()) return nullptr;
-  const Backend* backend = Registry::get().backend(device.type());
-  return backend->uses_host_memory() ? nullptr : backend;
+  const Backend* backend = backend_of_existing_device(device, "allocate");
+  return backend == nullptr || backend->uses_host_memory() ? nullptr : backend;
 }
 
 uint32_t pool_key(Device device) {

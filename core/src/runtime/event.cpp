@@ -30,13 +30,13 @@ long long host_clock_ns() {
 }  // namespace
 
 void synchronize(Device device) {
-  detail::check_device_exists(device, "synchronize");
-  if (const detail::Backend* backend = backend_of(device)) backend->synchronize(device.index());
+  if (const detail::Backend* backend = detail::backend_of_existing_device(device, "synchronize")) {
+    backend->synchronize(device.index());
+  }
 }
 
 Event::Event(Device device) : device_(device) {
-  detail::check_device_exists(device, "Event");
-  const detail::Backend* backend = backend_of(device);
+  const detail::Backend* backend = detail::backend_of_existing_device(device, "Event");
   if (backend != nullptr && backend->has_events()) handle_ = backend->create_event(device.index());
 }
 

@@ -79,8 +79,9 @@ class Registry {
 // what is wrong with a malformed string, an unknown backend or an index out of range.
 Device parse_device(std::string_view spec, const Registry& registry);
 
-// Throws a bp::Error, naming `what` (the call), unless `device` is a device of a loaded
-// backend: Device(type, index) is built from numbers that nothing else checks.
-void check_device_exists(Device device, std::string_view what);
+// The backend of `device`, or nullptr for the host when no cpu plugin is loaded. A bp::Error,
+// naming `what` (the call), unless `device` is a device of a loaded backend: Device(type,
+// index) is built from numbers that nothing else checks.
+const Backend* backend_of_existing_device(Device device, std::string_view what);
 
 }  // namespace bp::detail
