@@ -148,6 +148,18 @@ TEST_CASE("plugin failures are warnings on stderr and bp-info still exits 0") {
   CHECK(contains(result.out, fixture_path("garbage")));
 }
 
+TEST_CASE("a plugin whose shutdown throws is logged at exit, and the process exits as usual") {
+  const std::string plugin =
+      fixture_dir() + "/shutdown_throws/libbackplane_fixture_shutdown_throws.so";
+  const ChildResult result = run_bp_info({}, {{"BACKPLANE_PLUGIN_PATH", plugin}});
+  CHECK(result.exit_code == 0);
+  CHECK(contains(result.out, "fixture_shutdown_throws 0.0.1"));
+  CHECK(contains(result.err,
+                 "[backplane] warn: backend 'fixture_shutdown_throws' did not shut down cleanly: "
+                 "its shutdown let a C++ exception escape (fixture_shutdown_throws: the device "
+                 "hung up)"));
+}
+
 TEST_CASE("bp-info shows devices, events and op coverage with the ops a plugin lacks") {
   const ChildResult result = run_bp_info({}, {{"BACKPLANE_PLUGIN_PATH", fixture_dir()}});
   REQUIRE(result.exit_code == 0);
