@@ -96,14 +96,12 @@ void set_preference(cublasLtMatmulPreference_t preference, cublasLtMatmulPrefere
                "describing a product");
 }
 
-// cuBLASLt's epilogue for a bias, an activation, both or neither. Its GELU is the tanh
-// approximation.
+// cuBLASLt's epilogue for a bias, an activation, both or neither.
 cublasLtEpilogue_t epilogue_of(const BlasProduct& product) {
   const bool bias = product.bias != nullptr;
   switch (product.activation) {
     case BlasActivation::None: return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
     case BlasActivation::Relu: return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-    case BlasActivation::GeluTanh: return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
   }
   return CUBLASLT_EPILOGUE_DEFAULT;
 }

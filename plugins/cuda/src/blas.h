@@ -29,8 +29,10 @@ struct BlasMatrix {
   bool transposed = false;  // A and B only
 };
 
-// What cuBLASLt's epilogue applies to each element of D last.
-enum class BlasActivation { None, Relu, GeluTanh };
+// What cuBLASLt's epilogue applies to each element of D last. Only ReLU: cuBLASLt's GELU epilogue
+// is not the tanh formula the other backends compute (see plugins/cuda/README.md), so the plugin
+// applies GELU in a pass of its own.
+enum class BlasActivation { None, Relu };
 
 // D = activation(alpha * op(A) @ op(B) + beta * D) for each of `batches` products, plus, with a
 // bias, the bias vector (one element per row of D, unscaled) added to every column before the
