@@ -166,8 +166,6 @@ __device__ __forceinline__ float math_sqrt(float x) { return sqrtf(x); }
 __device__ __forceinline__ double math_sqrt(double x) { return sqrt(x); }
 __device__ __forceinline__ float math_tanh(float x) { return tanhf(x); }
 __device__ __forceinline__ double math_tanh(double x) { return tanh(x); }
-__device__ __forceinline__ float math_erfc(float x) { return erfcf(x); }
-__device__ __forceinline__ double math_erfc(double x) { return erfc(x); }
 
 // --- vectors ------------------------------------------------------------------------------------
 

@@ -66,13 +66,31 @@ struct Sigmoid {
   __device__ C operator()(C x) const { return C(1) / (C(1) + math_exp(-x)); }
 };
 
-// GELU, exact: x * Phi(x) with Phi the standard normal CDF, as x/2 erfc(-x / sqrt 2), which
-// does not cancel for negative x as 1 + erf(x / sqrt 2) does.
+// The standard normal CDF in float, Phi(x) = erfc(-x / sqrt 2) / 2, through the Chebyshev fit of
+// erfc in Numerical Recipes in C (2nd ed., section 6.2; fractional error below 1.2e-7): one
+// reciprocal and one exp, about half the instructions of CUDA's erfcf, which made GELU on 16-bit
+// data bound by arithmetic rather than memory. In float its error stays below 1e-5 relative for
+// x >= -9, where Phi is above 1e-19.
+__device__ __forceinline__ float standard_normal_cdf(float x) {
+  const float z = fabsf(x) * 0.70710678118654752f;
+  const float t = 1.0f / (1.0f + 0.5f * z);
+  const float series =
+      t * (1.00002368f +
+           t * (0.37409196f +
+                t * (0.09678418f +
+                     t * (-0.18628806f +
+                          t * (0.27886807f + t * (-1.13520398f + t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f))))))));
+  const float lower_tail = 0.5f * t * math_exp(-z * z - 1.26551223f + series);  // Phi(-|x|)
+  return x < 0 ? lower_tail : 1.0f - lower_tail;
+}
+
+// GELU, exact: x * Phi(x) with Phi the standard normal CDF, computed from the lower tail so that
+// it does not cancel for negative x as 1 + erf(x / sqrt 2) does.
 struct GeluErf {
-  template <typename C>
-  __device__ C operator()(C x) const {
-    constexpr C kSqrt2 = C(1.41421356237309504880);
-    return C(0.5) * x * math_erfc(-x / kSqrt2);
+  __device__ float operator()(float x) const { return x * standard_normal_cdf(x); }
+  __device__ double operator()(double x) const {
+    constexpr double kSqrt2 = 1.41421356237309504880;
+    return 0.5 * x * erfc(-x / kSqrt2);
   }
 };
 
