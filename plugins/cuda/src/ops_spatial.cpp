@@ -8,6 +8,8 @@
 #if BACKPLANE_CUDA_CUDNN
 #include "cudnn_conv.h"
 #include "environment.h"
+
+#include <functional>
 #endif
 
 #include <backplane/sdk/window2d.hpp>
@@ -39,20 +41,25 @@ SlidingWindow sliding_window(const plugin::Window2d& window) {
   return result;
 }
 
-// out += bias along dim 1, in place.
-void add_bias(Device& device, const TensorView& bias, const TensorView& out) {
+#if BACKPLANE_CUDA_CUDNN
+// out = bias along dim 1, broadcast over the other dims.
+void fill_with_bias(Device& device, const TensorView& bias, const TensorView& out) {
   DimValues<int64_t> strides(4, 0);
   strides[1] = bias.stride(0);
-  const Operand target = operand_of(out);
-  for_each_launch<3>(device, out.sizes(), {target, target, Operand{address_of(bias), strides.span(), element_size(bias.dtype())}},
-                     [&](const ElementwiseLaunch<3>& launch) { launch_binary(BinaryOp::Add, out.dtype(), launch, 1); });
+  const size_t element_bytes = element_size(out.dtype());
+  for_each_launch<2>(device, out.sizes(), {operand_of(out), Operand{address_of(bias), strides.span(), element_bytes}},
+                     [&](const ElementwiseLaunch<2>& launch) { launch_copy_bits(element_bytes, launch); });
 }
 
-#if BACKPLANE_CUDA_CUDNN
 // cuDNN reads weights as a dense NCHW array.
-bool conv2d_through_cudnn(Device& device, const Image& input, const TensorView& weight, const Image& out,
-                          const SlidingWindow& window, int64_t groups, DType dtype) {
-  if (weight.is_contiguous()) return cudnn_conv2d(device, dtype, input, image_of(weight), out, window, groups);
+bool conv2d_through_cudnn(Device& device, const Image& input, const TensorView& weight, const TensorView* bias,
+                          const TensorView& out, const SlidingWindow& window, int64_t groups) {
+  const DType dtype = out.dtype();
+  std::function<void()> write_bias;
+  if (bias) write_bias = [&] { fill_with_bias(device, *bias, out); };
+  if (weight.is_contiguous()) {
+    return cudnn_conv2d(device, dtype, input, image_of(weight), image_of(out), window, groups, write_bias);
+  }
   DeviceScratch scratch(device);
   Image dense = image_of(weight);
   dense.data = scratch.allocate(static_cast<size_t>(weight.numel()) * element_size(dtype));
@@ -65,7 +72,7 @@ bool conv2d_through_cudnn(Device& device, const Image& input, const TensorView& 
   for_each_launch<2>(device, weight.sizes(),
                      {Operand{static_cast<char*>(dense.data), dense_strides, element_size(dtype)}, operand_of(weight)},
                      [&](const ElementwiseLaunch<2>& launch) { launch_copy_bits(element_size(dtype), launch); });
-  return cudnn_conv2d(device, dtype, input, dense, out, window, groups);
+  return cudnn_conv2d(device, dtype, input, dense, image_of(out), window, groups, write_bias);
 }
 #endif
 
@@ -88,10 +95,7 @@ void conv2d_out(const TensorView& input, const TensorView& weight, const TensorV
   const SlidingWindow sliding = sliding_window(window);
   const Image in = image_of(input), result = image_of(out);
 #if BACKPLANE_CUDA_CUDNN
-  if (cudnn_allowed() && conv2d_through_cudnn(device, in, weight, result, sliding, groups, out.dtype())) {
-    if (bias) add_bias(device, *bias, out);
-    return;
-  }
+  if (cudnn_allowed() && conv2d_through_cudnn(device, in, weight, bias, out, sliding, groups)) return;
 #endif
   launch_conv2d(out.dtype(), in, image_of(weight), bias ? address_of(*bias) : nullptr, bias ? bias->stride(0) : 0,
                 result, sliding, groups, device.launch_target());
