@@ -213,7 +213,20 @@ bool close(double actual, double expected, Tolerance tolerance) {
 
 }  // namespace
 
-void check_tensor(const Tensor& actual, const Shape& sizes, DType dtype, const Values& expected) {
+void check_tensor(const Tensor& actual, const Shape& sizes, DType dtype, const Values& expected,
+                  double extra_absolute) {
+  check_tensor(actual, sizes, dtype, expected, Values(expected.size(), extra_absolute));
+}
+
+double unit_in_last_place(DType dtype, double value) {
+  int exponent = 0;
+  std::frexp(value, &exponent);  // |value| in [2^(exponent - 1), 2^exponent)
+  const int stored_fraction_bits = dtype == bp::kBFloat16 ? 7 : dtype == bp::kFloat16 ? 10 : dtype == bp::kFloat32 ? 23 : 52;
+  return std::ldexp(1.0, exponent - 1 - stored_fraction_bits);
+}
+
+void check_tensor(const Tensor& actual, const Shape& sizes, DType dtype, const Values& expected,
+                  const Values& extra_absolute) {
   REQUIRE(actual.defined());
   const Shape actual_shape = shape_of(actual);
   CHECK_MESSAGE(actual_shape == sizes,
@@ -225,12 +238,13 @@ void check_tensor(const Tensor& actual, const Shape& sizes, DType dtype, const V
   if (actual_shape != sizes || actual.dtype() != dtype) return;
 
   const Values values = values_of(actual);
-  const Tolerance tolerance = tolerance_for(dtype);
+  REQUIRE(extra_absolute.size() == expected.size());
+  const Tolerance dtype_tolerance = tolerance_for(dtype);
   std::ostringstream mismatches;
   size_t mismatch_count = 0;
   for (size_t i = 0; i < values.size(); ++i) {
     const double want = stored_as(dtype, expected[i]);
-    if (close(values[i], want, tolerance)) continue;
+    if (close(values[i], want, {dtype_tolerance.relative, dtype_tolerance.absolute + extra_absolute[i]})) continue;
     if (++mismatch_count <= 5)
       mismatches << " [" << i << "] " << values[i] << " != " << want << ";";
   }

@@ -80,8 +80,16 @@ double stored_as(DType dtype, double value);
 
 // Checks `actual`'s shape, dtype and every element against `expected` (row-major): exact for
 // integers and Bool, relative tolerance for floats (1e-5 Float, 1e-12 Double, 1e-2 for the
-// 16-bit floats); NaN matches NaN and infinities match themselves.
-void check_tensor(const Tensor& actual, const Shape& sizes, DType dtype, const Values& expected);
+// 16-bit floats), plus `extra_absolute` for an op whose kernels may round intermediate values to
+// the dtype; NaN matches NaN and infinities match themselves.
+void check_tensor(const Tensor& actual, const Shape& sizes, DType dtype, const Values& expected,
+                  double extra_absolute = 0);
+// The same with an extra absolute tolerance of its own for each element.
+void check_tensor(const Tensor& actual, const Shape& sizes, DType dtype, const Values& expected,
+                  const Values& extra_absolute);
+
+// The distance from |value| to the next larger value of the floating `dtype`.
+double unit_in_last_place(DType dtype, double value);
 
 // Checks that `body` throws a bp::Error whose message contains `fragment`.
 void check_error(const std::function<void()>& body, const std::string& fragment);
