@@ -45,11 +45,20 @@ using FilterDesc = std::unique_ptr<std::remove_pointer_t<cudnnFilterDescriptor_t
 using ConvDesc = std::unique_ptr<std::remove_pointer_t<cudnnConvolutionDescriptor_t>,
                                  Destroyer<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor>>;
 
-// One device's cuDNN handle and chosen algorithms. Handles live as long as the process.
+// A problem's descriptors, made once, and the algorithm chosen for it: a repeated convolution
+// then hands cuDNN the descriptors it has seen, as an application that keeps its own does.
+struct Problem {
+  TensorDesc x, y;
+  FilterDesc w;
+  ConvDesc conv;
+  cudnnConvolutionFwdAlgoPerf_t algorithm{};
+};
+
+// One device's cuDNN handle and the problems it has met. Both live as long as the process.
 struct Context {
   cudnnHandle_t handle = nullptr;
-  std::mutex mutex;  // the handle's stream, and the algorithm cache
-  std::map<std::vector<int64_t>, cudnnConvolutionFwdAlgoPerf_t> algorithms;
+  std::mutex mutex;  // the handle's stream, and the problems
+  std::map<std::vector<int64_t>, Problem> problems;
 };
 
 Context& context_of(Device& device) {
@@ -126,6 +135,34 @@ std::vector<int64_t> problem_key(DType dtype, const Image& input, const Image& w
   return key;
 }
 
+// The descriptors of a problem, its math type the dtype's.
+Problem describe(DType dtype, const Image& input, const Image& weight, const Image& out, const SlidingWindow& window,
+                 int64_t groups) {
+  const cudnnDataType_t type = data_type(dtype);
+  Problem problem;
+  problem.x = tensor_desc(input, type);
+  problem.y = tensor_desc(out, type);
+  cudnnFilterDescriptor_t raw_filter = nullptr;
+  check_cudnn(cudnnCreateFilterDescriptor(&raw_filter), "describing a filter");
+  problem.w.reset(raw_filter);
+  check_cudnn(cudnnSetFilter4dDescriptor(raw_filter, type, CUDNN_TENSOR_NCHW, static_cast<int>(weight.sizes[0]),
+                                         static_cast<int>(weight.sizes[1]), static_cast<int>(weight.sizes[2]),
+                                         static_cast<int>(weight.sizes[3])),
+              "describing a filter");
+  cudnnConvolutionDescriptor_t raw_conv = nullptr;
+  check_cudnn(cudnnCreateConvolutionDescriptor(&raw_conv), "describing a convolution");
+  problem.conv.reset(raw_conv);
+  const cudnnDataType_t compute = dtype == DType::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  check_cudnn(cudnnSetConvolution2dDescriptor(raw_conv, static_cast<int>(window.padding[0]),
+                                              static_cast<int>(window.padding[1]), static_cast<int>(window.stride[0]),
+                                              static_cast<int>(window.stride[1]), static_cast<int>(window.dilation[0]),
+                                              static_cast<int>(window.dilation[1]), CUDNN_CROSS_CORRELATION, compute),
+              "describing a convolution");
+  check_cudnn(cudnnSetConvolutionGroupCount(raw_conv, static_cast<int>(groups)), "describing a convolution");
+  check_cudnn(cudnnSetConvolutionMathType(raw_conv, math_type(dtype)), "describing a convolution");
+  return problem;
+}
+
 // Workspace cuDNN's algorithms may use while they are measured: what the fastest of them asked
 // for on ResNet-50's layers fits well within it.
 constexpr size_t kSearchWorkspaceBytes = size_t{512} << 20;
@@ -134,10 +171,8 @@ constexpr size_t kSearchWorkspaceBytes = size_t{512} << 20;
 // their results, overwritten afterwards), or a result whose status is not SUCCESS where none ran.
 // Measured rather than taken from cuDNN's heuristic, whose first choice ran ResNet-50's layers in
 // float16 at 0.2 to 0.7 times the speed of the fastest on an H200.
-cudnnConvolutionFwdAlgoPerf_t fastest_algorithm(Device& device, cudnnHandle_t handle, cudnnTensorDescriptor_t x,
-                                                const Image& input, cudnnFilterDescriptor_t w, const Image& weight,
-                                                cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y,
-                                                const Image& out) {
+cudnnConvolutionFwdAlgoPerf_t fastest_algorithm(Device& device, cudnnHandle_t handle, const Problem& problem,
+                                                const Image& input, const Image& weight, const Image& out) {
   cudnnConvolutionFwdAlgoPerf_t chosen{};
   chosen.status = CUDNN_STATUS_NOT_SUPPORTED;
   DeviceScratch scratch(device);
@@ -155,7 +190,8 @@ cudnnConvolutionFwdAlgoPerf_t fastest_algorithm(Device& device, cudnnHandle_t ha
   cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int count = 0;
   const cudnnStatus_t status =
-      cudnnFindConvolutionForwardAlgorithmEx(handle, x, input.data, w, weight.data, conv, y, out.data,
+      cudnnFindConvolutionForwardAlgorithmEx(handle, problem.x.get(), input.data, problem.w.get(), weight.data,
+                                             problem.conv.get(), problem.y.get(), out.data,
                                              CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, results, workspace,
                                              workspace_bytes);
   if (declined(status)) return chosen;
@@ -175,51 +211,34 @@ bool cudnn_conv2d(Device& device, DType dtype, const Image& input, const Image& 
   // unwritten; the implicit-GEMM kernel writes the zeros of an empty sum.
   if (is_empty(input) || is_empty(weight) || is_empty(out)) return false;
   if (!fits_int(input) || !fits_int(weight) || !fits_int(out) || groups > INT_MAX) return false;
-  const cudnnDataType_t type = data_type(dtype);
   Context& context = context_of(device);
   const DeviceGuard guard(device.index());
 
-  const TensorDesc x = tensor_desc(input, type), y = tensor_desc(out, type);
-  cudnnFilterDescriptor_t raw_filter = nullptr;
-  check_cudnn(cudnnCreateFilterDescriptor(&raw_filter), "describing a filter");
-  const FilterDesc w(raw_filter);
-  check_cudnn(cudnnSetFilter4dDescriptor(raw_filter, type, CUDNN_TENSOR_NCHW, static_cast<int>(weight.sizes[0]),
-                                         static_cast<int>(weight.sizes[1]), static_cast<int>(weight.sizes[2]),
-                                         static_cast<int>(weight.sizes[3])),
-              "describing a filter");
-  cudnnConvolutionDescriptor_t raw_conv = nullptr;
-  check_cudnn(cudnnCreateConvolutionDescriptor(&raw_conv), "describing a convolution");
-  const ConvDesc conv(raw_conv);
-  const cudnnDataType_t compute = dtype == DType::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-  check_cudnn(cudnnSetConvolution2dDescriptor(raw_conv, static_cast<int>(window.padding[0]),
-                                              static_cast<int>(window.padding[1]), static_cast<int>(window.stride[0]),
-                                              static_cast<int>(window.stride[1]), static_cast<int>(window.dilation[0]),
-                                              static_cast<int>(window.dilation[1]), CUDNN_CROSS_CORRELATION, compute),
-              "describing a convolution");
-  check_cudnn(cudnnSetConvolutionGroupCount(raw_conv, static_cast<int>(groups)), "describing a convolution");
-  check_cudnn(cudnnSetConvolutionMathType(raw_conv, math_type(dtype)), "describing a convolution");
-
   std::lock_guard lock(context.mutex);
   const std::vector<int64_t> key = problem_key(dtype, input, weight, out, window, groups);
-  auto found = context.algorithms.find(key);
-  if (found == context.algorithms.end()) {
-    const cudnnConvolutionFwdAlgoPerf_t chosen =
-        fastest_algorithm(device, context.handle, x.get(), input, w.get(), weight, conv.get(), y.get(), out);
-    found = context.algorithms.emplace(key, chosen).first;
+  auto found = context.problems.find(key);
+  if (found == context.problems.end()) {
+    Problem problem = describe(dtype, input, weight, out, window, groups);
+    problem.algorithm = fastest_algorithm(device, context.handle, problem, input, weight, out);
+    if (problem.algorithm.status == CUDNN_STATUS_SUCCESS) {
+      // The math type the algorithm was measured with (the descriptor's, or a compatible one),
+      // but never tensor-op math (TF32) for float32 unless BACKPLANE_CUDA_ALLOW_TF32 allows it.
+      const bool tf32_forbidden = dtype == DType::Float32 && !tf32_allowed();
+      check_cudnn(cudnnSetConvolutionMathType(problem.conv.get(),
+                                              tf32_forbidden ? CUDNN_FMA_MATH : problem.algorithm.mathType),
+                  "describing a convolution");
+    }
+    found = context.problems.emplace(key, std::move(problem)).first;
   }
   // Where cuDNN declines the chosen algorithm later on, the cache remembers that too.
-  cudnnConvolutionFwdAlgoPerf_t& algorithm = found->second;
+  Problem& problem = found->second;
+  cudnnConvolutionFwdAlgoPerf_t& algorithm = problem.algorithm;
   if (algorithm.status != CUDNN_STATUS_SUCCESS) return false;
   const auto decline = [&algorithm](cudnnStatus_t status) {
     if (!declined(status)) return false;
     algorithm.status = status;
     return true;
   };
-  // The math type the algorithm was measured with (the descriptor's, or a compatible one), but never
-  // tensor-op math (TF32) for float32 unless BACKPLANE_CUDA_ALLOW_TF32 allows it.
-  const bool tf32_forbidden = dtype == DType::Float32 && !tf32_allowed();
-  check_cudnn(cudnnSetConvolutionMathType(raw_conv, tf32_forbidden ? CUDNN_FMA_MATH : algorithm.mathType),
-              "describing a convolution");
 
   // The workspace the algorithm took when it was measured, with the same math type.
   const size_t workspace_bytes = algorithm.memory;
@@ -244,9 +263,9 @@ bool cudnn_conv2d(Device& device, DType dtype, const Image& input, const Image& 
   const float one_f = 1, beta_f = static_cast<float>(beta);
   const bool scale64 = dtype == DType::Float64;
   const cudnnStatus_t ran = cudnnConvolutionForward(
-      context.handle, scale64 ? static_cast<const void*>(&one) : &one_f, x.get(), input.data, w.get(), weight.data,
-      conv.get(), algorithm.algo, workspace, workspace_bytes, scale64 ? static_cast<const void*>(&beta) : &beta_f,
-      y.get(), out.data);
+      context.handle, scale64 ? static_cast<const void*>(&one) : &one_f, problem.x.get(), input.data, problem.w.get(),
+      weight.data, problem.conv.get(), algorithm.algo, workspace, workspace_bytes,
+      scale64 ? static_cast<const void*>(&beta) : &beta_f, problem.y.get(), out.data);
   if (decline(ran)) return false;
   check_cudnn(ran, device.label() + ": cudnnConvolutionForward");
   return true;
