@@ -182,6 +182,7 @@ struct RowCase {
   size_t shared_memory;
   bool cached;
   const char* what;
+  int64_t step = 1;
 };
 
 const std::vector<RowCase> kRowCases = {
@@ -189,13 +190,18 @@ const std::vector<RowCase> kRowCases = {
     {6, 700, 701, 0, 16, 48 * 1024, true, "teams of two warps, rows in shared memory"},
     {6, 700, 701, 0, 16, 1024, false, "rows longer than shared memory"},
     {4, 3000, 3000, 2, 1, 1024, false, "teams of 512 threads, rows longer than shared memory"},
+    // Input, cache and output all on 16-byte boundaries: vectors in every pass.
+    {8, 1024, 1024, 0, 16, 48 * 1024, true, "aligned rows in shared memory"},
+    {8, 1024, 1024, 0, 16, 1024, false, "aligned rows longer than shared memory"},
+    // Members every other element: no vectors in, single members in the cache.
+    {5, 300, 601, 0, 16, 48 * 1024, true, "strided members in shared memory", 2},
 };
 
 TEST_CASE("emulated softmax and log_softmax: rows in and beyond shared memory, and columns") {
   for (const RowCase& c : kRowCases) {
     for (const bool logarithm : {false, true}) {
       INFO(c.what << ", " << (logarithm ? "log_softmax" : "softmax"));
-      Matrix m(c.rows, c.columns, c.pitch, c.offset, 5);
+      Matrix m(c.rows, c.columns, c.pitch, c.offset, 5, c.step);
       std::vector<float> out(static_cast<size_t>(c.rows * c.columns), std::nanf(""));
       const auto shape = groups_of<2>(m, true, {std::array<int64_t, 2>{c.columns, 1}});
       CHECK(run_cached_rows(shape.groups, shape.group_size, c.members_per_thread, small_device(1, c.shared_memory),
@@ -239,7 +245,7 @@ TEST_CASE("emulated layer norm and RMS norm: rows in and beyond shared memory, w
   using bp::cuda::kNormOperands;
   for (const RowCase& c : kRowCases) {
     INFO(c.what);
-    Matrix m(c.rows, c.columns, c.pitch, c.offset, 7);
+    Matrix m(c.rows, c.columns, c.pitch, c.offset, 7, c.step);
     Matrix weight(1, c.columns, c.columns, 0, 8), bias(1, c.columns, c.columns, 0, 9);
     std::vector<float> out(static_cast<size_t>(c.rows * c.columns), std::nanf("")), rms_out = out;
     std::vector<float> mean(static_cast<size_t>(c.rows), std::nanf("")), rstd = mean;

@@ -82,6 +82,22 @@ TEST_CASE("row layouts launch for any groups, and split only a few long groups")
   CHECK(short_rows.slots == kGroupBlockThreads / 2);
 }
 
+TEST_CASE("teams are sized by the bytes each thread reads, so 16-bit rows take half the team of float32 ones") {
+  using bp::cuda::kRowBytesPerThread;
+  using bp::cuda::members_per_thread;
+  const LaunchTarget& h200 = kTargets[0];
+  // Four 16-byte vectors a thread: 8192 floats take 512 threads, 8192 bfloat16 256, and rows of
+  // 4096 bfloat16 two teams of 128 to a block.
+  CHECK(bp::cuda::row_layout(8192, 8192, members_per_thread(kRowBytesPerThread, 4), 512, false, h200).team == 512);
+  CHECK(bp::cuda::row_layout(8192, 8192, members_per_thread(kRowBytesPerThread, 2), 512, false, h200).team == 256);
+  const RowLayout short_rows =
+      bp::cuda::row_layout(32768, 4096, members_per_thread(kRowBytesPerThread, 2), 512, false, h200);
+  CHECK(short_rows.team == 128);
+  CHECK(short_rows.slots == 2);
+  // The reductions read eight vectors a thread.
+  CHECK(members_per_thread(bp::cuda::kReductionBytesPerThread, 2) == 64);
+}
+
 TEST_CASE("cached row layouts keep a row in shared memory exactly when it fits beside the kernel's own") {
   for (const LaunchTarget& target : kTargets) {
     for (const int64_t groups : kGroupCounts) {

@@ -19,6 +19,17 @@ inline constexpr int kGroupBlockThreads = 256;
 inline constexpr int kColumnGroups = 32;
 inline constexpr int kColumnSlices = 8;
 
+// Bytes of a group each thread of a row-layout team reads, about: four 16-byte vectors for
+// softmax and the norms, eight for the reductions. Teams are sized by bytes, not members, so
+// that a 16-bit row gets as many vectors per thread as a float32 one, in half the team.
+inline constexpr int64_t kRowBytesPerThread = 64;
+inline constexpr int64_t kReductionBytesPerThread = 128;
+
+// The members per thread that make `bytes_per_thread` of `element_size`-byte members.
+inline constexpr int64_t members_per_thread(int64_t bytes_per_thread, size_t element_size) {
+  return bytes_per_thread / static_cast<int64_t>(element_size);
+}
+
 // What every kernel may use without opting in: static and dynamic shared memory together.
 inline constexpr size_t kDefaultSharedMemory = 48 * 1024;
 

@@ -21,9 +21,6 @@ struct BatchNorm {
   }
 };
 
-// Each thread of a team handles about this many members.
-constexpr int64_t kNormMembersPerThread = 16;
-
 }  // namespace
 
 void launch_layer_norm(DType dtype, const GroupShape<kNormOperands>& shape, const void* const* data, double eps,
@@ -34,7 +31,8 @@ void launch_layer_norm(DType dtype, const GroupShape<kNormOperands>& shape, cons
     auto operand = [&](int k) { return static_cast<T*>(const_cast<void*>(data[k])); };
     const CachedRowLayout layout =
         prepare_cached_rows(reinterpret_cast<const void*>(&layer_norm_rows<T>), "layer_norm", shape.groups,
-                            shape.group_size, sizeof(T), kNormMembersPerThread, target);
+                            shape.group_size, sizeof(compute_t<T>),
+                            members_per_thread(kRowBytesPerThread, sizeof(T)), target);
     layer_norm_rows<<<layout.rows.blocks, dim3(layout.rows.team, layout.rows.slots), layout.shared_bytes,
                       target.stream>>>(shape, operand(kNormInput), operand(kNormOut), operand(kNormMean),
                                        operand(kNormRstd), operand(kNormWeight), operand(kNormBias),
@@ -52,7 +50,8 @@ void launch_rms_norm(DType dtype, const GroupShape<3>& shape, const void* input,
     const C epsilon = eps ? static_cast<C>(*eps) : std::numeric_limits<C>::epsilon();
     const CachedRowLayout layout =
         prepare_cached_rows(reinterpret_cast<const void*>(&rms_norm_rows<T>), "rms_norm", shape.groups,
-                            shape.group_size, sizeof(T), kNormMembersPerThread, target);
+                            shape.group_size, sizeof(compute_t<T>),
+                            members_per_thread(kRowBytesPerThread, sizeof(T)), target);
     rms_norm_rows<<<layout.rows.blocks, dim3(layout.rows.team, layout.rows.slots), layout.shared_bytes,
                     target.stream>>>(shape, static_cast<const T*>(input), static_cast<T*>(out),
                                      static_cast<const T*>(weight), epsilon, layout.cached);

@@ -1,7 +1,7 @@
-// Layer norm and RMS norm take each group's statistics in one read of the input (for layer norm,
-// Welford's update per member, merged across a team), the group kept in shared memory when it
-// fits so that normalising reads it from there rather than from device memory again. Both
-// accumulate in float (double for Double).
+// Layer norm and RMS norm. A team reads each group once for its statistics, keeping it in shared
+// memory (in the compute type) when it fits, so that later passes read it from there rather than
+// from device memory again; groups that do not fit are read again for each pass. Both accumulate
+// in float (double for Double).
 //
 // Launched by norm.cu; a header so that the host tests compile these kernels too
 // (tests/cuda/emulated_launch.h).
@@ -15,72 +15,68 @@ namespace bp::cuda {
 // Internal to each includer: the kernel library and the host tests each compile their own.
 namespace {
 
-template <typename Acc>
-struct Moments {
-  Acc count;
-  Acc mean;
-  Acc m2;  // the sum of squared deviations from the mean
-};
-
-template <typename Acc>
-__device__ __forceinline__ Moments<Acc> with_member(Moments<Acc> m, Acc x) {
-  m.count += Acc(1);
-  const Acc delta = x - m.mean;
-  m.mean += delta / m.count;
-  m.m2 += delta * (x - m.mean);
-  return m;
-}
-
-template <typename Acc>
-struct MergeMoments {
-  __device__ Moments<Acc> operator()(const Moments<Acc>& a, const Moments<Acc>& b) const {
-    if (b.count == Acc(0)) return a;
-    if (a.count == Acc(0)) return b;
-    const Acc count = a.count + b.count;
-    const Acc share = b.count / count;
-    const Acc delta = b.mean - a.mean;
-    return {count, a.mean + delta * share, a.m2 + b.m2 + delta * delta * a.count * share};
+struct Times {
+  template <typename C>
+  __device__ C operator()(C x, C y) const {
+    return x * y;
   }
 };
 
+// Mean and variance are taken in two passes: the sum of deviations from the group's first member
+// gives the mean (that member exactly, for a constant group, however large), then the sum of
+// squared deviations from the mean gives the variance (exactly 0 for a constant group). No
+// division per member, and no cancellation between large sums.
 template <typename T>
 __global__ void __launch_bounds__(kMaxTeamThreads)
     layer_norm_rows(GroupShape<kNormOperands> shape, const T* __restrict__ input, T* __restrict__ out,
                     T* __restrict__ mean_out, T* __restrict__ rstd_out, const T* __restrict__ weight,
                     const T* __restrict__ bias, compute_t<T> eps, bool cached) {
   using Acc = compute_t<T>;
-  __shared__ Moments<Acc> warp_partials[kMaxTeamThreads / kWarpSize];
-  T* cache = slot_row_cache<T>(shape);
+  __shared__ Acc warp_partials[kMaxTeamThreads / kWarpSize];
+  Acc* cache_row = slot_row_cache<Acc>(shape);
   const int lane = static_cast<int>(threadIdx.x);
   const int team = static_cast<int>(blockDim.x);
   const int64_t size = shape.group_size;
   for_each_slot_group(shape, [&](int64_t /*group*/, bool active, const int64_t (&at)[kNormOperands]) {
     const T* in = input + at[kNormInput];
-    Moments<Acc> moments{Acc(0), Acc(0), Acc(0)};
-    if (active) {
-      for_members(in, shape, 0, size, lane, team, [&](T x, int64_t p) {
-        if (cached) cache[p] = x;
-        moments = with_member(moments, to_compute(x));
-      });
-    }
-    moments = team_reduce(moments, MergeMoments<Acc>{}, warp_partials);
-    if (cached) __syncthreads();  // the whole group is in the cache
+    const unsigned walked =
+        1u << kNormInput | 1u << kNormOut | (weight ? 1u << kNormWeight : 0u) | (bias ? 1u << kNormBias : 0u);
+    MemberSpans<kVectorWidth<T>> spans{};
+    if (active) spans = member_spans(in, shape, 0, size, walked);
+    const auto source = group_operand(in, shape, kNormInput, spans);
+    const auto cache = cached_group(cache_row, shape, spans);
+    const auto destination = group_operand(out + at[kNormOut], shape, kNormOut, spans);
+    const auto weights = group_operand(weight ? weight + at[kNormWeight] : weight, shape, kNormWeight, spans);
+    const auto biases = group_operand(bias ? bias + at[kNormBias] : bias, shape, kNormBias, spans);
+    const auto read = [&](auto width, int64_t p) { return to_compute(source.load(width, p)); };
+    const auto members = [&](auto width, int64_t p) { return cached ? cache.load(width, p) : read(width, p); };
+
+    const Acc shift = active && size > 0 ? to_compute(in[0]) : Acc(0);
+    Acc deviations = 0;
+    for_spans(spans, lane, team, read, [&](const auto& x, int64_t p) {
+      if (cached) cache.store(p, x);
+      for (const Acc value : x.v) deviations += value - shift;
+    });
     // Over no members, mean and variance are 0 / 0 = NaN, as in PyTorch.
-    const Acc mean = size > 0 ? moments.mean : std::numeric_limits<Acc>::quiet_NaN();
-    const Acc variance = size > 0 ? moments.m2 / moments.count : std::numeric_limits<Acc>::quiet_NaN();
+    const Acc mean = shift + team_reduce(deviations, Plus{}, warp_partials) / static_cast<Acc>(size);
+    Acc squares = 0;
+    for_spans(spans, lane, team, members, [&](const auto& x, int64_t) {
+      for (const Acc value : x.v) squares += (value - mean) * (value - mean);
+    });
+    const Acc variance = team_reduce(squares, Plus{}, warp_partials) / static_cast<Acc>(size);
     const Acc rstd = Acc(1) / math_sqrt(variance + eps);
-    for (int64_t p = lane; active && p < size; p += team) {
-      const T x = cached ? cache[p] : in[member_offset(shape, kNormInput, p)];
-      Acc y = (to_compute(x) - mean) * rstd;
-      if (weight) y *= to_compute(weight[at[kNormWeight] + member_offset(shape, kNormWeight, p)]);
-      if (bias) y += to_compute(bias[at[kNormBias] + member_offset(shape, kNormBias, p)]);
-      out[at[kNormOut] + member_offset(shape, kNormOut, p)] = from_compute<T>(y);
-    }
+    for_spans(spans, lane, team, members, [&](const auto& x, int64_t p) {
+      auto y = each(x, [&](Acc value) { return (value - mean) * rstd; });
+      if (weight) y = each(y, to_compute(weights.load(width_of(y), p)), Times{});
+      if (bias) y = each(y, to_compute(biases.load(width_of(y), p)), Plus{});
+      destination.store(p, from_compute<T>(y));
+    });
     if (active && lane == 0) {
       mean_out[at[kNormMean]] = from_compute<T>(mean);
       rstd_out[at[kNormRstd]] = from_compute<T>(rstd);
     }
-    if (cached) __syncthreads();  // before the cache is filled again
+    // The next group's spans may fall differently: every thread finishes reading its members first.
+    if (cached) __syncthreads();
   });
 }
 
@@ -90,30 +86,36 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
                   const T* __restrict__ weight, compute_t<T> eps, bool cached) {
   using Acc = compute_t<T>;
   __shared__ Acc warp_partials[kMaxTeamThreads / kWarpSize];
-  T* cache = slot_row_cache<T>(shape);
+  Acc* cache_row = slot_row_cache<Acc>(shape);
   const int lane = static_cast<int>(threadIdx.x);
   const int team = static_cast<int>(blockDim.x);
   const int64_t size = shape.group_size;
   for_each_slot_group(shape, [&](int64_t /*group*/, bool active, const int64_t (&at)[3]) {
     const T* in = input + at[0];
+    MemberSpans<kVectorWidth<T>> spans{};
+    if (active) spans = member_spans(in, shape, 0, size, 1u << 0 | 1u << 1 | (weight ? 1u << 2 : 0u));
+    const auto source = group_operand(in, shape, 0, spans);
+    const auto cache = cached_group(cache_row, shape, spans);
+    const auto destination = group_operand(out + at[1], shape, 1, spans);
+    const auto weights = group_operand(weight ? weight + at[2] : weight, shape, 2, spans);
+    const auto read = [&](auto width, int64_t p) { return to_compute(source.load(width, p)); };
+
     Acc squares = 0;
-    if (active) {
-      for_members(in, shape, 0, size, lane, team, [&](T x, int64_t p) {
-        if (cached) cache[p] = x;
-        const Acc value = to_compute(x);
-        squares += value * value;
-      });
-    }
+    for_spans(spans, lane, team, read, [&](const auto& x, int64_t p) {
+      if (cached) cache.store(p, x);
+      for (const Acc value : x.v) squares += value * value;
+    });
     squares = team_reduce(squares, Plus{}, warp_partials);
-    if (cached) __syncthreads();  // the whole group is in the cache
     const Acc factor = Acc(1) / math_sqrt(squares / static_cast<Acc>(size) + eps);
-    for (int64_t p = lane; active && p < size; p += team) {
-      const T x = cached ? cache[p] : in[member_offset(shape, 0, p)];
-      Acc y = to_compute(x) * factor;
-      if (weight) y *= to_compute(weight[at[2] + member_offset(shape, 2, p)]);
-      out[at[1] + member_offset(shape, 1, p)] = from_compute<T>(y);
-    }
-    if (cached) __syncthreads();  // before the cache is filled again
+    for_spans(
+        spans, lane, team, [&](auto width, int64_t p) { return cached ? cache.load(width, p) : read(width, p); },
+        [&](const auto& x, int64_t p) {
+          auto y = each(x, [&](Acc value) { return value * factor; });
+          if (weight) y = each(y, to_compute(weights.load(width_of(y), p)), Times{});
+          destination.store(p, from_compute<T>(y));
+        });
+    // The next group's spans may fall differently: every thread finishes reading its members first.
+    if (cached) __syncthreads();
   });
 }
 

@@ -4,16 +4,14 @@
 namespace bp::cuda {
 namespace {
 
-// Each thread of a row-layout team handles about this many members.
-constexpr int64_t kReduceMembersPerThread = 32;
-
 template <typename T, typename Policy>
 void launch_reduction(const GroupShape<Policy::kOperands>& shape, const void* input, const Policy& policy,
                       const LaunchTarget& target, GroupScratch& scratch, std::string_view name) {
   using Acc = typename Policy::Acc;
   if (shape.groups == 0) return;
   const T* in = static_cast<const T*>(input);
-  const ReductionLayout layout = reduction_layout(shape, kReduceMembersPerThread, target);
+  const ReductionLayout layout =
+      reduction_layout(shape, members_per_thread(kReductionBytesPerThread, sizeof(T)), target);
   Acc* partials = nullptr;
   uint32_t* counters = nullptr;
   const unsigned int splits = layout.grid.y;

@@ -2,12 +2,6 @@
 #include "softmax.cuh"
 
 namespace bp::cuda {
-namespace {
-
-// Each thread of a team handles about this many members.
-constexpr int64_t kSoftmaxMembersPerThread = 16;
-
-}  // namespace
 
 void launch_softmax(DType dtype, const GroupShape<2>& shape, const void* input, void* out, bool logarithm,
                     const LaunchTarget& target) {
@@ -24,8 +18,8 @@ void launch_softmax(DType dtype, const GroupShape<2>& shape, const void* input, 
       return;
     }
     const CachedRowLayout layout = prepare_cached_rows(reinterpret_cast<const void*>(&softmax_rows<T>), name,
-                                                       shape.groups, shape.group_size, sizeof(T),
-                                                       kSoftmaxMembersPerThread, target);
+                                                       shape.groups, shape.group_size, sizeof(compute_t<T>),
+                                                       members_per_thread(kRowBytesPerThread, sizeof(T)), target);
     softmax_rows<<<layout.rows.blocks, dim3(layout.rows.team, layout.rows.slots), layout.shared_bytes,
                    target.stream>>>(shape, in, o, logarithm, layout.cached);
     check_launch(name);

@@ -48,50 +48,76 @@ __device__ __forceinline__ C normalized(C x, C max, C sum, C log_sum, bool logar
   return logarithm ? shifted - log_sum : math_exp(shifted) / sum;
 }
 
+// The cached path keeps a group's members in the compute type, and after the sum replaces each by
+// exp(x - max) (softmax) or x - max (log_softmax), so that the write multiplies by the reciprocal
+// of the sum or subtracts its logarithm, with no second exp and no division per member. Each
+// thread reads back only the members it cached, walking the same spans, so the passes need no
+// barrier of their own.
 template <typename T>
 __global__ void __launch_bounds__(kMaxTeamThreads)
     softmax_rows(GroupShape<2> shape, const T* __restrict__ input, T* __restrict__ out, bool logarithm, bool cached) {
   using C = compute_t<T>;
   __shared__ RunningSum<C> warp_partials[kMaxTeamThreads / kWarpSize];
   __shared__ C warp_values[kMaxTeamThreads / kWarpSize];
-  T* cache = slot_row_cache<T>(shape);
+  C* cache_row = slot_row_cache<C>(shape);
   const int lane = static_cast<int>(threadIdx.x);
   const int team = static_cast<int>(blockDim.x);
   const int64_t size = shape.group_size;
   for_each_slot_group(shape, [&](int64_t /*group*/, bool active, const int64_t (&at)[2]) {
     const T* in = input + at[0];
-    T* o = out + at[1];
-    C max, sum;
+    MemberSpans<kVectorWidth<T>> spans{};
+    if (active) spans = member_spans(in, shape, 0, size, 1u << 0 | 1u << 1);
+    const auto source = group_operand(in, shape, 0, spans);
+    const auto cache = cached_group(cache_row, shape, spans);
+    const auto destination = group_operand(out + at[1], shape, 1, spans);
+    C max = -std::numeric_limits<C>::infinity();
     if (cached) {
-      max = -std::numeric_limits<C>::infinity();
-      if (active) {
-        for_members(in, shape, 0, size, lane, team, [&](T x, int64_t p) {
-          cache[p] = x;
-          max = Maximum{}(max, to_compute(x));
-        });
-      }
+      for_spans(
+          spans, lane, team, [&](auto width, int64_t p) { return to_compute(source.load(width, p)); },
+          [&](const auto& x, int64_t p) {
+            cache.store(p, x);
+            for (const C value : x.v) max = Maximum{}(max, value);
+          });
       max = team_reduce(max, Maximum{}, warp_values);
-      __syncthreads();  // the whole row is in the cache
-      sum = 0;
-      for (int64_t p = lane; active && p < size; p += team) sum += math_exp(to_compute(cache[p]) - max);
+      C sum = 0;
+      for_spans(
+          spans, lane, team, [&](auto width, int64_t p) { return cache.load(width, p); },
+          [&](const auto& x, int64_t p) {
+            cache.store(p, each(x, [&](C value) {
+                          const C shifted = value - max;
+                          const C exp = math_exp(shifted);
+                          sum += exp;
+                          return logarithm ? shifted : exp;
+                        }));
+          });
       sum = team_reduce(sum, Plus{}, warp_values);
-    } else {
-      RunningSum<C> running{-std::numeric_limits<C>::infinity(), C(0)};
-      if (active) {
-        for_members(in, shape, 0, size, lane, team, [&](T x, int64_t) {
-          running = MergeRunningSums<C>{}(running, RunningSum<C>{to_compute(x), C(1)});
+      const C log_sum = math_log(sum);
+      const C reciprocal = C(1) / sum;
+      for_spans(
+          spans, lane, team, [&](auto width, int64_t p) { return cache.load(width, p); },
+          [&](const auto& x, int64_t p) {
+            destination.store(
+                p, from_compute<T>(each(x, [&](C value) { return logarithm ? value - log_sum : value * reciprocal; })));
+          });
+      // The next group's spans may fall differently: every thread finishes reading its members first.
+      __syncthreads();
+      return;
+    }
+    RunningSum<C> running{max, C(0)};
+    for_spans(
+        spans, lane, team, [&](auto width, int64_t p) { return to_compute(source.load(width, p)); },
+        [&](const auto& x, int64_t) {
+          for (const C value : x.v) running = MergeRunningSums<C>{}(running, RunningSum<C>{value, C(1)});
         });
-      }
-      running = team_reduce(running, MergeRunningSums<C>{}, warp_partials);
-      max = running.max;
-      sum = running.sum;
-    }
-    const C log_sum = math_log(sum);
-    for (int64_t p = lane; active && p < size; p += team) {
-      const C x = cached ? to_compute(cache[p]) : to_compute(in[member_offset(shape, 0, p)]);
-      o[member_offset(shape, 1, p)] = from_compute<T>(normalized(x, max, sum, log_sum, logarithm));
-    }
-    if (cached) __syncthreads();  // before the cache is filled again
+    running = team_reduce(running, MergeRunningSums<C>{}, warp_partials);
+    const C log_sum = math_log(running.sum);
+    for_spans(
+        spans, lane, team, [&](auto width, int64_t p) { return to_compute(source.load(width, p)); },
+        [&](const auto& x, int64_t p) {
+          destination.store(p, from_compute<T>(each(x, [&](C value) {
+                              return normalized(value, running.max, running.sum, log_sum, logarithm);
+                            })));
+        });
   });
 }
 
