@@ -82,7 +82,7 @@ TEST_CASE("row layouts launch for any groups, and split only a few long groups")
   CHECK(short_rows.slots == kGroupBlockThreads / 2);
 }
 
-TEST_CASE("teams are sized by the bytes each thread reads, so 16-bit rows take half the team of float32 ones") {
+TEST_CASE("softmax and norm teams are sized by the bytes each thread reads, reduction teams by its members") {
   using bp::cuda::kRowBytesPerThread;
   using bp::cuda::members_per_thread;
   const LaunchTarget& h200 = kTargets[0];
@@ -94,8 +94,8 @@ TEST_CASE("teams are sized by the bytes each thread reads, so 16-bit rows take h
       bp::cuda::row_layout(32768, 4096, members_per_thread(kRowBytesPerThread, 2), 512, false, h200);
   CHECK(short_rows.team == 128);
   CHECK(short_rows.slots == 2);
-  // The reductions read eight vectors a thread.
-  CHECK(members_per_thread(bp::cuda::kReductionBytesPerThread, 2) == 64);
+  // A reduction's thread reads 32 members of any size: 8192 bfloat16 take a team of 256.
+  CHECK(bp::cuda::row_layout(8192, 8192, bp::cuda::kReductionMembersPerThread, 512, true, h200).team == 256);
 }
 
 TEST_CASE("cached row layouts keep a row in shared memory exactly when it fits beside the kernel's own") {

@@ -198,18 +198,48 @@ __device__ __forceinline__ constexpr Width<W> width_of(const Vec<T, W>&) {
 }
 
 // Calls visit(element, p) for the members p of [begin, end) that lane `lane` of a team of `team`
-// handles, of the group whose first member (in operand 0, whose elements are T) is at `first`.
+// handles (every team-th, in its own order), of the group whose first member (in operand 0,
+// whose elements are T) is at `first`. Dense members are read with 16-byte vectors from the
+// first aligned one on. Its own walk rather than for_spans over a GroupOperand: on an H200 the
+// reductions read bfloat16 rows at 0.53x-0.63x of copy bandwidth this way, and at 0.34x-0.44x
+// through the operand's run-time choice between vectors and members.
 template <typename T, int N, typename Visit>
 __device__ __forceinline__ void for_members(const T* __restrict__ first, const GroupShape<N>& shape, int64_t begin,
                                             int64_t end, int lane, int team, Visit&& visit) {
-  const auto spans = member_spans(first, shape, begin, end);
-  const auto input = group_operand(first, shape, 0, spans);
-  for_spans(
-      spans, lane, team, [&](auto width, int64_t p) { return input.load(width, p); },
-      [&](const auto& values, int64_t p) {
+  if (!shape.dense_members[0]) {
+    for (int64_t p = begin + lane; p < end; p += team) {
+      int64_t at[N];
+      shape.members.offsets(p, at);
+      visit(first[at[0]], p);
+    }
+    return;
+  }
+  constexpr int V = kVectorWidth<T>;
+  int64_t head = elements_to_vector_alignment<V>(first + begin);
+  if (head > end - begin) head = end - begin;
+  // Members not aligned even for one T (a foreign tensor's bytes): no vectors at all.
+  if (!is_vector_aligned<V>(first + begin + head)) head = end - begin;
+  for (int64_t p = begin + lane; p < begin + head; p += team) visit(first[p], p);
+  const int64_t body = begin + head;
+  const int64_t vectors = (end - body) / V;
+  const auto* row = reinterpret_cast<const Vec<T, V>*>(first + body);
+  for (int64_t v0 = lane; v0 < vectors; v0 += int64_t{team} * kMemberUnroll) {
+    Vec<T, V> loaded[kMemberUnroll];
 #pragma unroll
-        for (int e = 0; e < static_cast<int>(sizeof(values.v) / sizeof(T)); ++e) visit(values.v[e], p + e);
-      });
+    for (int u = 0; u < kMemberUnroll; ++u) {
+      const int64_t v = v0 + int64_t{u} * team;
+      if (v < vectors) loaded[u] = row[v];
+    }
+#pragma unroll
+    for (int u = 0; u < kMemberUnroll; ++u) {
+      const int64_t v = v0 + int64_t{u} * team;
+      if (v < vectors) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) visit(loaded[u].v[e], body + v * V + e);
+      }
+    }
+  }
+  for (int64_t p = body + vectors * V + lane; p < end; p += team) visit(first[p], p);
 }
 
 // Calls visit(group, active, at) for each group the slots of a row-layout block take in turn:

@@ -19,11 +19,13 @@ inline constexpr int kGroupBlockThreads = 256;
 inline constexpr int kColumnGroups = 32;
 inline constexpr int kColumnSlices = 8;
 
-// Bytes of a group each thread of a row-layout team reads, about: four 16-byte vectors for
-// softmax and the norms, eight for the reductions. Teams are sized by bytes, not members, so
-// that a 16-bit row gets as many vectors per thread as a float32 one, in half the team.
+// Bytes of a group each thread of a softmax or norm team reads, about: four 16-byte vectors.
+// These teams are sized by bytes, not members, so that a 16-bit row gets as many vectors per
+// thread as a float32 one, in half the team.
 inline constexpr int64_t kRowBytesPerThread = 64;
-inline constexpr int64_t kReductionBytesPerThread = 128;
+// Members each thread of a reduction team reads, whatever their size: the layout whose speed was
+// measured on an H200 (bench/README.md).
+inline constexpr int64_t kReductionMembersPerThread = 32;
 
 // The members per thread that make `bytes_per_thread` of `element_size`-byte members.
 inline constexpr int64_t members_per_thread(int64_t bytes_per_thread, size_t element_size) {

@@ -11,7 +11,7 @@ void launch_reduction(const GroupShape<Policy::kOperands>& shape, const void* in
   if (shape.groups == 0) return;
   const T* in = static_cast<const T*>(input);
   const ReductionLayout layout =
-      reduction_layout(shape, members_per_thread(kReductionBytesPerThread, sizeof(T)), target);
+      reduction_layout(shape, kReductionMembersPerThread, target);
   Acc* partials = nullptr;
   uint32_t* counters = nullptr;
   const unsigned int splits = layout.grid.y;
