@@ -279,9 +279,9 @@ cudnnTensorDescriptor_t half_nchw_descriptor(bp::IntArrayRef sizes) {
 }
 
 // cuDNN called directly on the operands, described as the plugin describes them (Float32
-// accumulation, tensor-op math), but with the algorithm cudnnFindConvolutionForwardAlgorithm
-// measured fastest where the plugin takes its heuristic's first choice; the bias is added
-// afterwards, as the plugin adds it.
+// accumulation, tensor-op math), with the algorithm cudnnFindConvolutionForwardAlgorithm
+// measured fastest, as the plugin takes the one it measured on its first call; the bias is added
+// afterwards with cudnnAddTensor, where the plugin adds it in cuDNN's blend.
 class ReferenceConv {
  public:
   ReferenceConv(const bench::ConvLayer& layer, const ConvOperands& operands)
