@@ -375,7 +375,7 @@ TEST_CASE("embedding and index_select pick rows, and refuse an index out of rang
   same_as_cpu({weight, indices}, [](const std::vector<Tensor>& t) { return bp::embedding(t[0], t[1]); }, 0);
 }
 
-TEST_CASE("_addmm_activation: cuBLASLt's ReLU and GELU epilogues, with and without the bias") {
+TEST_CASE("_addmm_activation: cuBLASLt's ReLU epilogue and the plugin's GELU pass, with and without the bias") {
   SKIP_WITHOUT_CUDA_DEVICE();
   for (const bp::DType dtype : {bp::kFloat32, bp::kFloat16, bp::kBFloat16, bp::kFloat64}) {
     for (const bool use_gelu : {false, true}) {
