@@ -9,9 +9,9 @@ namespace bp::opencl {
 namespace {
 
 // BACKPLANE_OPENCL_KERNEL_SHAPE: the kernel shape of every device; unset, each device's type
-// decides.
+// decides. Read with secure_getenv, as every Backplane variable is (docs/environment.md).
 std::optional<KernelShape> kernel_shape_from_environment() {
-  const char* value = std::getenv("BACKPLANE_OPENCL_KERNEL_SHAPE");
+  const char* value = secure_getenv("BACKPLANE_OPENCL_KERNEL_SHAPE");
   if (value == nullptr || *value == '\0') return std::nullopt;
   const std::optional<KernelShape> shape = kernel_shape_named(value);
   if (!shape) {
