@@ -219,9 +219,13 @@ void check_tensor(const Tensor& actual, const Shape& sizes, DType dtype, const V
 }
 
 double unit_in_last_place(DType dtype, double value) {
+  if (value == 0) return 0;  // zero rounds exactly
   int exponent = 0;
   std::frexp(value, &exponent);  // |value| in [2^(exponent - 1), 2^exponent)
-  const int stored_fraction_bits = dtype == bp::kBFloat16 ? 7 : dtype == bp::kFloat16 ? 10 : dtype == bp::kFloat32 ? 23 : 52;
+  const int stored_fraction_bits = dtype == bp::kBFloat16  ? 7
+                                   : dtype == bp::kFloat16 ? 10
+                                   : dtype == bp::kFloat32 ? 23
+                                                           : 52;
   return std::ldexp(1.0, exponent - 1 - stored_fraction_bits);
 }
 

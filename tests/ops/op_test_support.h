@@ -88,7 +88,8 @@ void check_tensor(const Tensor& actual, const Shape& sizes, DType dtype, const V
 void check_tensor(const Tensor& actual, const Shape& sizes, DType dtype, const Values& expected,
                   const Values& extra_absolute);
 
-// The distance from |value| to the next larger value of the floating `dtype`.
+// The distance from |value| to the next larger value of the floating `dtype` (for normal
+// values; 0 for 0, which any dtype holds exactly).
 double unit_in_last_place(DType dtype, double value);
 
 // Checks that `body` throws a bp::Error whose message contains `fragment`.
