@@ -9,18 +9,12 @@
 
 #include "groups.cuh"
 
+#include <functional>
 #include <limits>
 
 namespace bp::cuda {
 // Internal to each includer: the kernel library and the host tests each compile their own.
 namespace {
-
-struct Times {
-  template <typename C>
-  __device__ C operator()(C x, C y) const {
-    return x * y;
-  }
-};
 
 // Mean and variance are taken in two passes: the sum of deviations from the group's first member
 // gives the mean (that member exactly, for a constant group, however large), then the sum of
@@ -67,7 +61,7 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
     const Acc rstd = Acc(1) / math_sqrt(variance + eps);
     for_spans(spans, lane, team, members, [&](const auto& x, int64_t p) {
       auto y = each(x, [&](Acc value) { return (value - mean) * rstd; });
-      if (weight) y = each(y, to_compute(weights.load(width_of(y), p)), Times{});
+      if (weight) y = each(y, to_compute(weights.load(width_of(y), p)), std::multiplies{});
       if (bias) y = each(y, to_compute(biases.load(width_of(y), p)), Plus{});
       destination.store(p, from_compute<T>(y));
     });
@@ -111,7 +105,7 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
         spans, lane, team, [&](auto width, int64_t p) { return cached ? cache.load(width, p) : read(width, p); },
         [&](const auto& x, int64_t p) {
           auto y = each(x, [&](Acc value) { return value * factor; });
-          if (weight) y = each(y, to_compute(weights.load(width_of(y), p)), Times{});
+          if (weight) y = each(y, to_compute(weights.load(width_of(y), p)), std::multiplies{});
           destination.store(p, from_compute<T>(y));
         });
     // The next group's spans may fall differently: every thread finishes reading its members first.

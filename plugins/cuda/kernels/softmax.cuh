@@ -70,10 +70,12 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
     const auto source = group_operand(in, shape, 0, spans);
     const auto cache = cached_group(cache_row, shape, spans);
     const auto destination = group_operand(out + at[1], shape, 1, spans);
+    const auto read = [&](auto width, int64_t p) { return to_compute(source.load(width, p)); };
+    const auto cached_members = [&](auto width, int64_t p) { return cache.load(width, p); };
     C max = -std::numeric_limits<C>::infinity();
     if (cached) {
       for_spans(
-          spans, lane, team, [&](auto width, int64_t p) { return to_compute(source.load(width, p)); },
+          spans, lane, team, read,
           [&](const auto& x, int64_t p) {
             cache.store(p, x);
             for (const C value : x.v) max = Maximum{}(max, value);
@@ -81,7 +83,7 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
       max = team_reduce(max, Maximum{}, warp_values);
       C sum = 0;
       for_spans(
-          spans, lane, team, [&](auto width, int64_t p) { return cache.load(width, p); },
+          spans, lane, team, cached_members,
           [&](const auto& x, int64_t p) {
             cache.store(p, each(x, [&](C value) {
                           const C shifted = value - max;
@@ -94,7 +96,7 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
       const C log_sum = math_log(sum);
       const C reciprocal = C(1) / sum;
       for_spans(
-          spans, lane, team, [&](auto width, int64_t p) { return cache.load(width, p); },
+          spans, lane, team, cached_members,
           [&](const auto& x, int64_t p) {
             destination.store(
                 p, from_compute<T>(each(x, [&](C value) { return logarithm ? value - log_sum : value * reciprocal; })));
@@ -105,14 +107,14 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
     }
     RunningSum<C> running{max, C(0)};
     for_spans(
-        spans, lane, team, [&](auto width, int64_t p) { return to_compute(source.load(width, p)); },
+        spans, lane, team, read,
         [&](const auto& x, int64_t) {
           for (const C value : x.v) running = MergeRunningSums<C>{}(running, RunningSum<C>{value, C(1)});
         });
     running = team_reduce(running, MergeRunningSums<C>{}, warp_partials);
     const C log_sum = math_log(running.sum);
     for_spans(
-        spans, lane, team, [&](auto width, int64_t p) { return to_compute(source.load(width, p)); },
+        spans, lane, team, read,
         [&](const auto& x, int64_t p) {
           destination.store(p, from_compute<T>(each(x, [&](C value) {
                               return normalized(value, running.max, running.sum, log_sum, logarithm);
