@@ -18,20 +18,17 @@ namespace bp::codegen::testing {
 
 namespace fs = std::filesystem;
 
-// This folder, found from this file's own path, so that the suite needs no configuration.
+// This folder and ops.yaml come from the build (tests/CMakeLists.txt) as absolute paths:
+// __FILE__ is relative wherever the compiler is given relative paths (ccache's base_dir).
 inline fs::path tests_dir() {
-  return fs::path(__FILE__).parent_path();
+  return BP_CODEGEN_TESTS_DIR;
 }
 inline fs::path golden_dir() {
   return tests_dir() / "golden";
 }
 
 inline fs::path ops_yaml_path() {
-#ifdef BP_OPS_YAML
   return BP_OPS_YAML;
-#else
-  return tests_dir().parent_path().parent_path() / "core" / "ops" / "ops.yaml";
-#endif
 }
 
 inline std::string read_file(const fs::path& path) {
