@@ -1,5 +1,6 @@
-# `make install PREFIX=...`: headers, libbackplane, bp-codegen, bp-info, the plugins under
-# lib/backplane/plugins, ops.yaml, and a CMake package so that vendors can
+# `make install PREFIX=...`: headers, libbackplane, bp-codegen, bp-info, every bundled plugin
+# this build made under lib/backplane/plugins, ops.yaml, the docs and the vendor sample the
+# plugin guide walks through under share/backplane, and a CMake package so that vendors can
 # find_package(Backplane) and call backplane_add_plugin.
 include(CMakePackageConfigHelpers)
 
@@ -10,15 +11,16 @@ install(TARGETS backplane backplane_sdk EXPORT BackplaneTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS bp-info bp-codegen RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS cpu LIBRARY DESTINATION ${BACKPLANE_PLUGIN_SUBDIR})
-if(TARGET opencl)
-  install(TARGETS opencl LIBRARY DESTINATION ${BACKPLANE_PLUGIN_SUBDIR})
-endif()
+get_property(bundled_plugins GLOBAL PROPERTY BACKPLANE_BUNDLED_PLUGINS)
+install(TARGETS ${bundled_plugins} LIBRARY DESTINATION ${BACKPLANE_PLUGIN_SUBDIR})
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/sdk/include/ ${PROJECT_SOURCE_DIR}/core/include/
         ${PROJECT_BINARY_DIR}/core/generated/public/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/core/ops/ops.yaml DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane/docs)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/samples/vendor_plugin
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane/samples)
 
 install(EXPORT BackplaneTargets NAMESPACE Backplane:: DESTINATION ${BACKPLANE_CMAKE_DIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/BackplaneConfig.cmake.in

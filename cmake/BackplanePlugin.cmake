@@ -3,7 +3,8 @@
 # Builds a Backplane device backend plugin: runs bp-codegen on the backend YAML to generate
 # <Backend>NativeFunctions.h and Register<Backend>.cpp, and compiles them with SOURCES into a
 # shared library, libbackplane_<backend in lower case>.so, that exports only the plugin entry
-# point. NAME is the CMake target.
+# point. NAME is the CMake target. A project that sets no CMAKE_BUILD_TYPE (with a
+# single-configuration generator) gets the plugin built with -O2 all the same.
 #
 # Needs BACKPLANE_CODEGEN (the bp-codegen target or executable) and BACKPLANE_OPS_YAML (the
 # ops.yaml the core was built from); in-tree builds and find_package(Backplane) set both.
@@ -56,6 +57,14 @@ function(backplane_add_plugin)
     VISIBILITY_INLINES_HIDDEN ON)
   if(ARG_OUTPUT_DIRECTORY)
     set_target_properties(${ARG_NAME} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${ARG_OUTPUT_DIRECTORY}")
+  endif()
+  # CMake's empty build type compiles without optimisation, which makes kernels several times
+  # slower; a plugin is compute code, so it is optimised unless its project asks otherwise.
+  get_property(multi_config GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)
+  if(NOT multi_config AND NOT CMAKE_BUILD_TYPE)
+    target_compile_options(${ARG_NAME} PRIVATE $<$<COMPILE_LANG_AND_ID:CXX,GNU,Clang>:-O2>)
+    message(STATUS "backplane_add_plugin(${ARG_NAME}): no CMAKE_BUILD_TYPE is set, so the plugin "
+                   "is built with -O2; set CMAKE_BUILD_TYPE (Debug, Release, ...) to choose")
   endif()
   if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
     # A plugin resolves nothing from the core: the ABI is all it uses.

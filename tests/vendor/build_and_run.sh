@@ -1,16 +1,35 @@
 #!/usr/bin/env bash
-# Installs the SDK from this build into a scratch prefix, builds samples/vendor_plugin against
-# that prefix alone (a separate CMake project, as a vendor would), and runs its check with the
-# plugin found through BACKPLANE_PLUGIN_PATH.
+# Installs the SDK from this build into a scratch prefix and checks what a vendor finds there:
+# every plugin this build made, the docs, and samples/vendor_plugin as the plugin guide names
+# them. Then builds the installed sample against that prefix alone (a separate CMake project,
+# with no build type, as in the guide's recipe), checks that its plugin was still compiled with
+# optimisation, and runs its check with the plugin found through BACKPLANE_PLUGIN_PATH.
 #   build_and_run.sh <backplane build dir> <vendor_plugin source dir> <scratch dir> [extra CXX flags]
 set -euo pipefail
 build_dir=$1 source_dir=$2 scratch=$3 extra_flags=${4:-}
+prefix=$scratch/prefix
+
+fail() { echo "vendor_plugin: $*" >&2; exit 1; }
 
 rm -rf "$scratch"
-cmake --install "$build_dir" --prefix "$scratch/prefix" >/dev/null
+cmake --install "$build_dir" --prefix "$prefix" >/dev/null
+
+for plugin in "$build_dir"/lib/backplane/plugins/*.so; do
+  [ -f "$prefix/lib/backplane/plugins/${plugin##*/}" ] ||
+    fail "make install left out the bundled plugin ${plugin##*/}"
+done
+for doc in plugin-guide.md environment.md; do
+  [ -f "$prefix/share/backplane/docs/$doc" ] || fail "make install left out docs/$doc"
+done
+sample=$prefix/share/backplane/samples/vendor_plugin
+diff -r "$source_dir" "$sample" >/dev/null ||
+  fail "the installed $sample differs from samples/vendor_plugin"
+
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S "$source_dir" -B "$scratch/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_PREFIX_PATH="$scratch/prefix" -DCMAKE_CXX_FLAGS="$extra_flags" "${launcher[@]}" >/dev/null
+cmake -S "$sample" -B "$scratch/build" -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+      -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_FLAGS="$extra_flags" "${launcher[@]}" >/dev/null
+grep -E '"command": .* -O2 .*acme_kernels\.cpp' "$scratch/build/compile_commands.json" >/dev/null ||
+  fail "a project without CMAKE_BUILD_TYPE built the plugin's kernels without -O2"
 cmake --build "$scratch/build" >/dev/null
 BACKPLANE_PLUGIN_PATH="$scratch/build/libbackplane_acme.so" "$scratch/build/acme_check"
