@@ -41,8 +41,40 @@ std::vector<std::string> elementwise_kernels(DType dtype) {
   return names;
 }
 
+// Every program of one dtype on `device`, and the kernels each one's ops launch.
+void check_dtype_programs(Device& device, DType dtype) {
+  check_kernels(device, device.program(KernelSource::Elementwise, dtype), elementwise_kernels(dtype));
+  check_kernels(device, device.program(KernelSource::Reduction, dtype), {"sum", "max_"});
+  if (dtype != DType::Bool) {
+    check_kernels(device, device.program(KernelSource::Matmul, dtype), {"matmul", "matmul_rows"});
+  }
+  if (bp::is_floating_point(dtype)) {
+    check_kernels(device, device.program(KernelSource::Normalization, dtype),
+                  {"softmax", "layer_norm", "rms_norm"});
+    check_kernels(device, device.program(KernelSource::Spatial, dtype), {"conv2d", "conv2d_rows", "pool2d"});
+    check_kernels(device, device.program(KernelSource::Attention, dtype),
+                  {"fused_attention", "transpose_keys", "fused_attention_rows"});
+  }
+}
+
+// The copy program, with a kernel for each pair of dtypes the device holds.
+void check_copy_program(Device& device) {
+  std::vector<std::string> copies = {"copy_bits8", "copy_bits16", "copy_bits32", "copy_bits64"};
+  for (const char* from : kDtypeNames) {
+    for (const char* to : kDtypeNames) {
+      const bool needs_fp64 = std::string(from) == "float64" || std::string(to) == "float64";
+      if (!needs_fp64 || device.has_fp64()) copies.push_back(std::string("copy_") + from + "_to_" + to);
+    }
+  }
+  check_kernels(device, device.program(KernelSource::Copy, std::nullopt), copies);
+}
+
 }  // namespace
 
+// One subcase per dtype ("Float", "Long", ...) and one for the copies: CTest builds each in a
+// run of its own, side by side, before any other test that uses OpenCL
+// (tests/opencl/CMakeLists.txt), so that those load every program from the shared disk cache
+// rather than compiling it again.
 TEST_CASE("programs: every kernel builds for every dtype on every device") {
   Runtime& runtime = Runtime::get();
   if (runtime.devices().count() == 0) {
@@ -54,28 +86,10 @@ TEST_CASE("programs: every kernel builds for every dtype on every device") {
     INFO(device.label() << ": " << device.description());
     for (DType dtype : bp::kAllDTypes) {
       if (dtype == DType::Float64 && !device.has_fp64()) continue;
-      INFO("dtype " << bp::dtype_name(dtype));
-      check_kernels(device, device.program(KernelSource::Elementwise, dtype), elementwise_kernels(dtype));
-      check_kernels(device, device.program(KernelSource::Reduction, dtype), {"sum", "max_"});
-      if (dtype != DType::Bool) {
-        check_kernels(device, device.program(KernelSource::Matmul, dtype), {"matmul", "matmul_rows"});
-      }
-      if (bp::is_floating_point(dtype)) {
-        check_kernels(device, device.program(KernelSource::Normalization, dtype),
-                      {"softmax", "layer_norm", "rms_norm"});
-        check_kernels(device, device.program(KernelSource::Spatial, dtype), {"conv2d", "conv2d_rows", "pool2d"});
-        check_kernels(device, device.program(KernelSource::Attention, dtype),
-                      {"fused_attention", "transpose_keys", "fused_attention_rows"});
-      }
+      const std::string name(bp::dtype_name(dtype));
+      SUBCASE(name.c_str()) { check_dtype_programs(device, dtype); }
     }
-    std::vector<std::string> copies = {"copy_bits8", "copy_bits16", "copy_bits32", "copy_bits64"};
-    for (const char* from : kDtypeNames) {
-      for (const char* to : kDtypeNames) {
-        const bool needs_fp64 = std::string(from) == "float64" || std::string(to) == "float64";
-        if (!needs_fp64 || device.has_fp64()) copies.push_back(std::string("copy_") + from + "_to_" + to);
-      }
-    }
-    check_kernels(device, device.program(KernelSource::Copy, std::nullopt), copies);
+    SUBCASE("copies") { check_copy_program(device); }
   }
 }
 
