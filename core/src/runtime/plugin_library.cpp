@@ -1,13 +1,16 @@
 #include "runtime/plugin_library.h"
 
+#include "runtime/elf_truncation.h"
 #include "runtime/plugin_rejected.h"
 
 #include <fmt/format.h>
 
 #include <dlfcn.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace bp::detail {
 namespace {
@@ -71,6 +74,9 @@ boost::dll::shared_library open_plugin_library(const std::filesystem::path& file
         "it is {}, not a plugin file: name a libbackplane_<backend>.so file (a link to one "
         "is fine)",
         kind_of_special_file(status.type())));
+  }
+  if (std::optional<std::string> truncation = elf_truncation(file)) {
+    throw PluginRejected(std::move(*truncation));
   }
 
   boost::dll::shared_library library;
