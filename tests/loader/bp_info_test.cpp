@@ -212,10 +212,21 @@ TEST_CASE("an unknown name in BACKPLANE_BACKENDS warns and lists the backends fo
   const std::vector<std::string> warnings = strings(info["warnings"]);
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0].starts_with(
-      "BACKPLANE_BACKENDS='cdua' names 'cdua', which no plugin provides; the plugins found "
+      "BACKPLANE_BACKENDS names 'cdua', which no plugin provides; the plugins found "
       "provide: "));
   CHECK(contains(warnings[0], "fixture"));
   CHECK(contains(result.err, "[backplane] warn: " + warnings[0]));
+}
+
+TEST_CASE("a long unknown name in BACKPLANE_BACKENDS is quoted once in the warning, cut short") {
+  const std::string name(5000, 'x');
+  const JsonValue info = bp_info_json(
+      {{"BACKPLANE_BACKENDS", name}, {"BACKPLANE_PLUGIN_PATH", fixture_path("fixture")}});
+  const std::vector<std::string> warnings = strings(info["warnings"]);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].starts_with("BACKPLANE_BACKENDS names '" + std::string(48, 'x') +
+                                "...' (5000 bytes), which no plugin provides; "));
+  CHECK(warnings[0].size() < 200);
 }
 
 TEST_CASE("a malformed BACKPLANE_BACKENDS warns with the syntax and loads every backend") {

@@ -1,5 +1,6 @@
 #include "dispatch/dispatch.h"
 
+#include "runtime/environment.h"
 #include "runtime/plugin_status.h"
 #include "runtime/registry.h"
 
@@ -29,9 +30,9 @@ std::string missing_host_plugin_message(OpId op) {
   const char* backends = secure_getenv("BACKPLANE_BACKENDS");
   const std::string reason =
       backends ? fmt::format(
-                     "BACKPLANE_BACKENDS is '{}', which may exclude it: it loads the cpu "
+                     "BACKPLANE_BACKENDS is {}, which may exclude it: it loads the cpu "
                      "plugin only when the list names cpu or '*' without '!cpu'",
-                     backends)
+                     quote_for_message(backends))
                : std::string(
                      "It was not found or failed to load; the folders in "
                      "BACKPLANE_PLUGIN_PATH and the default plugin folder are searched");
