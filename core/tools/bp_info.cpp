@@ -1,6 +1,6 @@
 // bp-info: which plugins loaded, their devices and op coverage, and which plugins failed and
-// why. The environment (BACKPLANE_BACKENDS, BACKPLANE_PLUGIN_PATH, ...) applies as it does to
-// any program.
+// why; with --check, an exit status that tells a script whether anything failed. The
+// environment (BACKPLANE_BACKENDS, BACKPLANE_PLUGIN_PATH, ...) applies as it does to any program.
 #include "json_writer.h"
 #include "support/byte_size.h"
 
@@ -19,7 +19,7 @@
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: bp-info [--json]\n"
+    "usage: bp-info [--json] [--check]\n"
     "\n"
     "Shows the Backplane plugins this environment loads: each plugin's devices and the ops it\n"
     "implements, each plugin that failed to load and why, and warnings about BACKPLANE_*\n"
@@ -30,7 +30,12 @@ constexpr std::string_view kUsage =
     "             {\"plugins\": [{\"name\", \"path\", \"version\", \"abi\", \"devices\", \"ops\",\n"
     "                           \"counters\": {\"<name>\": <value>, ...}, ...}],\n"
     "              \"failures\": [{\"path\", \"reason\"}], \"warnings\": [...]}\n"
-    "  -h, --help print this help\n";
+    "  --check    exit with status 1 when a plugin failed to load or a plugin's kernel was\n"
+    "             refused, 0 otherwise (warnings do not count); print only those problems\n"
+    "             with their reasons, or with --json the JSON object as usual\n"
+    "  -h, --help print this help\n"
+    "\n"
+    "Exit status: 0, or 1 for a problem --check found, or 2 for a bad argument.\n";
 
 // The kernel ops of ops.yaml that `plugin` has no kernel for, in ops.yaml order.
 std::vector<std::string> missing_ops(const bp::RuntimeInfo& runtime, const bp::PluginInfo& plugin) {
@@ -167,14 +172,44 @@ void print_json(const bp::RuntimeInfo& runtime) {
                                   {"warnings", json_string_array(runtime.warnings)}}));
 }
 
+// What --check fails for: every plugin that failed to load and every kernel that a loaded
+// plugin offered and the core refused, each with its reason.
+std::vector<std::string> check_problems(const bp::RuntimeInfo& runtime) {
+  std::vector<std::string> problems;
+  for (const bp::PluginFailure& failure : runtime.failures) {
+    problems.push_back(fmt::format("plugin {} failed to load: {}", failure.path, failure.reason));
+  }
+  for (const bp::PluginInfo& plugin : runtime.plugins) {
+    for (const bp::RefusedKernel& refused : plugin.refused_kernels) {
+      problems.push_back(fmt::format("plugin {} ({}): kernel {} was refused: {}", plugin.name,
+                                     plugin.path, refused.op, refused.reason));
+    }
+  }
+  return problems;
+}
+
+void print_check(const bp::RuntimeInfo& runtime, const std::vector<std::string>& problems) {
+  if (problems.empty()) {
+    fmt::print("bp-info --check: {} plugin(s) loaded; none failed to load and no kernel was "
+               "refused\n",
+               runtime.plugins.size());
+    return;
+  }
+  fmt::print("bp-info --check: {} problem(s):\n", problems.size());
+  for (const std::string& problem : problems) fmt::print("  {}\n", problem);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool json = false;
+  bool check = false;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--json") {
       json = true;
+    } else if (arg == "--check") {
+      check = true;
     } else if (arg == "-h" || arg == "--help") {
       fmt::print("{}", kUsage);
       return 0;
@@ -184,10 +219,14 @@ int main(int argc, char** argv) {
     }
   }
   const bp::RuntimeInfo runtime = bp::runtime_info();
+  const std::vector<std::string> problems =
+      check ? check_problems(runtime) : std::vector<std::string>{};
   if (json) {
     print_json(runtime);
+  } else if (check) {
+    print_check(runtime, problems);
   } else {
     print_human(runtime);
   }
-  return 0;
+  return problems.empty() ? 0 : 1;
 }

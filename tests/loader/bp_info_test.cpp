@@ -212,10 +212,21 @@ TEST_CASE("an unknown name in BACKPLANE_BACKENDS warns and lists the backends fo
   const std::vector<std::string> warnings = strings(info["warnings"]);
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0].starts_with(
-      "BACKPLANE_BACKENDS='cdua' names 'cdua', which no plugin provides; the plugins found "
+      "BACKPLANE_BACKENDS names 'cdua', which no plugin provides; the plugins found "
       "provide: "));
   CHECK(contains(warnings[0], "fixture"));
   CHECK(contains(result.err, "[backplane] warn: " + warnings[0]));
+}
+
+TEST_CASE("a long unknown name in BACKPLANE_BACKENDS is quoted once in the warning, cut short") {
+  const std::string name(5000, 'x');
+  const JsonValue info = bp_info_json(
+      {{"BACKPLANE_BACKENDS", name}, {"BACKPLANE_PLUGIN_PATH", fixture_path("fixture")}});
+  const std::vector<std::string> warnings = strings(info["warnings"]);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].starts_with("BACKPLANE_BACKENDS names '" + std::string(48, 'x') +
+                                "...' (5000 bytes), which no plugin provides; "));
+  CHECK(warnings[0].size() < 200);
 }
 
 TEST_CASE("a malformed BACKPLANE_BACKENDS warns with the syntax and loads every backend") {
@@ -311,13 +322,59 @@ TEST_CASE("plugins shut down at exit in reverse load order") {
 TEST_CASE("bp-info --help prints the usage and a bad flag exits 2 with it") {
   const ChildResult help = run_bp_info({"--help"}, {});
   CHECK(help.exit_code == 0);
-  CHECK(help.out.starts_with("usage: bp-info [--json]"));
+  CHECK(help.out.starts_with("usage: bp-info [--json] [--check]"));
+  CHECK(contains(help.out, "  --check    exit with status 1 when a plugin failed to load"));
 
   const ChildResult bad = run_bp_info({"--jsn"}, {});
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.starts_with("bp-info: unknown argument '--jsn'"));
-  CHECK(contains(bad.err, "usage: bp-info [--json]"));
+  CHECK(contains(bad.err, "usage: bp-info [--json] [--check]"));
   CHECK(bad.out.empty());
+}
+
+TEST_CASE("bp-info --check exits 1 and lists every plugin that failed and every refused kernel") {
+  const ChildResult result = run_bp_info({"--check"}, {{"BACKPLANE_PLUGIN_PATH", fixture_dir()}});
+  CHECK(result.exit_code == 1);
+  CHECK(result.out.starts_with("bp-info --check: "));
+  CHECK(contains(result.out, "\n  plugin " + fixture_path("garbage") +
+                                 " failed to load: it is not a shared library"));
+  CHECK(contains(result.out, "\n  plugin " + fixture_path("fixture_no_entry") +
+                                 " failed to load: it does not export backplane_plugin_entry"));
+  CHECK(contains(result.out, "\n  plugin fixture_schema_mismatch (" +
+                                 fixture_path("fixture_schema_mismatch") +
+                                 "): kernel mul.out was refused: its schema hash"));
+  // Only the problems: not the listing of what loaded.
+  CHECK_FALSE(contains(result.out, "Plugins loaded:"));
+}
+
+TEST_CASE("bp-info --check exits 1 for a refused kernel alone") {
+  const std::string plugin = fixture_path("fixture_schema_mismatch");
+  const ChildResult result = run_bp_info(
+      {"--check"},
+      {{"BACKPLANE_BACKENDS", "fixture_schema_mismatch"}, {"BACKPLANE_PLUGIN_PATH", plugin}});
+  CHECK(result.exit_code == 1);
+  CHECK(result.out.starts_with("bp-info --check: 2 problem(s):\n  plugin "
+                               "fixture_schema_mismatch (" +
+                               plugin + "): kernel mul.out was refused: "));
+}
+
+TEST_CASE("bp-info --check exits 0 when every plugin loaded with all its kernels") {
+  const ChildResult result = run_bp_info({"--check"}, {{"BACKPLANE_BACKENDS", "cpu"}});
+  CHECK(result.exit_code == 0);
+  CHECK(result.out == "bp-info --check: 1 plugin(s) loaded; none failed to load and no kernel "
+                      "was refused\n");
+}
+
+TEST_CASE("bp-info --check --json prints the JSON object and exits as --check does") {
+  const ChildResult failing =
+      run_bp_info({"--check", "--json"}, {{"BACKPLANE_PLUGIN_PATH", fixture_path("garbage")}});
+  CHECK(failing.exit_code == 1);
+  CHECK(failure_reason(parse_json(failing.out), fixture_path("garbage"))
+            .starts_with("it is not a shared library"));
+
+  const ChildResult passing = run_bp_info({"--json", "--check"}, {{"BACKPLANE_BACKENDS", "cpu"}});
+  CHECK(passing.exit_code == 0);
+  CHECK(plugin_names(parse_json(passing.out)) == std::vector<std::string>{"cpu"});
 }
 
 TEST_CASE("bp-info shows each plugin's counters as they are, in text and in --json") {

@@ -56,7 +56,7 @@ TEST_CASE("an exclusion wins over the same name included, with a warning") {
   CHECK_FALSE(parsed.selection.allows("cpu"));
   REQUIRE(parsed.warning);
   CHECK(*parsed.warning == "BACKPLANE_BACKENDS='cpu,!cpu' both selects and excludes 'cpu'; the "
-                           "exclusion wins, so 'cpu' does not load");
+                           "exclusion wins, so it does not load");
 }
 
 TEST_CASE("a malformed BACKPLANE_BACKENDS warns with the syntax and selects every backend") {
@@ -70,6 +70,37 @@ TEST_CASE("a malformed BACKPLANE_BACKENDS warns with the syntax and selects ever
     CHECK(parsed.selection.allows("cpu"));
     CHECK(parsed.selection.allows("cuda"));
   }
+}
+
+TEST_CASE("a malformed BACKPLANE_BACKENDS of one entry is quoted once") {
+  const auto parsed = parse_backend_selection("cu da");
+  REQUIRE(parsed.warning);
+  CHECK(parsed.warning->starts_with(
+      "BACKPLANE_BACKENDS='cu da' is malformed (it is not a backend name): expected"));
+}
+
+TEST_CASE("a long malformed BACKPLANE_BACKENDS is quoted once, cut short with its length") {
+  const std::string long_entry(5000, '-');
+  const auto alone = parse_backend_selection(long_entry);
+  REQUIRE(alone.warning);
+  CHECK(alone.warning->starts_with("BACKPLANE_BACKENDS='" + std::string(48, '-') +
+                                   "...' (5000 bytes) is malformed (it is not a backend name)"));
+  CHECK(alone.warning->size() < 300);
+
+  const auto listed = parse_backend_selection("cpu," + long_entry);
+  REQUIRE(listed.warning);
+  CHECK(listed.warning->starts_with("BACKPLANE_BACKENDS='cpu," + std::string(44, '-') +
+                                    "...' (5004 bytes) is malformed ('" + std::string(48, '-') +
+                                    "...' (5000 bytes) is not a backend name)"));
+  CHECK(listed.warning->size() < 400);
+}
+
+TEST_CASE("a long value is cut short between UTF-8 characters, never inside one") {
+  // 47 bytes, then 'é' (2 bytes) across the cut after 48.
+  const std::string value = std::string(47, 'a') + "\xc3\xa9" + std::string(100, 'b');
+  CHECK(bp::detail::quote_for_message(value) == "'" + std::string(47, 'a') + "...' (149 bytes)");
+  CHECK(bp::detail::quote_for_message("cpu") == "'cpu'");
+  CHECK(bp::detail::quote_for_message(std::string(64, 'c')) == "'" + std::string(64, 'c') + "'");
 }
 
 TEST_CASE("BACKPLANE_PLUGIN_PATH is split at ':' with empty entries dropped") {

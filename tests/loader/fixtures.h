@@ -1,11 +1,15 @@
-// The fixture plugins of tests/fixtures, and checks the loader tests share.
+// The fixture plugins of tests/fixtures, and the checks and helpers the loader tests share.
 #pragma once
 
 #include <backplane/backplane.h>
 
 #include <doctest/doctest.h>
 
+#include <stdlib.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +26,30 @@ inline std::string fixture_path(std::string_view suffix) {
 inline bool contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
 }
+
+// A fresh folder under the temporary folder, holding a one-line file for each name given, and
+// removed with everything in it at the end of the test.
+class TemporaryFolder {
+ public:
+  explicit TemporaryFolder(const std::vector<std::string>& files = {}) {
+    std::string name =
+        (std::filesystem::temp_directory_path() / "backplane-loader-XXXXXX").string();
+    REQUIRE(mkdtemp(name.data()) != nullptr);
+    path_ = name;
+    for (const std::string& file : files) std::ofstream(path_ / file).put('\n');
+  }
+  ~TemporaryFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TemporaryFolder(const TemporaryFolder&) = delete;
+  TemporaryFolder& operator=(const TemporaryFolder&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
 
 // The plugin loaded from `path`, loading it unless an earlier test of this process did.
 inline bp::PluginInfo load_once(const std::string& path) {

@@ -1,38 +1,20 @@
 // Which files the loader tries, in which order: BACKPLANE_PLUGIN_PATH's entries, then the
 // default folder next to libbackplane.
+#include "fixtures.h"
 #include "runtime/plugin_search.h"
 
 #include <doctest/doctest.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 namespace fs = std::filesystem;
 using bp::detail::backend_name_from_file_name;
 using bp::detail::find_plugin_files;
+using loader_test::TemporaryFolder;
 
 namespace {
-
-// A folder of empty files named as given, removed at the end of the test.
-class TemporaryFolder {
- public:
-  explicit TemporaryFolder(const std::vector<std::string>& files) {
-    std::string name = (fs::temp_directory_path() / "backplane-search-XXXXXX").string();
-    path_ = mkdtemp(name.data());
-    for (const std::string& file : files) std::ofstream(path_ / file).put('\n');
-  }
-  ~TemporaryFolder() { fs::remove_all(path_); }
-  TemporaryFolder(const TemporaryFolder&) = delete;
-  TemporaryFolder& operator=(const TemporaryFolder&) = delete;
-
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 std::vector<fs::path> paths_of(const bp::detail::PluginSearch& search) {
   std::vector<fs::path> paths;

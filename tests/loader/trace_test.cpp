@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -148,5 +149,44 @@ TEST_CASE("BACKPLANE_TRACE leaves an earlier trace until it writes, follows link
     CHECK(contains(result.err, "BACKPLANE_TRACE='" + not_a_file +
                                    "' is not a regular file (a folder, a device or a pipe)"));
   }
+  std::filesystem::remove_all(folder);
+}
+
+TEST_CASE("BACKPLANE_TRACE through a dangling link creates the file it points to, and the link "
+          "stays") {
+  const std::filesystem::path folder = fresh_folder("backplane-trace-dangling-link-test");
+  std::filesystem::create_directories(folder / "results");
+  const std::filesystem::path link = folder / "latest.json";
+  // Relative, so it leads from the link's own folder, wherever the process runs.
+  std::filesystem::create_symlink("results/ops.json", link);
+
+  const ChildResult probe = test_support::run_child({TRACE_PROBE_EXECUTABLE, "2"},
+                                                    {{"BACKPLANE_TRACE", link.string()}});
+  INFO("stderr: " << probe.err);
+  REQUIRE(probe.exit_code == 0);
+  CHECK(std::filesystem::is_symlink(link));
+  CHECK(std::filesystem::read_symlink(link) == "results/ops.json");
+  CHECK(parse_json(read_file(folder / "results" / "ops.json"))["traceEvents"].array().size() >= 2);
+  std::filesystem::remove_all(folder);
+}
+
+TEST_CASE("a BACKPLANE_TRACE link that leads round in a loop warns, and the links stay as they "
+          "are") {
+  const std::filesystem::path folder = fresh_folder("backplane-trace-link-loop-test");
+  const std::filesystem::path first = folder / "first.json", second = folder / "second.json";
+  std::filesystem::create_symlink(second, first);
+  std::filesystem::create_symlink(first, second);
+
+  const ChildResult probe = test_support::run_child({TRACE_PROBE_EXECUTABLE, "2"},
+                                                    {{"BACKPLANE_TRACE", first.string()}});
+  REQUIRE(probe.exit_code == 0);
+  CHECK(contains(probe.err, "[backplane] warn: BACKPLANE_TRACE='" + first.string() +
+                                "' is a symbolic link that leads round in a loop (40 links "
+                                "followed without reaching a file); no trace is kept. Point the "
+                                "link at a file"));
+  CHECK(std::filesystem::read_symlink(first) == second);
+  CHECK(std::filesystem::read_symlink(second) == first);
+  CHECK(std::distance(std::filesystem::directory_iterator(folder),
+                      std::filesystem::directory_iterator()) == 2);
   std::filesystem::remove_all(folder);
 }

@@ -1,6 +1,7 @@
 #include "child_process.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 extern char** environ;
 
@@ -60,9 +62,37 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
   return pointers;
 }
 
+// The child's wait status; with WNOHANG, nothing while it is still running.
+std::optional<int> wait_status(pid_t pid, int options) {
+  int status = 0;
+  pid_t result = 0;
+  while ((result = waitpid(pid, &status, options)) < 0) {
+    if (errno != EINTR) {
+      throw std::runtime_error("waitpid failed: " + std::string(std::strerror(errno)));
+    }
+  }
+  if (result == 0) return std::nullopt;
+  return status;
+}
+
+// The child's wait status, or nothing when it was still running at the time limit and was
+// killed.
+std::optional<int> wait_within(pid_t pid, std::optional<std::chrono::milliseconds> time_limit) {
+  if (!time_limit) return wait_status(pid, 0);
+  const auto deadline = std::chrono::steady_clock::now() + *time_limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (const std::optional<int> status = wait_status(pid, WNOHANG)) return status;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid, SIGKILL);
+  wait_status(pid, 0);
+  return std::nullopt;
+}
+
 }  // namespace
 
-ChildResult run_child(const std::vector<std::string>& argv, const EnvironmentVariables& environment) {
+ChildResult run_child(const std::vector<std::string>& argv, const EnvironmentVariables& environment,
+                      std::optional<std::chrono::milliseconds> time_limit) {
   CaptureFile out, err;
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -80,11 +110,9 @@ ChildResult run_child(const std::vector<std::string>& argv, const EnvironmentVar
   if (spawn_error != 0) {
     throw std::runtime_error("cannot run " + argv[0] + ": " + std::strerror(spawn_error));
   }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw std::runtime_error("waitpid failed: " + std::string(std::strerror(errno)));
-  }
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out.contents(), err.contents()};
+  const std::optional<int> status = wait_within(pid, time_limit);
+  if (!status) return {-1, true, out.contents(), err.contents()};
+  return {WIFEXITED(*status) ? WEXITSTATUS(*status) : -1, false, out.contents(), err.contents()};
 }
 
 }  // namespace test_support

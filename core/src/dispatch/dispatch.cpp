@@ -1,5 +1,6 @@
 #include "dispatch/dispatch.h"
 
+#include "runtime/environment.h"
 #include "runtime/plugin_status.h"
 #include "runtime/registry.h"
 
@@ -29,9 +30,9 @@ std::string missing_host_plugin_message(OpId op) {
   const char* backends = secure_getenv("BACKPLANE_BACKENDS");
   const std::string reason =
       backends ? fmt::format(
-                     "BACKPLANE_BACKENDS is '{}', which may exclude it: it loads the cpu "
+                     "BACKPLANE_BACKENDS is {}, which may exclude it: it loads the cpu "
                      "plugin only when the list names cpu or '*' without '!cpu'",
-                     backends)
+                     quote_for_message(backends))
                : std::string(
                      "It was not found or failed to load; the folders in "
                      "BACKPLANE_PLUGIN_PATH and the default plugin folder are searched");
@@ -66,6 +67,15 @@ std::string missing_kernel_message(OpId op, Device device, const Backend& backen
                       : "or use a plugin that implements it");
 }
 
+// For an op started on another thread, or by a static destructor, while the process exits.
+std::string shut_down_message(OpId op, Device device, const Backend& backend) {
+  return fmt::format(
+      "{} cannot run on {}: backend '{}' has shut down because the process is exiting. Let "
+      "ops finish before it exits: join the threads that run them before main returns or exit "
+      "is called",
+      op_name(op), device.str(), backend.info().name);
+}
+
 }  // namespace
 
 constinit DispatchRow g_dispatch_table[kOpCount]{};
@@ -92,6 +102,9 @@ bp_kernel_fn kernel_lookup_slow(OpId op, Device device) {
     if (device.is_cpu()) throw Error(ErrorCode::NotImplemented, missing_host_plugin_message(op));
     throw Error(ErrorCode::Internal, fmt::format("{}: no backend is loaded for device type {}",
                                                  op_name(op), device.type()));
+  }
+  if (backend->has_shut_down()) {
+    throw Error(ErrorCode::Backend, shut_down_message(op, device, *backend));
   }
   const bool host_can_run_it = host_can_run(op, device);
   if (host_can_run_it && registry.fallback_policy() == FallbackPolicy::Cpu) return nullptr;

@@ -82,6 +82,27 @@ std::string trace_json(const TraceState& s) {
   return json + "\n]}\n";
 }
 
+// As many links as Linux follows in resolving one path before it reports a loop (ELOOP).
+constexpr int kMaxLinksFollowed = 40;
+
+// The file a trace at `path` goes to: `path`, made absolute against the working directory as it
+// is now, with the links it names followed, a relative one from the link's own folder. Nothing
+// when the links lead round in a loop.
+std::optional<std::filesystem::path> trace_target(const std::string& path) {
+  std::error_code error;
+  std::filesystem::path target = std::filesystem::absolute(path, error);
+  if (error) target = path;
+  for (int followed = 0; followed <= kMaxLinksFollowed; ++followed) {
+    if (!std::filesystem::is_symlink(std::filesystem::symlink_status(target, error))) {
+      return target;
+    }
+    const std::filesystem::path next = std::filesystem::read_symlink(target, error);
+    if (error) return target;
+    target = next.is_absolute() ? next : target.parent_path() / next;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int64_t trace_clock_ns() noexcept {
@@ -102,12 +123,17 @@ void record_traced_op(OpId op, Device device, int64_t start_ns) noexcept {
 }
 
 std::optional<std::string> start_tracing(const std::string& path) {
-  // Links are followed, so that the trace replaces the file a link points to and the link
-  // stays a link.
+  // Links are followed, so that the trace replaces the file a link points to (or creates it,
+  // when the link dangles) and the link stays a link.
+  const std::optional<std::filesystem::path> target = trace_target(path);
+  if (!target) {
+    return fmt::format("BACKPLANE_TRACE='{}' is a symbolic link that leads round in a loop ({} "
+                       "links followed without reaching a file); no trace is kept. Point the "
+                       "link at a file",
+                       path, kMaxLinksFollowed);
+  }
   std::error_code error;
-  std::filesystem::path target = std::filesystem::weakly_canonical(path, error);
-  if (error) target = path;
-  const std::filesystem::file_status status = std::filesystem::status(target, error);
+  const std::filesystem::file_status status = std::filesystem::status(*target, error);
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
     return fmt::format("BACKPLANE_TRACE='{}' is not a regular file (a folder, a device or a "
                        "pipe); no trace is kept. Name a file, which the trace replaces at exit",
@@ -115,7 +141,7 @@ std::optional<std::string> start_tracing(const std::string& path) {
   }
   // Probed through the temporary file alone: a trace already at the path is left as it is
   // until this run's replaces it.
-  const std::string temporary = target.string() + ".partial";
+  const std::string temporary = target->string() + ".partial";
   {
     std::ofstream probe(temporary, std::ios::trunc);
     if (!probe) {
@@ -127,7 +153,7 @@ std::optional<std::string> start_tracing(const std::string& path) {
   std::filesystem::remove(temporary, error);
   TraceState& s = state();
   s.path = path;
-  s.target = target.string();
+  s.target = target->string();
   s.epoch = std::chrono::steady_clock::now();
   g_tracing.store(true, std::memory_order_relaxed);
   return std::nullopt;

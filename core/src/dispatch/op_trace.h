@@ -39,8 +39,9 @@ class OpTraceScope {
   int64_t start_ns_ = -1;  // -1: not traced
 };
 
-// Starts tracing into `path`, which is created (or emptied) now so that a path that cannot be
-// written is known at once. Returns why it could not start, leaving tracing off.
+// Starts tracing into `path`, or, when it is a link, into the file the link leads to (which
+// need not exist yet). Whether that file can be written is probed now, so that a path that
+// cannot be written is known at once. Returns why it could not start, leaving tracing off.
 std::optional<std::string> start_tracing(const std::string& path);
 
 // Writes what was traced to the path tracing started with (through a temporary file renamed

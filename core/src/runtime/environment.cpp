@@ -13,6 +13,13 @@ constexpr std::string_view kBackendsSyntax =
     "expected a comma-separated list of backend names, '*' for every backend and '!name' to "
     "leave one out, as in 'cpu,cuda' or '*,!opencl'";
 
+// Values up to this many bytes are quoted whole; a longer one is cut to its first
+// kQuotedPrefixBytes.
+constexpr size_t kQuotedMaxBytes = 64;
+constexpr size_t kQuotedPrefixBytes = 48;
+
+bool is_utf8_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
 std::string_view trim(std::string_view text) {
   const auto is_space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
   while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
@@ -45,13 +52,16 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
   }
 }
 
-// The reason `item` is not a valid entry of BACKPLANE_BACKENDS, or nothing when it is.
-std::optional<std::string> backend_item_problem(std::string_view item) {
+// The reason `item` is not a valid entry of BACKPLANE_BACKENDS, or nothing when it is. The
+// only entry of a value is called "it", as the message quotes the value already.
+std::optional<std::string> backend_item_problem(std::string_view item, bool only_entry) {
   if (item.empty()) return "an entry is empty";
   if (item == "*") return std::nullopt;
   std::string_view name = item.front() == '!' ? item.substr(1) : item;
   if (name == "*") return "'!*' would leave out every backend";
-  if (!is_backend_name(name)) return fmt::format("'{}' is not a backend name", item);
+  if (!is_backend_name(name)) {
+    return fmt::format("{} is not a backend name", only_entry ? "it" : quote_for_message(item));
+  }
   return std::nullopt;
 }
 
@@ -62,6 +72,13 @@ std::optional<std::string> read_variable(const char* name) {
 }
 
 }  // namespace
+
+std::string quote_for_message(std::string_view value) {
+  if (value.size() <= kQuotedMaxBytes) return fmt::format("'{}'", value);
+  size_t cut = kQuotedPrefixBytes;
+  while (cut > 0 && is_utf8_continuation(value[cut])) --cut;
+  return fmt::format("'{}...' ({} bytes)", value.substr(0, cut), value.size());
+}
 
 bool BackendSelection::allows(std::string_view backend_name) const {
   if (std::find(excluded.begin(), excluded.end(), backend_name) != excluded.end()) return false;
@@ -77,12 +94,13 @@ std::vector<std::string> BackendSelection::mentioned_names() const {
 BackendSelectionParse parse_backend_selection(std::string_view value) {
   BackendSelection selection;
   bool star = false;
-  for (std::string_view raw_item : split(value, ',')) {
+  const std::vector<std::string_view> items = split(value, ',');
+  for (std::string_view raw_item : items) {
     std::string_view item = trim(raw_item);
-    if (auto problem = backend_item_problem(item)) {
+    if (auto problem = backend_item_problem(item, items.size() == 1)) {
       return {BackendSelection{},
-              fmt::format("BACKPLANE_BACKENDS='{}' is malformed ({}): {}; loading every backend",
-                          value, *problem, kBackendsSyntax)};
+              fmt::format("BACKPLANE_BACKENDS={} is malformed ({}): {}; loading every backend",
+                          quote_for_message(value), *problem, kBackendsSyntax)};
     }
     if (item == "*") {
       star = true;
@@ -97,9 +115,9 @@ BackendSelectionParse parse_backend_selection(std::string_view value) {
   for (const std::string& name : selection.included) {
     if (std::find(selection.excluded.begin(), selection.excluded.end(), name) !=
         selection.excluded.end()) {
-      return {selection, fmt::format("BACKPLANE_BACKENDS='{}' both selects and excludes '{}'; "
-                                     "the exclusion wins, so '{}' does not load",
-                                     value, name, name)};
+      return {selection, fmt::format("BACKPLANE_BACKENDS={} both selects and excludes {}; "
+                                     "the exclusion wins, so it does not load",
+                                     quote_for_message(value), quote_for_message(name))};
     }
   }
   return {selection, std::nullopt};
@@ -119,9 +137,9 @@ LogLevelParse parse_log_level(std::string_view value) {
     if (lower == log_level_name(level)) return {level, std::nullopt};
   }
   return {LogLevel::Warn,
-          fmt::format("BACKPLANE_LOG_LEVEL='{}' is not a log level: use error, warn, info or "
+          fmt::format("BACKPLANE_LOG_LEVEL={} is not a log level: use error, warn, info or "
                       "debug; using warn",
-                      value)};
+                      quote_for_message(value))};
 }
 
 FallbackPolicyParse parse_fallback_policy(std::string_view value) {
@@ -129,9 +147,9 @@ FallbackPolicyParse parse_fallback_policy(std::string_view value) {
   if (lower == "off") return {FallbackPolicy::Off, std::nullopt};
   if (lower == "cpu") return {FallbackPolicy::Cpu, std::nullopt};
   return {FallbackPolicy::Off,
-          fmt::format("BACKPLANE_FALLBACK='{}' is not a fallback policy: use cpu (run ops a "
+          fmt::format("BACKPLANE_FALLBACK={} is not a fallback policy: use cpu (run ops a "
                       "backend lacks on the CPU) or off; using off",
-                      value)};
+                      quote_for_message(value))};
 }
 
 LoaderEnvironment read_loader_environment() {

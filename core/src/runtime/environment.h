@@ -11,6 +11,10 @@
 
 namespace bp::detail {
 
+// `value` in single quotes for a message; a value longer than a line is cut short, with its
+// length, so that junk in a variable cannot flood stderr.
+std::string quote_for_message(std::string_view value);
+
 // BACKPLANE_BACKENDS: "cpu,cuda", "*" (the default), "*,!opencl".
 struct BackendSelection {
   bool all = true;                     // "*" was given, or no name was

@@ -35,6 +35,7 @@ class PluginBackend final : public Backend {
   bool event_complete(int32_t device, bp_event event) const override;
   void synchronize_event(int32_t device, bp_event event) const override;
   double event_elapsed_ms(int32_t device, bp_event start, bp_event end) const override;
+  bool has_shut_down() const override { return shut_down_.load(std::memory_order_acquire); }
   std::string last_error() const override;
   std::vector<BackendCounter> counters() const override;
 

@@ -1,13 +1,16 @@
 #include "runtime/plugin_library.h"
 
+#include "runtime/elf_truncation.h"
 #include "runtime/plugin_rejected.h"
 
 #include <fmt/format.h>
 
 #include <dlfcn.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace bp::detail {
 namespace {
@@ -35,6 +38,22 @@ std::string reason_for_open_failure(const std::filesystem::path& file, std::stri
       message);
 }
 
+// What a file that is neither a folder nor a regular file is, for the message that refuses it.
+std::string_view kind_of_special_file(std::filesystem::file_type type) {
+  switch (type) {
+    case std::filesystem::file_type::fifo:
+      return "a named pipe (FIFO)";
+    case std::filesystem::file_type::character:
+      return "a character device";
+    case std::filesystem::file_type::block:
+      return "a block device";
+    case std::filesystem::file_type::socket:
+      return "a socket";
+    default:
+      return "a special file";
+  }
+}
+
 }  // namespace
 
 boost::dll::shared_library open_plugin_library(const std::filesystem::path& file) {
@@ -47,6 +66,17 @@ boost::dll::shared_library open_plugin_library(const std::filesystem::path& file
     throw PluginRejected(
         "it is a folder, not a plugin file: name a libbackplane_<backend>.so file, or put the "
         "folder on BACKPLANE_PLUGIN_PATH");
+  }
+  // dlopen would open it, and opening a pipe waits for a writer, a device may act on being
+  // opened: only status, which opens nothing, looks at it.
+  if (!std::filesystem::is_regular_file(status)) {
+    throw PluginRejected(fmt::format(
+        "it is {}, not a plugin file: name a libbackplane_<backend>.so file (a link to one "
+        "is fine)",
+        kind_of_special_file(status.type())));
+  }
+  if (std::optional<std::string> truncation = elf_truncation(file)) {
+    throw PluginRejected(std::move(*truncation));
   }
 
   boost::dll::shared_library library;

@@ -10,7 +10,8 @@
 namespace bp::detail {
 
 // dlopen with RTLD_NOW, so that a missing symbol fails here with a message rather than later
-// as a crash, and RTLD_LOCAL, so that two plugins' symbols never mix. Throws PluginRejected.
+// as a crash, and RTLD_LOCAL, so that two plugins' symbols never mix. A file that is not a
+// regular file, or an ELF file cut short, never reaches dlopen. Throws PluginRejected.
 boost::dll::shared_library open_plugin_library(const std::filesystem::path& file);
 
 // The exported backplane_plugin_entry. Throws PluginRejected when the file has none.

@@ -169,8 +169,8 @@ class RegistryImpl final : public Registry {
       promised = backend_name_from_file_name(file);
       found_names_.insert(*promised);
       if (!environment_.backends.allows(*promised)) {
-        log(LogLevel::Info, "skipping {}: backend '{}' is not selected by BACKPLANE_BACKENDS='{}'",
-            file.string(), *promised, *environment_.backends_value);
+        log(LogLevel::Info, "skipping {}: backend '{}' is not selected by BACKPLANE_BACKENDS={}",
+            file.string(), *promised, quote_for_message(*environment_.backends_value));
         return;
       }
     }
@@ -211,8 +211,8 @@ class RegistryImpl final : public Registry {
     }
 
     if (origin == Origin::Environment && !environment_.backends.allows(name)) {
-      log(LogLevel::Info, "skipping {}: backend '{}' is not selected by BACKPLANE_BACKENDS='{}'",
-          file.string(), name, *environment_.backends_value);
+      log(LogLevel::Info, "skipping {}: backend '{}' is not selected by BACKPLANE_BACKENDS={}",
+          file.string(), name, quote_for_message(*environment_.backends_value));
       return nullptr;
     }
     if (const PluginBackend* existing = loaded_backend_named(name)) {
@@ -284,8 +284,8 @@ class RegistryImpl final : public Registry {
           found_names_.empty() ? std::string("no plugin was found at all")
                                : fmt::format("the plugins found provide: {}",
                                              fmt::join(found_names_, ", "));
-      record_warning(fmt::format("BACKPLANE_BACKENDS='{}' names '{}', which no plugin provides; {}",
-                                 *environment_.backends_value, name, found));
+      record_warning(fmt::format("BACKPLANE_BACKENDS names {}, which no plugin provides; {}",
+                                 quote_for_message(name), found));
     }
   }
 

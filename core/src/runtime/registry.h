@@ -47,6 +47,9 @@ class Backend {
   virtual bool event_complete(int32_t device, bp_event event) const = 0;
   virtual void synchronize_event(int32_t device, bp_event event) const = 0;
   virtual double event_elapsed_ms(int32_t device, bp_event start, bp_event end) const = 0;
+  // True once the plugin has shut down, at process exit: its kernels have left the dispatch
+  // table, and every call into it throws.
+  virtual bool has_shut_down() const = 0;
   // The plugin's message for the calling thread's latest failure.
   virtual std::string last_error() const = 0;
   // The plugin's counters as they are now; empty when it reports none.
