@@ -3,7 +3,7 @@
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
-.PHONY: demo test sanitize bench install gpu-bundle deps build clean
+.PHONY: demo test test-full sanitize tsan bench install gpu-bundle deps build clean
 
 deps:
 	@scripts/install-deps.sh
@@ -17,6 +17,10 @@ demo: build
 
 test: build
 	ctest --preset release -j $(JOBS)
+
+# make test, and the sweeps too long to run at every change (the tests labelled `full`).
+test-full: build
+	ctest --preset full -j $(JOBS)
 
 # The whole suite again under AddressSanitizer and UndefinedBehaviorSanitizer; any report
 # fails it. use_sigaltstack=0: GCC 12's ASan runtime can abort unmapping a finished thread's
@@ -38,6 +42,18 @@ sanitize: deps
 	$(SANITIZER_ENV) ctest --preset sanitize -j $(JOBS) || \
 		$(SANITIZER_ENV) tests/sanitizers/rerun-tracer-crashes.sh build-sanitize --preset sanitize
 
+# The suites of the code that runs on several threads (the core, the loader, the CPU backend's
+# thread pool, oneDNN paths and ops) under ThreadSanitizer; any report fails it. The
+# suppressions name only the OpenMP runtime and oneDNN, whose synchronisation ThreadSanitizer
+# cannot see (tests/sanitizers/tsan.supp says why each line is there). allocator_may_return_null:
+# a test asks for more host memory than exists and expects OutOfMemory, not an abort.
+TSAN_ENV = TSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/tsan.supp:halt_on_error=1:second_deadlock_stack=1:allocator_may_return_null=1
+
+tsan: deps
+	cmake --preset tsan
+	cmake --build --preset tsan -j $(JOBS)
+	$(TSAN_ENV) ctest --preset tsan -j $(JOBS)
+
 # Every benchmark program in turn; bench/README.md says which ratios to read from each. Exit
 # status 77 is a program skipping itself (bench_cuda without a GPU).
 bench: build
@@ -53,4 +69,4 @@ install: build
 	cmake --install build --prefix "$(PREFIX)"
 
 clean:
-	rm -rf build build-debug build-sanitize
+	rm -rf build build-debug build-sanitize build-tsan

@@ -1,9 +1,8 @@
 // Hot loops compiled three times: for x86-64-v4 (AVX-512), for x86-64-v3 (AVX2 with FMA, every
 // x86 processor since 2013-2015) and for any x86-64 processor; the dynamic loader picks the copy
 // the machine supports when the plugin loads (GCC's function multiversioning, resolved through an
-// ifunc). The build itself targets plain x86-64, so the plugin runs anywhere. The AVX-512 copy ran
-// tanh 1.5x and exact GELU 1.7x faster than the AVX2 one on one thread of a Zen 4 processor, and
-// the others at the same speed (docs/cpu-backend.md).
+// ifunc). The build itself targets plain x86-64, so the plugin runs anywhere; what each copy
+// gains is in docs/cpu-backend.md.
 //
 // Put BP_CPU_MULTIVERSIONED on a function whose body runs a kernel's loops: `flatten` inlines
 // every call inside it, so the loops (and the element functions they call) are compiled for
@@ -14,7 +13,19 @@
 // same loop, vector body or scalar tail, however many threads share it.
 #pragma once
 
-#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__)
+//
+// A ThreadSanitizer build compiles one copy: the ifunc resolvers run while the dynamic loader
+// relocates the plugin, before ThreadSanitizer tracks the thread that runs them, and their
+// instrumented code crashes the process there.
+#if defined(__SANITIZE_THREAD__)
+#define BP_CPU_THREAD_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define BP_CPU_THREAD_SANITIZER 1
+#endif
+#endif
+
+#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(BP_CPU_THREAD_SANITIZER)
 #define BP_CPU_MULTIVERSIONED __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), flatten))
 #else
 #define BP_CPU_MULTIVERSIONED __attribute__((flatten))
