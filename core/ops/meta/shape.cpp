@@ -3,11 +3,14 @@
 
 #include <core_generated/MetaFunctions.h>
 
+#include <backplane/sdk/checked_arithmetic.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 namespace bp::meta {
@@ -80,7 +83,14 @@ std::array<OutputSpec, 1> cat_out(std::vector<Tensor>& tensors, int64_t dim) {
                         detail::format_shape(reference->sizes()), detail::format_shape(t.sizes())));
       }
     }
-    shape[d] += t.sizes()[d];
+    const std::optional<int64_t> total = plugin::checked_add(shape[d], t.sizes()[d]);
+    if (!total) {
+      throw Error(fmt::format("cat: the sizes of the tensors along dim {} overflow int64 (tensor {} "
+                              "of shape {} adds {} to {}); the result cannot have that many "
+                              "elements",
+                              d, i, detail::format_shape(t.sizes()), t.sizes()[d], shape[d]));
+    }
+    shape[d] = *total;
   }
 
   std::vector<Tensor> parts;
