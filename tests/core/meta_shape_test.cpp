@@ -64,6 +64,10 @@ TEST_CASE("copy_ broadcasts src, converts dtypes and moves it across devices") {
                           "destination's shape [2, 3]"});
   Tensor expanded = zeros({3}).expand({2, 3});
   check_invalid_argument([&] { expanded.copy_(ones({2, 3})); }, {"copy_: argument 'self' repeats its elements along dim 0"});
+  Tensor overlapping = empty_strided({2, 2}, {1, 1});
+  check_invalid_argument([&] { overlapping.copy_(ones({2, 2})); },
+                         {"copy_: argument 'self' (sizes [2, 2], strides [1, 1]) has elements "
+                          "that share memory"});
 }
 
 TEST_CASE("copy_ between overlapping views of one storage reads the source first") {
