@@ -43,6 +43,16 @@ TEST_CASE("cat checks dims, sizes and the list") {
   check_invalid_argument([] { cat({ones({2})}, 1); }, {"dim 1 is out of range"});
 }
 
+TEST_CASE("cat refuses sizes along its dim that add up past int64") {
+  // Wrapped around, the sizes would add up to 2, and the kernel would copy far more into it.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const Tensor widest = zeros({1}).expand({kMax});
+  check_invalid_argument([&] { cat({widest, widest, zeros({4})}); },
+                         {"cat: the sizes of the tensors along dim 0 overflow int64 (tensor 1 of "
+                          "shape [9223372036854775807] adds 9223372036854775807 to "
+                          "9223372036854775807)"});
+}
+
 TEST_CASE("copy_ broadcasts src, converts dtypes and moves it across devices") {
   Tensor target = zeros({2, 3}, kInt64);
   target.copy_(from_vector<float>({1.9f, -2.9f, 3.0f}, {3}));
@@ -54,6 +64,10 @@ TEST_CASE("copy_ broadcasts src, converts dtypes and moves it across devices") {
                           "destination's shape [2, 3]"});
   Tensor expanded = zeros({3}).expand({2, 3});
   check_invalid_argument([&] { expanded.copy_(ones({2, 3})); }, {"copy_: argument 'self' repeats its elements along dim 0"});
+  Tensor overlapping = empty_strided({2, 2}, {1, 1});
+  check_invalid_argument([&] { overlapping.copy_(ones({2, 2})); },
+                         {"copy_: argument 'self' (sizes [2, 2], strides [1, 1]) has elements "
+                          "that share memory"});
 }
 
 TEST_CASE("copy_ between overlapping views of one storage reads the source first") {

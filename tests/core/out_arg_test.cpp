@@ -142,6 +142,65 @@ TEST_CASE("an output that is an input of an op that is not pointwise gets the re
   CHECK(weight.to_vector<float>() == std::vector<float>{3, 4, 1, 2});
 }
 
+// Tensors whose elements overlap with non-zero strides, as empty_strided and from_blob can lay
+// them out, and views of them: a result written into one would be last-writer-wins.
+TEST_CASE("an out= tensor whose elements overlap is an error naming it, its layout and the fix") {
+  const Tensor a = ones({2, 2});
+  Tensor overlapping = empty_strided({2, 2}, {1, 1});  // elements (0, 1) and (1, 0) share memory
+  check_invalid_argument([&] { add_out(overlapping, a, a); },
+                         {"add.out: argument 'out' (sizes [2, 2], strides [1, 1]) has elements that "
+                          "share memory, so it cannot hold a result",
+                          ".contiguous() copy"});
+  check_invalid_argument([&] { mm_out(overlapping, a, a); },
+                         {"mm.out: argument 'out' (sizes [2, 2], strides [1, 1]) has elements"});
+  check_invalid_argument([&] { sum_out(overlapping, ones({2, 2, 3}), {2}); },
+                         {"sum.IntList_out: argument 'out'", "share memory"});
+  // A view of it overlaps as well, in another order of dims.
+  Tensor transposed = empty_strided({3, 4}, {1, 1}).transpose(0, 1);
+  check_invalid_argument([&] { neg_out(transposed, ones({4, 3})); },
+                         {"neg.out: argument 'out' (sizes [4, 3], strides [1, 1]) has elements"});
+  // Host memory the caller lays out: element (i, j) at i + 2 * j, so (2, 0) is (0, 1).
+  std::vector<float> buffer(16);
+  Tensor strided_blob = from_blob(buffer.data(), {3, 3}, {1, 2}, kFloat32);
+  check_invalid_argument([&] { add_out(strided_blob, ones({3, 3}), ones({3, 3})); },
+                         {"argument 'out' (sizes [3, 3], strides [1, 2]) has elements that share "
+                          "memory"});
+}
+
+TEST_CASE("an in-place op on a tensor whose elements overlap is an error naming it") {
+  Tensor overlapping = empty_strided({2, 2}, {1, 1});
+  check_invalid_argument([&] { overlapping.add_(1); },
+                         {"add_.Tensor: argument 'self' (sizes [2, 2], strides [1, 1]) has "
+                          "elements that share memory"});
+  check_invalid_argument([&] { overlapping.mul_(ones({2, 2})); }, {"mul_.Tensor: argument 'self'"});
+  check_invalid_argument([&] { overlapping.relu_(); }, {"relu_: argument 'self'", "share memory"});
+  check_invalid_argument([&] { overlapping.addmm_(ones({2, 2}), ones({2, 2})); },
+                         {"addmm_: argument 'self' (sizes [2, 2], strides [1, 1]) has elements"});
+}
+
+TEST_CASE("an out= tensor whose strides interleave its dims without overlap receives the result") {
+  // Offsets 2i + 3j for i, j < 3 are all distinct, though stride 3 does not exceed the reach of
+  // stride 2 over three elements (4): the offsets are compared one by one.
+  Tensor interleaved = empty_strided({3, 3}, {2, 3});
+  add_out(interleaved, arange(0, 9, 1, kFloat32).view({3, 3}), ones({3, 3}));
+  CHECK(interleaved.contiguous().to_vector<float>() ==
+        std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9});
+  // A dim whose stride exceeds the reach of all the others keeps them apart as well.
+  Tensor stacked = empty_strided({5, 3, 3}, {100, 2, 3});
+  stacked.fill_(2);
+  stacked.mul_(stacked);
+  CHECK(stacked.contiguous().to_vector<float>() == std::vector<float>(45, 4));
+}
+
+TEST_CASE("a layout with too many elements to decide its overlap is refused as one that may") {
+  // Offsets 2i + 3j for i < 3, j < 30000 do not repeat, but telling takes 90000 comparisons.
+  Tensor undecided = empty_strided({3, 30000}, {2, 3});
+  check_invalid_argument([&] { undecided.fill_(0); },
+                         {"fill_: argument 'self' (sizes [3, 30000], strides [2, 3]) may have "
+                          "elements that share memory",
+                          "write to a contiguous tensor, such as a .contiguous() copy of it"});
+}
+
 TEST_CASE("an output that repeats its elements (an expanded view) is an error naming the op") {
   Tensor expanded = zeros({1, 3}).expand({2, 3});
   check_invalid_argument([&] { expanded.add_(1); },

@@ -109,6 +109,7 @@ const PoolCase kPoolCases[] = {
     {{1, 1, 3, 3}, {4, 4}, {4, 4}, {0, 0}, {1, 1}, true},
     {{1, 1, 2, 2}, {2, 2}, {2, 2}, {0, 0}, {2, 2}, true},
     {{1, 9, 5, 4}, {5, 4}, {5, 4}, {0, 0}, {1, 1}, false},  // one window over the whole image
+    {{1, 2, 3, 2}, {17, 17}, {1, 1}, {8, 8}, {1, 1}, false},  // a kernel far wider than the input
 };
 
 // PyTorch's pooling_output_shape: a division rounded down, toward -inf.

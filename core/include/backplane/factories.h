@@ -10,6 +10,8 @@
 namespace bp {
 
 Tensor empty(IntArrayRef sizes, DType dtype = kFloat32, Device device = default_device());
+// Strides may make elements share memory (`empty_strided({2, 2}, {1, 1})`): such a tensor can be
+// read, but an op refuses it as an out= or in-place target.
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, DType dtype = kFloat32,
                      Device device = default_device());
 Tensor full(IntArrayRef sizes, const Scalar& value, DType dtype = kFloat32,
@@ -23,7 +25,8 @@ Tensor rand(IntArrayRef sizes, DType dtype = kFloat32, Device device = default_d
 void manual_seed(uint64_t seed);
 // A 0-dim tensor holding `value`.
 Tensor scalar_tensor(const Scalar& value, DType dtype, Device device = default_device());
-// A view of host memory the caller owns and keeps alive; contiguous unless strides are given.
+// A view of host memory the caller owns and keeps alive; contiguous unless strides are given
+// (which, as empty_strided's, may make elements share memory).
 Tensor from_blob(void* data, IntArrayRef sizes, DType dtype = kFloat32);
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype);
 // A host tensor holding a copy of `values`; T decides the dtype (float -> Float32, ...).

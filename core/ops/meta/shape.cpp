@@ -1,13 +1,18 @@
 // Meta functions of cat, copy_, fill_ and arange.
 #include "meta_support.h"
 
+#include "tensor/internal_overlap.h"
+
 #include <core_generated/MetaFunctions.h>
+
+#include <backplane/sdk/checked_arithmetic.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 namespace bp::meta {
@@ -80,7 +85,14 @@ std::array<OutputSpec, 1> cat_out(std::vector<Tensor>& tensors, int64_t dim) {
                         detail::format_shape(reference->sizes()), detail::format_shape(t.sizes())));
       }
     }
-    shape[d] += t.sizes()[d];
+    const std::optional<int64_t> total = plugin::checked_add(shape[d], t.sizes()[d]);
+    if (!total) {
+      throw Error(fmt::format("cat: the sizes of the tensors along dim {} overflow int64 (tensor {} "
+                              "of shape {} adds {} to {}); the result cannot have that many "
+                              "elements",
+                              d, i, detail::format_shape(t.sizes()), t.sizes()[d], shape[d]));
+    }
+    shape[d] = *total;
   }
 
   std::vector<Tensor> parts;
@@ -101,7 +113,7 @@ std::array<OutputSpec, 1> cat_out(std::vector<Tensor>& tensors, int64_t dim) {
 void copy_(Tensor& self, Tensor& src, bool /*non_blocking*/) {
   support::check_defined(self);
   support::check_defined(src);
-  detail::check_no_repeated_elements(self.sizes(), self.strides(), "copy_", "self");
+  detail::check_no_internal_overlap(self.sizes(), self.strides(), "copy_", "self");
   if (!detail::is_expandable_to(src.sizes(), self.sizes())) {
     throw Error(
         fmt::format("copy_: the source's shape {} cannot be broadcast to the "
@@ -119,7 +131,7 @@ void copy_(Tensor& self, Tensor& src, bool /*non_blocking*/) {
 // dtype (the kernel converts it as static_cast does, truncating fractions for integers).
 void fill__Scalar(Tensor& self, const Scalar& value) {
   support::check_defined(self);
-  detail::check_no_repeated_elements(self.sizes(), self.strides(), "fill_", "self");
+  detail::check_no_internal_overlap(self.sizes(), self.strides(), "fill_", "self");
   support::check_scalar_fits("fill_", value, self.dtype());
 }
 

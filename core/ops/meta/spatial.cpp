@@ -9,6 +9,9 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+#include <string>
+
 namespace bp::meta {
 namespace {
 
@@ -48,13 +51,56 @@ void check_floating(std::string_view op, const Tensor& t) {
   }
 }
 
-// The (N, C, H_out, W_out) output of `window` over `input`; an empty output is an error naming
-// the sizes of the dims that leave no window, as in PyTorch.
+// What an op calls its window's kernel size along dim `d`: pooling's kernel_size argument, or
+// conv2d's weight dims.
+enum class KernelArgument { KernelSize, Weight };
+
+std::string kernel_name(KernelArgument kernel, int d) {
+  return kernel == KernelArgument::KernelSize ? fmt::format("kernel_size[{}]", d)
+                                              : fmt::format("weight.size({})", 2 + d);
+}
+
+// Refuses a window whose size arithmetic along dim `d` leaves int64_t, naming the arguments it
+// comes from: a wrapped size would make an output larger than its input and kernels read and
+// write past both.
+[[noreturn]] void throw_window_overflow(std::string_view op, const Tensor& input,
+                                        const Window2d& window, KernelArgument kernel, int d,
+                                        plugin::WindowOverflow overflow) {
+  const std::string kernel_d = kernel_name(kernel, d);
+  switch (overflow) {
+    case plugin::WindowOverflow::Span:
+      throw Error(fmt::format(
+          "{}: dilation[{}]={} with {}={} overflows int64: a window spans dilation * (kernel "
+          "size - 1) + 1 elements; use a smaller dilation or kernel",
+          op, d, window.dilation[d], kernel_d, window.kernel[d]));
+    case plugin::WindowOverflow::PaddedInput:
+      throw Error(fmt::format(
+          "{}: padding[{}]={} on an input {} of {} overflows int64: the padded input spans "
+          "size + 2 * padding elements; use a smaller padding",
+          op, d, window.padding[d], d == 0 ? "height" : "width", input.size(2 + d)));
+    case plugin::WindowOverflow::LastWindow:
+      throw Error(fmt::format(
+          "{}: stride[{}]={} with {}={} and dilation[{}]={} overflows int64 with ceil_mode: the "
+          "last window would end past the largest int64; use a smaller stride or kernel",
+          op, d, window.stride[d], kernel_d, window.kernel[d], d, window.dilation[d]));
+    case plugin::WindowOverflow::None: break;
+  }
+  throw Error(ErrorCode::Internal, fmt::format("{}: a window reported no overflow", op));
+}
+
+// The (N, C, H_out, W_out) output of `window` over `input`; a size that overflows int64 is an
+// error naming its arguments, and an empty output one naming the sizes of the dims that leave
+// no window, as in PyTorch.
 DimVector windowed_shape(std::string_view op, const Tensor& input, int64_t channels,
-                         const Window2d& window, bool ceil_mode) {
+                         const Window2d& window, KernelArgument kernel, bool ceil_mode) {
   DimVector shape{input.size(0), channels, 0, 0};
   for (int d = 0; d < 2; ++d) {
-    shape[2 + d] = plugin::window_output_size(window, d, input.size(2 + d), ceil_mode);
+    const plugin::WindowOutputSize size =
+        plugin::checked_window_output_size(window, d, input.size(2 + d), ceil_mode);
+    if (size.overflow != plugin::WindowOverflow::None) {
+      throw_window_overflow(op, input, window, kernel, d, size.overflow);
+    }
+    shape[2 + d] = size.size;
   }
   if (shape[2] >= 1 && shape[3] >= 1) return shape;
   const std::string advice = fmt::format(
@@ -78,7 +124,7 @@ DimVector windowed_shape(std::string_view op, const Tensor& input, int64_t chann
 // Pooling pads at most half the kernel on each side, so every window holds an input element.
 void check_pooling_padding(std::string_view op, const Window2d& window) {
   for (int d = 0; d < 2; ++d) {
-    if (window.padding[d] * 2 > window.kernel[d]) {
+    if (window.padding[d] > window.kernel[d] / 2) {
       throw Error(fmt::format("{}: padding must be at most half the kernel size, got padding {} "
                               "for a kernel of {}",
                               op, window.padding[d], window.kernel[d]));
@@ -123,11 +169,17 @@ std::array<OutputSpec, 1> conv2d_out(Tensor& input, Tensor& weight, std::optiona
   check_pair(op, "dilation", dilation, 1);
   if (groups < 1) throw Error(fmt::format("conv2d: groups must be positive, got {}", groups));
   const int64_t out_channels = weight.size(0);
-  if (input.size(1) != weight.size(1) * groups) {
+  const std::optional<int64_t> in_channels = plugin::checked_mul(weight.size(1), groups);
+  if (!in_channels) {
+    throw Error(fmt::format("conv2d: groups={} with weight of shape {} overflows int64: the input "
+                            "would need weight.size(1) * groups channels, but has {}",
+                            groups, detail::format_shape(weight.sizes()), input.size(1)));
+  }
+  if (input.size(1) != *in_channels) {
     throw Error(fmt::format("conv2d: the input has {} channels, but weight of shape {} with "
                             "groups={} expects {} (weight.size(1) * groups)",
                             input.size(1), detail::format_shape(weight.sizes()), groups,
-                            weight.size(1) * groups));
+                            *in_channels));
   }
   if (out_channels % groups != 0 || out_channels == 0) {
     throw Error(fmt::format("conv2d: weight's {} output channels must be a positive multiple of "
@@ -146,8 +198,9 @@ std::array<OutputSpec, 1> conv2d_out(Tensor& input, Tensor& weight, std::optiona
                         plugin::expand_pair(stride, {1, 1}),
                         plugin::expand_pair(padding, {0, 0}),
                         plugin::expand_pair(dilation, {1, 1})};
-  return {OutputSpec{windowed_shape(op, input, out_channels, window, false), input.dtype(),
-                     device}};
+  return {OutputSpec{windowed_shape(op, input, out_channels, window, KernelArgument::Weight,
+                                    /*ceil_mode=*/false),
+                     input.dtype(), device}};
 }
 
 // max_pool2d: a floating-point (N, C, H, W) self; padding at most half the kernel. out is
@@ -158,7 +211,8 @@ std::array<OutputSpec, 1> max_pool2d_out(Tensor& self, IntArrayRef kernel_size,
   const Device device = support::common_device({&self});
   const Window2d window =
       checked_pooling_window("max_pool2d", self, kernel_size, stride, padding, dilation);
-  return {OutputSpec{windowed_shape("max_pool2d", self, self.size(1), window, ceil_mode),
+  return {OutputSpec{windowed_shape("max_pool2d", self, self.size(1), window,
+                                    KernelArgument::KernelSize, ceil_mode),
                      self.dtype(), device}};
 }
 
@@ -174,7 +228,15 @@ std::array<OutputSpec, 1> avg_pool2d_out(Tensor& self, IntArrayRef kernel_size,
   if (divisor_override && *divisor_override == 0) {
     throw Error("avg_pool2d: divisor_override must not be zero");
   }
-  return {OutputSpec{windowed_shape("avg_pool2d", self, self.size(1), window, ceil_mode),
+  // Kernels divide by a window's area, at most the kernel's.
+  if (!plugin::checked_mul(window.kernel[0], window.kernel[1])) {
+    throw Error(fmt::format("avg_pool2d: kernel_size [{}, {}] overflows int64: an average "
+                            "divides by up to kernel_size[0] * kernel_size[1] elements; use a "
+                            "smaller kernel",
+                            window.kernel[0], window.kernel[1]));
+  }
+  return {OutputSpec{windowed_shape("avg_pool2d", self, self.size(1), window,
+                                    KernelArgument::KernelSize, ceil_mode),
                      self.dtype(), device}};
 }
 
@@ -191,6 +253,14 @@ std::array<OutputSpec, 1> adaptive_avg_pool2d_out(Tensor& self, IntArrayRef outp
                             op, detail::format_shape(self.sizes())));
   }
   const plugin::Pair size = plugin::expand_pair(output_size, {1, 1});
+  for (int d = 0; d < 2; ++d) {
+    if (!plugin::adaptive_arithmetic_fits(self.size(2 + d), size[d])) {
+      throw Error(fmt::format("{}: output_size[{}]={} over an input {} of {} overflows int64: "
+                              "window bounds are computed from output_size * size; use a "
+                              "smaller output_size",
+                              op, d, size[d], d == 0 ? "height" : "width", self.size(2 + d)));
+    }
+  }
   return {OutputSpec{DimVector{self.size(0), self.size(1), size[0], size[1]}, self.dtype(),
                      device}};
 }

@@ -1,5 +1,6 @@
 #include "dispatch/out_arg.h"
 
+#include "tensor/internal_overlap.h"
 #include "tensor/shape.h"
 #include "tensor/type_promotion.h"
 
@@ -87,7 +88,7 @@ OutArg::OutArg(Tensor& given, const OutputSpec& spec, Kind kind, const char* op,
                     "argument '{}'",
                     op, dtype_name(spec.dtype), dtype_name(given_.dtype()), arg));
   }
-  check_no_repeated_elements(given_.sizes(), given_.strides(), op, arg);
+  check_no_internal_overlap(given_.sizes(), given_.strides(), op, arg);
   // Kernels write contiguous outputs of the computed dtype, into memory no input they read lies
   // in (but where the op allows); anything else goes through a temporary that finish() copies
   // over.

@@ -85,8 +85,9 @@ class ReadTensors {
 //    of the dtype their meta step computed.
 //  - So does a tensor that shares memory with one of `inputs` other than as `aliasing` allows:
 //    the kernel then reads the inputs as they were (x.add_(x[0]), mm_out(a, a, b)).
-//  - A tensor some of whose elements share memory (an expanded view) is an error: the result
-//    could not be stored in it.
+//  - A tensor some of whose elements share memory (an expanded view, or strides that overlap
+//    as empty_strided({2, 2}, {1, 1})) is an error: the result could not be stored in it. See
+//    check_no_internal_overlap (tensor/internal_overlap.h) for what is decided exactly.
 class OutArg {
  public:
   enum class Kind { Out, InPlace };

@@ -27,18 +27,6 @@ int64_t wrap_dim(std::string_view op, int64_t dim, int64_t rank, bool wrap_scala
   return dim < 0 ? dim + rank : dim;
 }
 
-void check_no_repeated_elements(IntArrayRef sizes, IntArrayRef strides, std::string_view op,
-                                std::string_view arg) {
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (strides[d] == 0 && sizes[d] > 1) {
-      throw Error(fmt::format("{}: argument '{}' repeats its elements along dim {} (stride 0, an "
-                              "expanded view), so it cannot hold a result there; write to a "
-                              "tensor of its own, such as a .clone() of it",
-                              op, arg, d));
-    }
-  }
-}
-
 DimVector contiguous_strides(IntArrayRef sizes) {
   DimVector strides(sizes.size());
   int64_t stride = 1;

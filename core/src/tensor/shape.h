@@ -20,11 +20,6 @@ std::string format_shape(IntArrayRef sizes);
 // that names `op`, the operation given it.
 int64_t wrap_dim(std::string_view op, int64_t dim, int64_t rank, bool wrap_scalar = true);
 
-// Refuses a tensor to be written (`arg` of `op`) that repeats its elements, stride 0 along a dim
-// of two or more (an expanded view): a result could not be stored in it.
-void check_no_repeated_elements(IntArrayRef sizes, IntArrayRef strides, std::string_view op,
-                                std::string_view arg);
-
 // Row-major strides for `sizes` (size-0 and size-1 dims get the stride they would have with
 // size 1, as PyTorch does).
 DimVector contiguous_strides(IntArrayRef sizes);

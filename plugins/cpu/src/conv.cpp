@@ -19,7 +19,9 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
 #include <optional>
+#include <string>
 #include <unordered_map>
 
 namespace bp::cpu {
@@ -85,6 +87,37 @@ std::shared_ptr<const ConvPrimitives> conv_primitives(const ConvGeometry& g, mem
   });
 }
 
+// The window oneDNN is given for `g`, whose values oneDNN takes only where an int holds them:
+// along a dim of one output, the stride only needs to reach past the padded input's end (no
+// larger); along a dim of one tap, the dilation reads nothing and is 1.
+plugin::Window2d onednn_window(const ConvGeometry& g) {
+  plugin::Window2d window = g.window;
+  const int64_t in_sizes[] = {g.height, g.width};
+  const int64_t out_sizes[] = {g.out_height, g.out_width};
+  for (int d = 0; d < 2; ++d) {
+    const int64_t room = in_sizes[d] + 2 * window.padding[d] - window.span(d);
+    if (out_sizes[d] == 1) window.stride[d] = std::min(window.stride[d], room + 1);
+    if (window.kernel[d] == 1) window.dilation[d] = 1;
+  }
+  return window;
+}
+
+// Refuses, by name, a convolution with a value oneDNN does not take.
+void check_onednn_takes(const ConvGeometry& g) {
+  const memory::dims far = far_padding(g);
+  const plugin::Window2d& w = g.window;
+  const bool takes =
+      onednn::takes_dims({g.batch, g.in_channels, g.height, g.width, g.out_channels, g.out_height,
+                          g.out_width, g.groups}) &&
+      onednn::takes_dims({w.kernel[0], w.kernel[1], w.stride[0], w.stride[1], w.dilation[0] - 1,
+                          w.dilation[1] - 1, w.padding[0], w.padding[1], far[0], far[1]});
+  plugin::check(takes,
+                "conv2d: the CPU backend convolves float32 and 16-bit floats through oneDNN, "
+                "which takes sizes, kernel sizes, strides, dilations and paddings up to "
+                "2147483647 only; convert to float64 (.to(bp::kFloat64)) to run on the "
+                "backend's own loops");
+}
+
 // One convolution of dense NCHW arrays of `type` (bias: float32, may be null).
 void onednn_conv(const ConvGeometry& g, memory::data_type type, const void* input,
                  const void* weight, const float* bias, void* out) {
@@ -115,8 +148,10 @@ const onednn::TypeSupport& conv_support() {
 
 // Every image at once when oneDNN computes in the tensors' own dtype; otherwise one image at a
 // time, converted to and from float32, so that the converted copies stay one image large.
-void conv_through_onednn(const ConvGeometry& g, const TensorView& input, const TensorView& weight,
+void conv_through_onednn(ConvGeometry g, const TensorView& input, const TensorView& weight,
                          const TensorView* bias, const TensorView& out) {
+  g.window = onednn_window(g);
+  check_onednn_takes(g);
   const DType compute = conv_support().compute_dtype(out.dtype());
   const memory::data_type type = *onednn::data_type_of(compute);
   const DenseInput dense_weight(weight, compute);

@@ -1,12 +1,13 @@
-// max_pool2d, avg_pool2d and adaptive_avg_pool2d. Max pooling runs on the plugin's own
-// separable loops for every dtype and window (pooling_loops.cpp): oneDNN 2.6 pools NCHW arrays
-// with scalar code, about 575 instructions per output of a 3x3 window, and differs from
-// PyTorch on NaN and on windows of -inf. oneDNN's pooling runs the averages it can express
-// exactly, on plain NCHW arrays: averages that exclude the padding, averages that include it
-// when no window runs past the padding (oneDNN then always divides by the kernel's area, as
-// PyTorch does), and adaptive pooling whose windows tile the input evenly; 16-bit dtypes this
-// CPU's oneDNN lacks go through it in float32 copies (averaged in float32, as the loops do).
-// The other averages, and float64, run on the plugin's loops.
+// max_pool2d, avg_pool2d and adaptive_avg_pool2d. Max pooling runs on the plugin's own loops
+// for every dtype and window (pooling_loops.cpp): oneDNN 2.6 pools NCHW arrays with scalar
+// code, about 575 instructions per output of a 3x3 window, and differs from PyTorch on NaN and
+// on windows of -inf. oneDNN's pooling runs the averages it can express exactly, on plain NCHW
+// arrays: averages that exclude the padding, averages that include it when no window runs past
+// the padding (oneDNN then always divides by the kernel's area, as PyTorch does), and adaptive
+// pooling whose windows tile the input evenly, where every size, kernel size, stride and padding
+// fits in an int (oneDNN refuses others); 16-bit dtypes this CPU's oneDNN lacks go through it in
+// float32 copies (averaged in float32, as the loops do). The other averages, and float64, run
+// on the plugin's loops.
 #include "CPUNativeFunctions.h"
 
 #include "dense.h"
@@ -40,6 +41,18 @@ struct PoolPrimitives final : onednn::CachedPrimitives {
 // near padding unless ceil_mode adds a window.
 int64_t far_padding(const Window2d& w, int d, int64_t in_size, int64_t out_size) {
   return std::max(w.padding[d], (out_size - 1) * w.stride[d] + w.span(d) - in_size - w.padding[d]);
+}
+
+// Whether oneDNN takes the window and sizes of this pooling (each within an int).
+bool onednn_takes(const Window2d& w, const TensorView& input, const TensorView& out) {
+  for (int d = 0; d < 2; ++d) {
+    if (!onednn::takes_dims({input.size(2 + d), out.size(2 + d), w.kernel[d], w.stride[d],
+                             w.dilation[d] - 1, w.padding[d],
+                             far_padding(w, d, input.size(2 + d), out.size(2 + d))})) {
+      return false;
+    }
+  }
+  return onednn::takes_dims({input.size(0), input.size(1)});
 }
 
 bool windows_stay_in_padding(const Window2d& w, const TensorView& input, const TensorView& out) {
@@ -138,7 +151,7 @@ void avg_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size
   if (out.numel() == 0) return;
   const Window2d w = plugin::pooling_window(kernel_size, stride, padding, {});
   const std::optional<DType> pooled = onednn_pooling_dtype(out.dtype());
-  if (pooled && !divisor_override) {
+  if (pooled && !divisor_override && onednn_takes(w, self, out)) {
     if (!count_include_pad) {
       return onednn_pool(dnnl::algorithm::pooling_avg_exclude_padding, w, self, out, *pooled);
     }
@@ -166,7 +179,9 @@ void adaptive_avg_pool2d_out(const TensorView& self, std::span<const int64_t> ou
                          {height / out_height, width / out_width},
                          {0, 0},
                          {1, 1}};
-    return onednn_pool(dnnl::algorithm::pooling_avg_exclude_padding, tiles, self, out, *pooled);
+    if (onednn_takes(tiles, self, out)) {
+      return onednn_pool(dnnl::algorithm::pooling_avg_exclude_padding, tiles, self, out, *pooled);
+    }
   }
   average_pool2d_loops(self, out, plugin::adaptive_axis(height, out_height),
                        plugin::adaptive_axis(width, out_width), std::nullopt);

@@ -106,6 +106,17 @@ bool fits_int(const Image& image) {
   return last < INT_MAX;
 }
 
+// The convolution's descriptor takes int paddings, strides and dilations as well; the meta
+// step lets through any that int64 holds.
+bool fits_int(const SlidingWindow& window) {
+  for (int d = 0; d < 2; ++d) {
+    if (window.padding[d] > INT_MAX || window.stride[d] > INT_MAX || window.dilation[d] > INT_MAX) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool is_empty(const Image& image) {
   return std::find(std::begin(image.sizes), std::end(image.sizes), 0) != std::end(image.sizes);
 }
@@ -211,7 +222,9 @@ bool cudnn_conv2d(Device& device, DType dtype, const Image& input, const Image& 
   // cuDNN refuses empty operands (no input channels, or an empty batch), or worse, leaves out
   // unwritten; the implicit-GEMM kernel writes the zeros of an empty sum.
   if (is_empty(input) || is_empty(weight) || is_empty(out)) return false;
-  if (!fits_int(input) || !fits_int(weight) || !fits_int(out) || groups > INT_MAX) return false;
+  if (!fits_int(input) || !fits_int(weight) || !fits_int(out) || !fits_int(window) || groups > INT_MAX) {
+    return false;
+  }
   Context& context = context_of(device);
   const DeviceGuard guard(device.index());
 

@@ -145,10 +145,13 @@ __attribute__((always_inline)) inline void conv2d_block_sums(
         } else {
           product_t inputs[CONV_COLUMNS];
           for (int j = 0; j < CONV_COLUMNS; ++j) {
+            inputs[j] = 0;
+            // Past the block's columns, j * stride may not fit in a long.
+            if (j >= columns) continue;
             const long x = first_x + j * stride.s1;
-            inputs[j] = j < columns && x >= 0 && x < in_size.s3
-                            ? (product_t)LOAD(in, in_plane + y * in_stride.s2 + x * in_stride.s3)
-                            : 0;
+            if (x >= 0 && x < in_size.s3) {
+              inputs[j] = (product_t)LOAD(in, in_plane + y * in_stride.s2 + x * in_stride.s3);
+            }
           }
           inputs_low = vload16(0, inputs);
           inputs_high = vload16(1, inputs);

@@ -2,6 +2,9 @@
 
 #include "onednn/runtime.h"
 
+#include <algorithm>
+#include <limits>
+
 namespace bp::cpu::onednn {
 
 std::optional<dnnl::memory::data_type> data_type_of(DType dtype) {
@@ -22,6 +25,12 @@ dnnl::memory::desc strided_desc(std::span<const int64_t> sizes, std::span<const 
 dnnl::memory wrap(const dnnl::memory::desc& desc, const void* data) {
   // oneDNN takes a non-const handle for every argument; inputs are only read.
   return dnnl::memory(desc, engine(), const_cast<void*>(data));
+}
+
+bool takes_dims(std::initializer_list<int64_t> values) {
+  return std::ranges::all_of(values, [](int64_t v) {
+    return v >= std::numeric_limits<int>::min() && v <= std::numeric_limits<int>::max();
+  });
 }
 
 }  // namespace bp::cpu::onednn

@@ -5,6 +5,8 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <span>
 
@@ -20,5 +22,9 @@ dnnl::memory::desc strided_desc(std::span<const int64_t> sizes, std::span<const 
 
 // A memory object over elements the caller owns; oneDNN only reads those of inputs.
 dnnl::memory wrap(const dnnl::memory::desc& desc, const void* data);
+
+// Whether oneDNN takes each of `values` (sizes, kernel sizes, strides, dilations, paddings) in a
+// primitive's description: it refuses any that an int cannot hold.
+bool takes_dims(std::initializer_list<int64_t> values);
 
 }  // namespace bp::cpu::onednn

@@ -1,11 +1,20 @@
 // The sliding window of conv2d and the 2-D pooling ops, shared by the core's meta step and every
 // backend's kernels so that all of them read the int[2] arguments, size outputs and place
 // pooling windows the same way.
+//
+// The meta step sizes outputs with checked_window_output_size and refuses any window whose
+// arithmetic leaves int64_t (and adaptive sizes for which adaptive_arithmetic_fits is false).
+// Past it, every position a kernel computes, o * stride - padding + tap * dilation for an output
+// index o and a tap below the kernel size, lies between -padding and the end of the last window,
+// which fits; so the rest of this file, and kernels that compute as it does, need no checks.
 #pragma once
+
+#include <backplane/sdk/checked_arithmetic.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -41,26 +50,74 @@ inline Window2d pooling_window(std::span<const int64_t> kernel_size, std::span<c
           expand_pair(dilation, {1, 1})};
 }
 
+// Which of a window's quantities along one dim does not fit in int64_t, for the meta step to
+// name the arguments it comes from.
+enum class WindowOverflow {
+  None,
+  Span,         // dilation * (kernel - 1) + 1, the extent of one window
+  PaddedInput,  // input_size + 2 * padding
+  LastWindow,   // (output_size - 1) * stride + span, where the last window ends (ceil_mode)
+};
+
+struct WindowOutputSize {
+  int64_t size = 0;  // when overflow is None
+  WindowOverflow overflow = WindowOverflow::None;
+};
+
 // Output size of dim `d` for an input of `input_size` elements, as PyTorch sizes it: the windows
 // that fit in the padded input, and with ceil_mode a last one that runs past its end (even where
-// no whole window fits), unless it would start in the right padding.
-inline int64_t window_output_size(const Window2d& w, int d, int64_t input_size,
-                                  bool ceil_mode = false) {
-  const int64_t room =
-      input_size + 2 * w.padding[d] - w.span(d) + (ceil_mode ? w.stride[d] - 1 : 0);
-  if (room < 0) return 0;
-  int64_t size = room / w.stride[d] + 1;
-  if (ceil_mode && (size - 1) * w.stride[d] >= input_size + w.padding[d]) --size;
-  return size;
+// no whole window fits), unless it would start in the right padding. Each step is checked: where
+// one overflows, `overflow` says which. Takes the arguments the meta step has checked: a
+// non-negative input size and padding, and a positive kernel size, stride and dilation.
+inline WindowOutputSize checked_window_output_size(const Window2d& w, int d, int64_t input_size,
+                                                   bool ceil_mode = false) {
+  const std::optional<int64_t> holes_and_taps = checked_mul(w.dilation[d], w.kernel[d] - 1);
+  const std::optional<int64_t> span =
+      holes_and_taps ? checked_add(*holes_and_taps, int64_t{1}) : std::nullopt;
+  if (!span) return {0, WindowOverflow::Span};
+  const std::optional<int64_t> both_paddings = checked_mul(w.padding[d], int64_t{2});
+  const std::optional<int64_t> padded =
+      both_paddings ? checked_add(input_size, *both_paddings) : std::nullopt;
+  if (!padded) return {0, WindowOverflow::PaddedInput};
+  // Where the last window may start; it cannot overflow, as padded >= 0 and span >= 1.
+  const int64_t room = *padded - *span;
+  const int64_t stride = w.stride[d];
+  // The windows after the first: room / stride rounded down, or up with ceil_mode. Rounding
+  // from the truncated quotient by its remainder never computes room + stride - 1, which may
+  // overflow.
+  int64_t later = room / stride;
+  const int64_t remainder = room % stride;
+  if (ceil_mode && remainder > 0) ++later;
+  if (!ceil_mode && remainder < 0) --later;
+  if (later < 0) return {0, WindowOverflow::None};
+  int64_t size = later + 1;  // later <= room < INT64_MAX
+  if (ceil_mode) {
+    // A product past int64_t starts past input_size + padding, which fits.
+    const std::optional<int64_t> last_start = checked_mul(size - 1, stride);
+    if (!last_start || *last_start >= input_size + w.padding[d]) --size;
+  }
+  if (size == 0) return {0, WindowOverflow::None};
+  // Without ceil_mode the last window ends inside the padded input; with it, maybe beyond.
+  const std::optional<int64_t> last_start = checked_mul(size - 1, stride);
+  if (!last_start || !checked_add(*last_start, *span)) return {0, WindowOverflow::LastWindow};
+  return {size, WindowOverflow::None};
 }
 
 // Adaptive pooling's window for output index `i` of `output_size` over `input_size` elements:
-// [start, end), the windows covering the input with overlaps as even as integers allow.
+// [start, end), the windows covering the input with overlaps as even as integers allow. The
+// meta step has checked adaptive_arithmetic_fits for both sizes.
 inline int64_t adaptive_window_start(int64_t i, int64_t input_size, int64_t output_size) {
   return i * input_size / output_size;
 }
 inline int64_t adaptive_window_end(int64_t i, int64_t input_size, int64_t output_size) {
   return ((i + 1) * input_size + output_size - 1) / output_size;
+}
+
+// Whether the window bounds above fit in int64_t for every output index: the largest value
+// they compute is output_size * input_size + output_size - 1.
+inline bool adaptive_arithmetic_fits(int64_t input_size, int64_t output_size) {
+  const std::optional<int64_t> product = checked_mul(output_size, input_size);
+  return product && checked_add(*product, output_size - 1);
 }
 
 // The pooling windows along one spatial dim, as tables a kernel reads: output index o reads
