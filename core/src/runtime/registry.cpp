@@ -4,6 +4,7 @@
 
 #include "dispatch/dispatch.h"
 #include "dispatch/op_trace.h"
+#include "memory/caching_allocator.h"
 #include "runtime/core_services.h"
 #include "runtime/environment.h"
 #include "runtime/log.h"
@@ -149,11 +150,14 @@ class RegistryImpl final : public Registry {
 
   // In reverse load order. Each backend's kernels leave the dispatch table first, so that an
   // op run later in the exit (by a static destructor) is an error rather than a call into a
-  // plugin that has shut down. The libraries stay loaded: their code may still be referenced.
+  // plugin that has shut down. Then the caching allocator gives the plugin back the memory no
+  // tensor holds, so that its shutdown (or a leak checker) sees only what tensors still hold.
+  // The libraries stay loaded: their code may still be referenced.
   void shut_down_plugins() noexcept {
     std::lock_guard lock(mutex_);
     for (auto it = plugins_.rbegin(); it != plugins_.rend(); ++it) {
       clear_kernels((*it)->device_type());
+      return_memory_before_shutdown(**it);
       (*it)->shut_down();
     }
   }
