@@ -199,6 +199,8 @@ bp_kernel_fn type_erased(Kernel* kernel) {
   plugin.last_error = &bp_{}_last_error;
   plugin.kernels = kernels;
   plugin.kernel_count = {};
+  // The plugin's messages (bp::plugin::warn) go through the core, which attaches itself.
+  bp::plugin::connect_to_core(plugin);
   // If configure_plugin throws, the descriptor's init fails with its message instead.
   bp::plugin::configure_descriptor(plugin, [](bp_plugin& p) {{ {}::configure_plugin(p); }});
   return &plugin;

@@ -1,8 +1,6 @@
 // The reduction meta functions: dims, keepdim, result dtypes and empty reductions.
 #include "core_test_support.h"
 
-#include "memory/caching_allocator.h"
-
 using namespace bp;
 using coretest::check_invalid_argument;
 using coretest::shape_of;
@@ -34,11 +32,8 @@ TEST_CASE("sum and mean read an input that widens exactly to their dtype as it i
   // 16 MiB of Bool: converted to Int64 first, it would take 128 MiB more.
   const Tensor mask = zeros({int64_t{1} << 24}, kBool);
   const Tensor halves = ones({int64_t{1} << 22}, kFloat16);
-  const auto held = [] {
-    const detail::AllocatorStats stats = detail::allocator_stats(Device::cpu());
-    return stats.allocated_bytes + stats.cached_bytes;
-  };
-  detail::empty_allocator_cache();
+  const auto held = [] { return memory_stats(Device::cpu()).reserved_bytes; };
+  empty_cache(Device::cpu());
   const uint64_t before = held();
   CHECK(sum(mask).item<int64_t>() == 0);
   CHECK(mean(halves, std::nullopt, false, kFloat32).item<float>() == 1.0f);

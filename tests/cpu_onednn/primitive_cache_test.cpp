@@ -99,7 +99,7 @@ TEST_CASE("a BACKPLANE_CPU_PRIMITIVE_CACHE that is no capacity warns and the def
   for (const std::string value : {"abc", "-3", "12x", "", "1048577"}) {
     CAPTURE(value);
     const ProbeResult result = probe(value, {1, 1});
-    CHECK(result.err.find("[backplane] warn: BACKPLANE_CPU_PRIMITIVE_CACHE='" + value +
+    CHECK(result.err.find("[backplane] warn: cpu: BACKPLANE_CPU_PRIMITIVE_CACHE='" + value +
                           "' is not a number of cached primitives from 0 (no caching) to "
                           "1048576; using the default, 1024") != std::string::npos);
     CHECK(result.counters.at("primitive_cache.capacity") == 1024);

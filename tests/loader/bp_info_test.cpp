@@ -64,6 +64,30 @@ std::vector<std::string> strings(const JsonValue& array) {
   return values;
 }
 
+// Bad values for variables that the bundled plugins read themselves.
+const EnvironmentVariables kBadPluginVariables{{"BACKPLANE_NUM_THREADS", "junk"},
+                                               {"BACKPLANE_CPU_PRIMITIVE_CACHE", "junk"},
+                                               {"BACKPLANE_OPENCL_KERNEL_SHAPE", "junk"}};
+
+// The starts of the warnings kBadPluginVariables gives with the plugins bp-info lists in `info`.
+std::vector<std::string> bad_plugin_variable_warnings(const JsonValue& info) {
+  std::vector<std::string> warnings{
+      "cpu: BACKPLANE_NUM_THREADS='junk' is not a thread count from 1 to 1024; using the default, ",
+      "cpu: BACKPLANE_CPU_PRIMITIVE_CACHE='junk' is not a number of cached primitives from 0 (no "
+      "caching) to 1048576; using the default, 1024"};
+  if (std::ranges::count(plugin_names(info), "opencl") == 1) {
+    warnings.push_back(
+        "opencl: BACKPLANE_OPENCL_KERNEL_SHAPE='junk' is neither 'gpu' nor 'cpu'; ignoring it, so "
+        "each device runs the kernels shaped for its type");
+  }
+  return warnings;
+}
+
+bool starts_one_of(const std::vector<std::string>& warnings, const std::string& start) {
+  return std::ranges::any_of(
+      warnings, [&](const std::string& warning) { return warning.starts_with(start); });
+}
+
 }  // namespace
 
 TEST_CASE("bp-info --json describes every plugin and every failure with the documented keys") {
@@ -309,6 +333,33 @@ TEST_CASE("BACKPLANE_LOG_LEVEL=error keeps warnings off stderr but in the runtim
   REQUIRE(result.exit_code == 0);
   CHECK_FALSE(contains(result.err, "[backplane]"));
   CHECK(parse_json(result.out)["warnings"].array().size() == 1);
+}
+
+TEST_CASE("bad values of the plugins' own variables are warnings in bp-info --json and stderr") {
+  const ChildResult result = run_bp_info({"--json"}, kBadPluginVariables);
+  REQUIRE(result.exit_code == 0);
+  const JsonValue info = parse_json(result.out);
+  REQUIRE(std::ranges::count(plugin_names(info), "cpu") == 1);
+  const std::vector<std::string> warnings = strings(info["warnings"]);
+  for (const std::string& expected : bad_plugin_variable_warnings(info)) {
+    CAPTURE(expected);
+    CHECK(starts_one_of(warnings, expected));
+    CHECK(contains(result.err, "[backplane] warn: " + expected));
+  }
+}
+
+TEST_CASE("BACKPLANE_LOG_LEVEL=error keeps plugins' warnings off stderr but in bp-info --json") {
+  EnvironmentVariables environment = kBadPluginVariables;
+  environment.emplace_back("BACKPLANE_LOG_LEVEL", "error");
+  const ChildResult result = run_bp_info({"--json"}, environment);
+  REQUIRE(result.exit_code == 0);
+  CHECK(result.err.empty());
+  const JsonValue info = parse_json(result.out);
+  const std::vector<std::string> warnings = strings(info["warnings"]);
+  for (const std::string& expected : bad_plugin_variable_warnings(info)) {
+    CAPTURE(expected);
+    CHECK(starts_one_of(warnings, expected));
+  }
 }
 
 TEST_CASE("plugins shut down at exit in reverse load order") {

@@ -6,6 +6,7 @@
 #include <backplane/event.h>
 #include <backplane/factories.h>
 #include <backplane/generated/Functions.h>
+#include <backplane/memory.h>
 #include <backplane/runtime.h>
 #include <backplane/tensor.h>
 #include <backplane/generated/TensorMethodsInline.h>

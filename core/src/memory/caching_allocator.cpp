@@ -8,9 +8,11 @@
 #include "runtime/registry.h"
 
 #include <backplane/error.h>
+#include <backplane/memory.h>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
@@ -22,59 +24,72 @@
 namespace bp::detail {
 namespace {
 
-// The memory of one device and the blocks it has cached.
+// The memory of one device and the blocks it has cached. Its stats count the shared pool's
+// blocks; on the host, threads' caches add their own (ThreadBlockCache).
 struct Pool {
   Device device;
   const Backend* backend = nullptr;  // nullptr: host memory, managed by the core
   std::unordered_map<size_t, std::vector<void*>> free_blocks;  // by size class
-  AllocatorStats stats;
+  MemoryStats stats;
+  // Set before the backend shuts down: blocks released from then on go straight back to it.
+  bool returns_blocks_at_once = false;
 
   bool uses_host_memory() const { return backend == nullptr; }
 
   // A new block from the device, or nullptr when the device has no memory left. Other
   // failures of the plugin propagate as its bp::Error.
   void* allocate_fresh(size_t size, std::string& failure) {
-    ++stats.device_allocations;
+    void* ptr = nullptr;
     if (uses_host_memory()) {
-      void* ptr = std::aligned_alloc(kHostAlignment, size);
+      ptr = std::aligned_alloc(kHostAlignment, size);
       if (!ptr) failure = "the host's allocator returned no memory";
-      return ptr;
+    } else {
+      try {
+        ptr = backend->allocate(device.index(), size);
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::OutOfMemory) throw;
+        failure = e.what();
+      }
     }
-    try {
-      return backend->allocate(device.index(), size);
-    } catch (const Error& e) {
-      if (e.code() != ErrorCode::OutOfMemory) throw;
-      failure = e.what();
-      return nullptr;
+    if (ptr) {
+      ++stats.cache_misses;
+      stats.reserved_bytes += size;
+      stats.peak_reserved_bytes = std::max(stats.peak_reserved_bytes, stats.reserved_bytes);
     }
+    return ptr;
   }
 
-  void free_block(void* ptr) const noexcept {
+  void free_block(void* ptr, size_t size) noexcept {
     if (uses_host_memory()) {
       std::free(ptr);
     } else {
       backend->deallocate(device.index(), ptr);
     }
+    stats.reserved_bytes -= size;
+    ++stats.device_frees;
   }
 
-  // Caches a block handed back, or returns it to the device when there is no memory left to
-  // remember it.
+  // Caches a block handed back, or returns it to the device when the backend is shutting down
+  // or there is no memory left to remember it.
   void keep(void* ptr, size_t size) noexcept {
+    if (returns_blocks_at_once) {
+      free_block(ptr, size);
+      return;
+    }
     try {
       free_blocks[size].push_back(ptr);
-      stats.cached_bytes += size;
     } catch (...) {
-      free_block(ptr);
+      free_block(ptr, size);
     }
   }
 
   uint64_t release_cache() noexcept {
-    const uint64_t released = stats.cached_bytes;
+    uint64_t released = 0;
     for (auto& [size, blocks] : free_blocks) {
-      for (void* ptr : blocks) free_block(ptr);
+      for (void* ptr : blocks) free_block(ptr, size);
+      released += size * blocks.size();
     }
     free_blocks.clear();
-    stats.cached_bytes = 0;
     return released;
   }
 };
@@ -154,25 +169,44 @@ class CachingAllocator {
     pool.keep(ptr, size);
   }
 
-  AllocatorStats stats(Device device) {
+  MemoryStats stats(Device device) {
     std::lock_guard lock(mutex_);
     auto it = pools_.find(pool_key(device));
-    if (it == pools_.end()) return AllocatorStats{};
-    AllocatorStats stats = it->second.stats;
+    if (it == pools_.end()) return MemoryStats{};
+    MemoryStats stats = it->second.stats;
     if (device.is_cpu()) {
       for (const ThreadCacheOwner* owner = thread_caches_; owner; owner = owner->next) {
         stats.allocated_bytes += owner->cache.allocated_bytes();
-        stats.cached_bytes += owner->cache.cached_bytes();
         stats.cache_hits += owner->cache.cache_hits();
       }
     }
+    stats.allocations = stats.cache_hits + stats.cache_misses;
     return stats;
   }
 
-  void empty_cache() noexcept {
+  void empty_cache(Device device) noexcept {
     std::lock_guard lock(mutex_);
-    for (auto& [key, pool] : pools_) pool.release_cache();
-    release_calling_thread_cache();
+    auto it = pools_.find(pool_key(device));
+    if (it == pools_.end()) return;
+    Pool& pool = it->second;
+    pool.release_cache();
+    if (device.is_cpu()) release_calling_thread_cache(pool);
+  }
+
+  void reset_peak(Device device) noexcept {
+    std::lock_guard lock(mutex_);
+    auto it = pools_.find(pool_key(device));
+    if (it == pools_.end()) return;
+    it->second.stats.peak_reserved_bytes = it->second.stats.reserved_bytes;
+  }
+
+  void return_memory_of(const Backend& backend) noexcept {
+    std::lock_guard lock(mutex_);
+    for (auto& [key, pool] : pools_) {
+      if (pool.backend != &backend) continue;
+      pool.release_cache();
+      pool.returns_blocks_at_once = true;
+    }
   }
 
   void adopt(ThreadCacheOwner& owner) {
@@ -210,19 +244,19 @@ class CachingAllocator {
     if (it == pool.free_blocks.end() || it->second.empty()) return nullptr;
     void* ptr = it->second.back();
     it->second.pop_back();
-    pool.stats.cached_bytes -= size;
     pool.stats.allocated_bytes += size;
     ++pool.stats.cache_hits;
     return ptr;
   }
 
-  // Other threads' caches are theirs to touch; each holds little (ThreadBlockCache).
-  static uint64_t release_calling_thread_cache() noexcept {
+  // Other threads' caches are theirs to touch; each holds little (ThreadBlockCache). Their
+  // blocks came from `host`, the host's pool.
+  static uint64_t release_calling_thread_cache(Pool& host) noexcept {
     uint64_t released = 0;
     // Runs under the lock, so it must not make a cache (which takes the lock to register).
     if (ThreadCacheOwner* owner = PerThread<ThreadCacheOwner>::existing()) {
       owner->cache.drain([&](void* ptr, size_t size) {
-        std::free(ptr);
+        host.free_block(ptr, size);
         released += size;
       });
     }
@@ -232,9 +266,11 @@ class CachingAllocator {
   // Host-memory pools of every device draw on the same RAM, so all of them give back.
   uint64_t release_caches_sharing_memory_with(Pool& pool) {
     if (!pool.uses_host_memory()) return pool.release_cache();
-    uint64_t released = release_calling_thread_cache();
+    uint64_t released = 0;
     for (auto& [key, other] : pools_) {
-      if (other.uses_host_memory()) released += other.release_cache();
+      if (!other.uses_host_memory()) continue;
+      released += other.release_cache();
+      if (other.device.is_cpu()) released += release_calling_thread_cache(other);
     }
     return released;
   }
@@ -277,8 +313,27 @@ void release_device_memory(Device device, void* ptr, size_t nbytes) noexcept {
   allocator().release(device, ptr, nbytes);
 }
 
-AllocatorStats allocator_stats(Device device) { return allocator().stats(device); }
-
-void empty_allocator_cache() { allocator().empty_cache(); }
+void return_memory_before_shutdown(const Backend& backend) noexcept {
+  allocator().return_memory_of(backend);
+}
 
 }  // namespace bp::detail
+
+namespace bp {
+
+MemoryStats memory_stats(Device device) {
+  detail::backend_of_existing_device(device, "memory_stats");
+  return detail::allocator().stats(device);
+}
+
+void empty_cache(Device device) {
+  detail::backend_of_existing_device(device, "empty_cache");
+  detail::allocator().empty_cache(device);
+}
+
+void reset_peak_memory_stats(Device device) {
+  detail::backend_of_existing_device(device, "reset_peak_memory_stats");
+  detail::allocator().reset_peak(device);
+}
+
+}  // namespace bp

@@ -30,7 +30,6 @@ class ThreadBlockCache {
     Slot& slot = slots_[size_class_index(size)];
     if (slot.count == 0) return nullptr;
     add(allocated_bytes_, size);
-    add(cached_bytes_, 0 - size);
     add(cache_hits_, 1);
     return slot.blocks[--slot.count];
   }
@@ -42,7 +41,6 @@ class ThreadBlockCache {
     if (slot.count == kBlocksPerClass) return false;
     slot.blocks[slot.count++] = block;
     add(allocated_bytes_, 0 - size);
-    add(cached_bytes_, size);
     return true;
   }
 
@@ -51,17 +49,13 @@ class ThreadBlockCache {
   void drain(Give&& give) {
     for (size_t index = 0; index < slots_.size(); ++index) {
       Slot& slot = slots_[index];
-      for (; slot.count > 0; --slot.count) {
-        give(slot.blocks[slot.count - 1], slot.size);
-        add(cached_bytes_, 0 - slot.size);
-      }
+      for (; slot.count > 0; --slot.count) give(slot.blocks[slot.count - 1], slot.size);
     }
   }
 
   // What this cache changed in the host pool's statistics. allocated_bytes is a difference
   // modulo 2^64: a thread that frees more than it allocated has a "negative" count.
   uint64_t allocated_bytes() const { return allocated_bytes_.load(std::memory_order_relaxed); }
-  uint64_t cached_bytes() const { return cached_bytes_.load(std::memory_order_relaxed); }
   uint64_t cache_hits() const { return cache_hits_.load(std::memory_order_relaxed); }
 
  private:
@@ -89,7 +83,6 @@ class ThreadBlockCache {
 
   std::array<Slot, kClassCount> slots_ = make_slots();
   std::atomic<uint64_t> allocated_bytes_{0};
-  std::atomic<uint64_t> cached_bytes_{0};
   std::atomic<uint64_t> cache_hits_{0};
 };
 

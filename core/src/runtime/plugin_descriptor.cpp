@@ -17,11 +17,12 @@ namespace {
 // How far a descriptor of ABI 1.`minor` reaches: each minor version added fields at its end. A
 // plugin of a newer minor version than the core's has at least the core's fields.
 constexpr size_t descriptor_size_of_minor(uint32_t minor) {
-  static_assert(BP_ABI_MINOR == 2, "a new minor version: add the size of its descriptor here");
+  static_assert(BP_ABI_MINOR == 3, "a new minor version: add the size of its descriptor here");
   switch (minor) {
     case 0: return offsetof(bp_plugin, kernel_count) + sizeof(bp_plugin::kernel_count);
     case 1: return offsetof(bp_plugin, read_counters) + sizeof(bp_plugin::read_counters);
-    default: return offsetof(bp_plugin, event_elapsed) + sizeof(bp_plugin::event_elapsed);
+    case 2: return offsetof(bp_plugin, event_elapsed) + sizeof(bp_plugin::event_elapsed);
+    default: return offsetof(bp_plugin, attach_core) + sizeof(bp_plugin::attach_core);
   }
 }
 
@@ -159,6 +160,7 @@ bp_plugin accept_descriptor(const bp_plugin* plugin) {
   readable.event_query = BP_ABI_FIELD(*plugin, event_query);
   readable.event_synchronize = BP_ABI_FIELD(*plugin, event_synchronize);
   readable.event_elapsed = BP_ABI_FIELD(*plugin, event_elapsed);
+  readable.attach_core = BP_ABI_FIELD(*plugin, attach_core);
 
   if (readable.name == nullptr || !is_backend_name(readable.name)) {
     throw PluginRejected(fmt::format(

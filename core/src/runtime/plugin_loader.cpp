@@ -61,7 +61,10 @@ bp_plugin read_descriptor(const boost::dll::shared_library& library) {
 }
 
 StartedPlugin start_plugin(const bp_plugin& plugin, const std::filesystem::path& file,
-                           int16_t device_type) {
+                           int16_t device_type, const bp_core_services* core_services) {
+  if (plugin.attach_core != nullptr) {
+    call_plugin("attach_core", [&] { plugin.attach_core(core_services); });
+  }
   if (plugin.init != nullptr) {
     const bp_status status = call_plugin("init", [&] { return plugin.init(); });
     if (status != BP_STATUS_OK) {

@@ -23,9 +23,9 @@ struct StartedPlugin {
   std::vector<AcceptedKernel> kernels;  // for the dispatch table
 };
 
-// Calls the plugin's init, then enumerates its devices and reviews its kernels. Throws
-// PluginRejected when init fails.
+// Hands the plugin `core_services` (ABI 1.3) and calls its init, then enumerates its devices and
+// reviews its kernels. Throws PluginRejected when init fails.
 StartedPlugin start_plugin(const bp_plugin& plugin, const std::filesystem::path& file,
-                           int16_t device_type);
+                           int16_t device_type, const bp_core_services* core_services);
 
 }  // namespace bp::detail

@@ -4,6 +4,8 @@
 
 #include "dispatch/dispatch.h"
 #include "dispatch/op_trace.h"
+#include "memory/caching_allocator.h"
+#include "runtime/core_services.h"
 #include "runtime/environment.h"
 #include "runtime/log.h"
 #include "runtime/plugin_backend.h"
@@ -11,6 +13,7 @@
 #include "runtime/plugin_loader.h"
 #include "runtime/plugin_rejected.h"
 #include "runtime/plugin_search.h"
+#include "runtime/warning_list.h"
 
 #include <backplane/error.h>
 
@@ -75,7 +78,7 @@ class RegistryImpl final : public Registry {
     RuntimeInfo info;
     for (const PluginBackend* plugin : plugins_in_type_order()) info.plugins.push_back(plugin->info());
     info.failures = failures_;
-    info.warnings = warnings_;
+    info.warnings = warnings_.all();
     info.kernel_ops.assign(std::begin(kOpNames), std::end(kOpNames));
     info.default_device = default_device_;
     return info;
@@ -147,11 +150,14 @@ class RegistryImpl final : public Registry {
 
   // In reverse load order. Each backend's kernels leave the dispatch table first, so that an
   // op run later in the exit (by a static destructor) is an error rather than a call into a
-  // plugin that has shut down. The libraries stay loaded: their code may still be referenced.
+  // plugin that has shut down. Then the caching allocator gives the plugin back the memory no
+  // tensor holds, so that its shutdown (or a leak checker) sees only what tensors still hold.
+  // The libraries stay loaded: their code may still be referenced.
   void shut_down_plugins() noexcept {
     std::lock_guard lock(mutex_);
     for (auto it = plugins_.rbegin(); it != plugins_.rend(); ++it) {
       clear_kernels((*it)->device_type());
+      return_memory_before_shutdown(**it);
       (*it)->shut_down();
     }
   }
@@ -223,7 +229,10 @@ class RegistryImpl final : public Registry {
     }
     const int16_t device_type = device_type_for(name);
 
-    StartedPlugin started = start_plugin(descriptor, file, device_type);
+    // Kept as long as the library is: the plugin may report through them until the process
+    // exits, from threads of its own, also when it fails to start.
+    const PluginCoreServices& core_services = core_services_.emplace_back(name, warnings_);
+    StartedPlugin started = start_plugin(descriptor, file, device_type, core_services.services());
     for (const AcceptedKernel& kernel : started.kernels) {
       install_kernel(kernel.op, device_type, kernel.fn);
     }
@@ -291,7 +300,7 @@ class RegistryImpl final : public Registry {
 
   void record_warning(std::string warning) {
     log(LogLevel::Warn, "{}", warning);
-    warnings_.push_back(std::move(warning));
+    warnings_.add(std::move(warning));
   }
 
   void record_failure(const std::filesystem::path& file, std::string reason, LogLevel level) {
@@ -303,8 +312,9 @@ class RegistryImpl final : public Registry {
   LoaderEnvironment environment_;
   std::deque<boost::dll::shared_library> libraries_;
   std::vector<std::unique_ptr<PluginBackend>> plugins_;  // in load order
+  std::deque<PluginCoreServices> core_services_;  // one per plugin started, never moved
   std::vector<PluginFailure> failures_;
-  std::vector<std::string> warnings_;
+  WarningList warnings_;  // locks itself: plugins report into it from any thread
   std::set<std::filesystem::path> attempted_files_;
   std::set<std::string> found_names_;  // backend names of every plugin seen, loaded or not
 

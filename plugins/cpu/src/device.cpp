@@ -3,6 +3,7 @@
 #include "CPUNativeFunctions.h"
 
 #include "counters.h"
+#include "onednn/primitive_cache.h"
 #include "thread_pool.h"
 
 #include <backplane/sdk/plugin.hpp>
@@ -47,8 +48,6 @@ const HostDescription& host() {
     const std::string model = cpu_model();
     d.name = (model.empty() ? std::string("host CPU") : model) + " (" +
              (threads ? std::to_string(threads) : std::string("unknown number of")) + " threads)";
-    // Read here, as the plugin loads, so that bp-info shows the count in use and a bad
-    // BACKPLANE_NUM_THREADS is reported at once rather than at the first large kernel.
     const int workers = configured_thread_count();
     d.description = "host memory, allocated by the core; large kernels run on " +
                     std::to_string(workers) + (workers == 1 ? " thread" : " threads") +
@@ -61,6 +60,15 @@ const HostDescription& host() {
     return d;
   }();
   return description;
+}
+
+// Reads the plugin's variables as it loads, so that a bad value is among the warnings the core
+// has once loading is done (bp-info shows them), rather than reported by the first op using it.
+bp_status read_environment() {
+  return plugin::guard([] {
+    configured_thread_count();
+    onednn::primitive_cache();
+  });
 }
 
 bp_status device_count(int32_t* count) {
@@ -80,6 +88,7 @@ bp_status device_properties(int32_t device, bp_device_properties* props) {
 }  // namespace
 
 void configure_plugin(bp_plugin& plugin) {
+  plugin.init = read_environment;
   // The thread pool starts on first use; shutdown joins it before the process exits.
   plugin.shutdown = shut_down_thread_pool;
   plugin.device_count = device_count;

@@ -1,11 +1,12 @@
 #include "thread_pool.h"
 
+#include <backplane/sdk/log.hpp>
+
 #include <pthread.h>
 
 #include <algorithm>
 #include <atomic>
 #include <charconv>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -150,10 +151,9 @@ int thread_count_from(const char* value) {
   int count = 0;
   const auto [stop, error] = std::from_chars(value, end, count);
   if (error == std::errc() && stop == end && count >= 1 && count <= kMaxThreads) return count;
-  std::fprintf(stderr,
-               "[backplane] warn: BACKPLANE_NUM_THREADS='%s' is not a thread count from 1 to %d; "
-               "using the default, %d\n",
-               value, kMaxThreads, fallback);
+  plugin::warn(std::string("BACKPLANE_NUM_THREADS='") + value +
+               "' is not a thread count from 1 to " + std::to_string(kMaxThreads) +
+               "; using the default, " + std::to_string(fallback));
   return fallback;
 }
 
@@ -188,8 +188,7 @@ void shut_down_thread_pool() noexcept {
   try {
     pool->shut_down();
   } catch (const std::system_error& e) {  // join failing leaves nothing better to do than say so
-    std::fprintf(stderr, "[backplane] warn: cpu backend: joining its threads failed: %s\n",
-                 e.what());
+    plugin::warn(std::string("joining its threads failed: ") + e.what());
   }
 }
 

@@ -54,8 +54,8 @@ class ThreadPool {
 };
 
 // BACKPLANE_NUM_THREADS's value (`value` may be null: unset) as a thread count; the default,
-// std::thread::hardware_concurrency(), with a warning on stderr for a value that is not a
-// positive integer.
+// std::thread::hardware_concurrency(), with a warning (bp::plugin::warn) for a value that is not
+// a positive integer.
 int thread_count_from(const char* value);
 
 // The plugin's thread count: BACKPLANE_NUM_THREADS as thread_count_from reads it, once per

@@ -1,8 +1,10 @@
 #include "environment.h"
 
-#include <cstdio>
+#include <backplane/sdk/log.hpp>
+
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace bp::cuda {
 
@@ -10,8 +12,8 @@ bool switch_value(const char* name, const char* value, bool fallback) {
   if (value == nullptr) return fallback;
   if (std::strcmp(value, "0") == 0) return false;
   if (std::strcmp(value, "1") == 0) return true;
-  std::fprintf(stderr, "[backplane] warn: %s='%s' is neither 0 nor 1; using the default, %d\n", name, value,
-               fallback ? 1 : 0);
+  plugin::warn(std::string(name) + "='" + value + "' is neither 0 nor 1; using the default, " +
+               (fallback ? "1" : "0"));
   return fallback;
 }
 

@@ -4,7 +4,8 @@
 namespace bp::cuda {
 
 // The value of a 0-or-1 variable `name` whose text is `value` (NULL when unset): true for "1",
-// false for "0", `fallback` when unset; anything else is a warning on stderr, and `fallback`.
+// false for "0", `fallback` when unset; anything else is a warning (bp::plugin::warn), and
+// `fallback`.
 bool switch_value(const char* name, const char* value, bool fallback);
 
 // BACKPLANE_CUDA_ALLOW_TF32 (default 0): whether float32 matrix products and convolutions may

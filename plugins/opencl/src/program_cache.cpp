@@ -1,5 +1,7 @@
 #include "program_cache.h"
 
+#include <backplane/sdk/log.hpp>
+
 #include <unistd.h>
 
 #include <array>
@@ -60,9 +62,7 @@ uint64_t fnv1a_64(std::string_view text) {
 
 ProgramCache::ProgramCache(std::filesystem::path folder, Warn warn)
     : folder_(std::move(folder)), warn_(std::move(warn)) {
-  if (!warn_) {
-    warn_ = [](const std::string& message) { std::fprintf(stderr, "%s\n", message.c_str()); };
-  }
+  if (!warn_) warn_ = [](const std::string& message) { plugin::warn(message); };
 }
 
 std::filesystem::path ProgramCache::default_folder() {
@@ -148,7 +148,7 @@ void ProgramCache::remove(std::string_view key) {
 
 void ProgramCache::warn_once(const std::string& message) {
   if (warned_.exchange(true)) return;
-  warn_("backplane: opencl: the program cache in " + folder_.string() +
+  warn_("the program cache in " + folder_.string() +
         " does not work (" + message +
         "); kernels will be compiled again in every process. Set BACKPLANE_OPENCL_CACHE_DIR "
         "to a writable folder, or to nothing to turn the cache off.");

@@ -32,7 +32,7 @@ class ProgramCache {
  public:
   using Warn = std::function<void(const std::string& message)>;
 
-  // An empty `folder` disables the cache. Without `warn`, warnings go to stderr.
+  // An empty `folder` disables the cache. Without `warn`, warnings go to bp::plugin::warn.
   explicit ProgramCache(std::filesystem::path folder, Warn warn = {});
 
   // The folder BACKPLANE_OPENCL_CACHE_DIR names (set but empty: no cache), else

@@ -1,6 +1,7 @@
 #include "runtime.h"
 
-#include <cstdio>
+#include <backplane/sdk/log.hpp>
+
 #include <cstdlib>
 #include <optional>
 #include <vector>
@@ -15,10 +16,9 @@ std::optional<KernelShape> kernel_shape_from_environment() {
   if (value == nullptr || *value == '\0') return std::nullopt;
   const std::optional<KernelShape> shape = kernel_shape_named(value);
   if (!shape) {
-    std::fprintf(stderr,
-                 "backplane: opencl: BACKPLANE_OPENCL_KERNEL_SHAPE='%s' is neither 'gpu' nor 'cpu'; "
-                 "ignoring it, so each device runs the kernels shaped for its type\n",
-                 value);
+    plugin::warn(std::string("BACKPLANE_OPENCL_KERNEL_SHAPE='") + value +
+                 "' is neither 'gpu' nor 'cpu'; ignoring it, so each device runs the kernels "
+                 "shaped for its type");
   }
   return shape;
 }

@@ -15,7 +15,8 @@
  *
  * Minor versions: 1.0 is the first; 1.1 added bp_counter, bp_plugin::read_counters and the
  * kernel argument type bp_optional_float (schema `float?`); 1.2 added events (bp_event and the
- * bp_plugin::event_* functions).
+ * bp_plugin::event_* functions); 1.3 added the core's services to plugins (bp_core_services,
+ * bp_log_level and bp_plugin::attach_core).
  *
  * The small value types passed *by value* to kernels (bp_scalar and the list/optional structs)
  * carry no `struct_size`: their layout is frozen for a major version, because a kernel's C
@@ -34,7 +35,7 @@ extern "C" {
 #endif
 
 #define BP_ABI_MAJOR 1
-#define BP_ABI_MINOR 2
+#define BP_ABI_MINOR 3
 
 /* The symbol every plugin exports; its type is bp_plugin_entry_fn. */
 #define BP_PLUGIN_ENTRY_SYMBOL "backplane_plugin_entry"
@@ -194,6 +195,35 @@ typedef struct bp_counter {
 typedef struct bp_event_object* bp_event;
 
 /* ---------------------------------------------------------------------------------------- */
+/* Core services (ABI 1.3)                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+/* How much a message matters, as BACKPLANE_LOG_LEVEL names it; from most to least severe. */
+typedef enum bp_log_level {
+  BP_LOG_ERROR = 0,
+  BP_LOG_WARN = 1,
+  BP_LOG_INFO = 2,
+  BP_LOG_DEBUG = 3
+} bp_log_level;
+
+/* What the core does for a plugin, handed to it by bp_plugin::attach_core. The core owns the
+ * struct and sets `struct_size`; a plugin reads no field past it, since a core of an older
+ * minor version than the plugin's offers fewer functions. */
+typedef struct bp_core_services {
+  size_t struct_size; /* set by the core */
+  /* The core's handle for this plugin: the first argument of every function below. */
+  void* context;
+  /* Reports `message` (UTF-8, NUL-terminated; the core copies it before returning), such as a
+   * BACKPLANE_* value the plugin cannot use, at `level` (a bp_log_level; any other value counts
+   * as BP_LOG_WARN). The core puts the plugin's name before it, keeps it in
+   * bp::runtime_info().warnings (which bp-info shows) when it is a warning or an error, and
+   * writes it to stderr when `level` is at least as severe as BACKPLANE_LOG_LEVEL. May be called
+   * from any thread at any time until the process exits, also from within the plugin's init,
+   * kernels and shutdown. */
+  void (*log)(void* context, int32_t level, const char* message);
+} bp_core_services;
+
+/* ---------------------------------------------------------------------------------------- */
 /* The plugin descriptor                                                                     */
 /* ---------------------------------------------------------------------------------------- */
 
@@ -276,6 +306,12 @@ typedef struct bp_plugin {
    * recorded on `device` and complete (the core waits for both first). Negative when `end`
    * was recorded first. */
   bp_status (*event_elapsed)(int32_t device, bp_event start, bp_event end, double* milliseconds);
+
+  /* ABI 1.3. Optional. Called once, after the core accepted the descriptor and before init, with
+   * the services the core offers this plugin; `services` and everything it points to stay
+   * valid until the process exits. A core older than 1.3 never calls it, so a plugin must do
+   * without (bp::plugin::warn then writes to stderr itself). */
+  void (*attach_core)(const bp_core_services* services);
 } bp_plugin;
 
 /* The exported entry point. The core passes its own ABI version, so that a plugin may adapt

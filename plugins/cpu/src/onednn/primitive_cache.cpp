@@ -2,11 +2,13 @@
 
 #include "onednn/runtime.h"
 
+#include <backplane/sdk/log.hpp>
 #include <backplane/sdk/status.hpp>
 
 #include <charconv>
-#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 
 namespace bp::cpu::onednn {
 
@@ -18,11 +20,10 @@ int64_t cache_capacity_from(const char* value) {
   if (error == std::errc() && stop == end && capacity >= 0 && capacity <= kMaxCacheCapacity) {
     return capacity;
   }
-  std::fprintf(stderr,
-               "[backplane] warn: BACKPLANE_CPU_PRIMITIVE_CACHE='%s' is not a number of cached "
-               "primitives from 0 (no caching) to %lld; using the default, %lld\n",
-               value, static_cast<long long>(kMaxCacheCapacity),
-               static_cast<long long>(kDefaultCacheCapacity));
+  plugin::warn(std::string("BACKPLANE_CPU_PRIMITIVE_CACHE='") + value +
+               "' is not a number of cached primitives from 0 (no caching) to " +
+               std::to_string(kMaxCacheCapacity) + "; using the default, " +
+               std::to_string(kDefaultCacheCapacity));
   return kDefaultCacheCapacity;
 }
 

@@ -26,7 +26,7 @@ inline constexpr int64_t kDefaultCacheCapacity = 1024;
 inline constexpr int64_t kMaxCacheCapacity = 1 << 20;
 
 // BACKPLANE_CPU_PRIMITIVE_CACHE's value (`value` may be null: unset) as a capacity; the
-// default with a warning on stderr for a value that is not a whole number from 0 to
+// default with a warning (bp::plugin::warn) for a value that is not a whole number from 0 to
 // kMaxCacheCapacity.
 int64_t cache_capacity_from(const char* value);
 

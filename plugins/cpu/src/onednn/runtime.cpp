@@ -3,11 +3,11 @@
 #include "scratch_buffer.h"
 #include "thread_pool.h"
 
+#include <backplane/sdk/log.hpp>
 #include <backplane/sdk/status.hpp>
 
 #include <omp.h>
 
-#include <cstdio>
 #include <optional>
 #include <string>
 #include <utility>
@@ -21,11 +21,10 @@ void check_threading_runtime() {
   static const bool checked = [] {
     const dnnl_version_t* version = dnnl_version();
     if (version->cpu_runtime != DNNL_RUNTIME_OMP) {
-      std::fprintf(stderr,
-                   "[backplane] warn: cpu backend: the oneDNN loaded (%d.%d.%d) does not run on "
-                   "OpenMP, so BACKPLANE_NUM_THREADS does not govern its thread count; install "
-                   "Debian's libdnnl2\n",
-                   version->major, version->minor, version->patch);
+      plugin::warn("the oneDNN loaded (" + std::to_string(version->major) + "." +
+                   std::to_string(version->minor) + "." + std::to_string(version->patch) +
+                   ") does not run on OpenMP, so BACKPLANE_NUM_THREADS does not govern its thread "
+                   "count; install Debian's libdnnl2");
     }
     return true;
   }();

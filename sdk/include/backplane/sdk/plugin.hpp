@@ -10,6 +10,7 @@
 #include <backplane/sdk/dtype.hpp>
 #include <backplane/sdk/dtype_promises.hpp>
 #include <backplane/sdk/half.hpp>
+#include <backplane/sdk/log.hpp>
 #include <backplane/sdk/scalar.hpp>
 #include <backplane/sdk/status.hpp>
 #include <backplane/sdk/strided_loop.hpp>
