@@ -15,8 +15,8 @@
 
 //
 // A ThreadSanitizer build compiles one copy: the ifunc resolvers run while the dynamic loader
-// relocates the plugin, before ThreadSanitizer tracks the thread that runs them, and their
-// instrumented code crashes the process there.
+// is still relocating the plugin, and their instrumentation calls into ThreadSanitizer's runtime
+// through entries not yet relocated, which crashes the process as the plugin loads.
 #if defined(__SANITIZE_THREAD__)
 #define BP_CPU_THREAD_SANITIZER 1
 #elif defined(__has_feature)
