@@ -87,7 +87,7 @@ constexpr int kMaxLinksFollowed = 40;
 
 // The file a trace at `path` goes to: `path`, made absolute against the working directory as it
 // is now, with the links it names followed, a relative one from the link's own folder. Nothing
-// when the links lead round in a loop.
+// when the links lead round in a loop or run longer than the system would follow.
 std::optional<std::filesystem::path> trace_target(const std::string& path) {
   std::error_code error;
   std::filesystem::path target = std::filesystem::absolute(path, error);
@@ -127,9 +127,9 @@ std::optional<std::string> start_tracing(const std::string& path) {
   // when the link dangles) and the link stays a link.
   const std::optional<std::filesystem::path> target = trace_target(path);
   if (!target) {
-    return fmt::format("BACKPLANE_TRACE='{}' is a symbolic link that leads round in a loop ({} "
-                       "links followed without reaching a file); no trace is kept. Point the "
-                       "link at a file",
+    return fmt::format("BACKPLANE_TRACE='{}' is a symbolic link that leads round in a loop, or "
+                       "through more than {} links, without reaching a file; no trace is kept. "
+                       "Point the link at a file",
                        path, kMaxLinksFollowed);
   }
   std::error_code error;

@@ -31,8 +31,10 @@ struct Pool {
   const Backend* backend = nullptr;  // nullptr: host memory, managed by the core
   std::unordered_map<size_t, std::vector<void*>> free_blocks;  // by size class
   MemoryStats stats;
-  // Set before the backend shuts down: blocks released from then on go straight back to it.
-  bool returns_blocks_at_once = false;
+  // Set before the backend shuts down. A block a tensor releases from then on is left to the
+  // backend, never handed to its deallocate: another thread may release one while the plugin
+  // is inside its shutdown, which nothing orders against that call.
+  bool backend_shutting_down = false;
 
   bool uses_host_memory() const { return backend == nullptr; }
 
@@ -69,11 +71,11 @@ struct Pool {
     ++stats.device_frees;
   }
 
-  // Caches a block handed back, or returns it to the device when the backend is shutting down
-  // or there is no memory left to remember it.
+  // Caches a block handed back, or returns it to the device when there is no memory left to
+  // remember it; once the backend is shutting down, lets it go.
   void keep(void* ptr, size_t size) noexcept {
-    if (returns_blocks_at_once) {
-      free_block(ptr, size);
+    if (backend_shutting_down) {
+      stats.reserved_bytes -= size;
       return;
     }
     try {
@@ -205,7 +207,7 @@ class CachingAllocator {
     for (auto& [key, pool] : pools_) {
       if (pool.backend != &backend) continue;
       pool.release_cache();
-      pool.returns_blocks_at_once = true;
+      pool.backend_shutting_down = true;
     }
   }
 

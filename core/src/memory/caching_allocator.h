@@ -18,9 +18,9 @@ class Backend;
 void* allocate_device_memory(Device device, size_t nbytes);
 void release_device_memory(Device device, void* ptr, size_t nbytes) noexcept;
 
-// Called before `backend` shuts down: gives it back every cached block of its memory, and from
-// then on each block of it as soon as a tensor releases it, so that the plugin's shutdown finds
-// no memory that the core holds without using it.
+// Called before `backend` shuts down: gives it back every cached block of its memory, so that
+// the plugin's shutdown finds no memory that the core holds without using it. Blocks tensors
+// release after this are neither cached nor given back: the backend's shutdown owns them.
 void return_memory_before_shutdown(const Backend& backend) noexcept;
 
 }  // namespace bp::detail

@@ -34,6 +34,8 @@ PluginCoreServices::PluginCoreServices(std::string plugin_name, WarningList& war
 
 void PluginCoreServices::report(int32_t level, const char* message) noexcept {
   const LogLevel log_level = log_level_of(level);
+  // Kept warnings are formatted whatever the level; a message below it costs nothing.
+  if (log_level > LogLevel::Warn && !log_enabled(log_level)) return;
   try {
     const std::string text =
         fmt::format("{}: {}", plugin_name_, message != nullptr ? message : "(no message)");
