@@ -1,15 +1,15 @@
 // The fixture plugins of tests/fixtures, and the checks and helpers the loader tests share.
 #pragma once
 
+#include "temporary_folder.h"
+
 #include <backplane/backplane.h>
 
 #include <doctest/doctest.h>
 
-#include <stdlib.h>
-
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,29 +27,11 @@ inline bool contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
 }
 
-// A fresh folder under the temporary folder, holding a one-line file for each name given, and
-// removed with everything in it at the end of the test.
-class TemporaryFolder {
- public:
-  explicit TemporaryFolder(const std::vector<std::string>& files = {}) {
-    std::string name =
-        (std::filesystem::temp_directory_path() / "backplane-loader-XXXXXX").string();
-    REQUIRE(mkdtemp(name.data()) != nullptr);
-    path_ = name;
-    for (const std::string& file : files) std::ofstream(path_ / file).put('\n');
-  }
-  ~TemporaryFolder() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TemporaryFolder(const TemporaryFolder&) = delete;
-  TemporaryFolder& operator=(const TemporaryFolder&) = delete;
+using test_support::TemporaryFolder;
 
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+// How long a child process that loads a damaged or special plugin file may take: a regression
+// that hangs fails the test instead of the suite.
+inline constexpr std::chrono::seconds kChildTimeLimit{30};
 
 // The plugin loaded from `path`, loading it unless an earlier test of this process did.
 inline bp::PluginInfo load_once(const std::string& path) {

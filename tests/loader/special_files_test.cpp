@@ -18,6 +18,7 @@
 
 using loader_test::contains;
 using loader_test::fixture_path;
+using loader_test::kChildTimeLimit;
 using loader_test::JsonValue;
 using loader_test::parse_json;
 using loader_test::TemporaryFolder;
@@ -25,13 +26,11 @@ using test_support::ChildResult;
 
 namespace {
 
-constexpr std::chrono::seconds kTimeLimit{30};
-
 // The reason bp-info --json gives for each file of `plugin_path`, keyed by path.
 std::map<std::string, std::string> failures_on_plugin_path(const std::string& plugin_path) {
   const ChildResult result = test_support::run_child(
       {BP_INFO_EXECUTABLE, "--json"},
-      {{"BACKPLANE_PLUGIN_PATH", plugin_path}}, kTimeLimit);
+      {{"BACKPLANE_PLUGIN_PATH", plugin_path}}, kChildTimeLimit);
   INFO("stderr: ", result.err);
   REQUIRE_FALSE(result.timed_out);
   REQUIRE(result.exit_code == 0);
@@ -47,7 +46,7 @@ std::map<std::string, std::string> failures_on_plugin_path(const std::string& pl
 std::string load_probe_output(const std::vector<std::string>& paths) {
   std::vector<std::string> argv{LOAD_PROBE_EXECUTABLE};
   argv.insert(argv.end(), paths.begin(), paths.end());
-  const ChildResult result = test_support::run_child(argv, {}, kTimeLimit);
+  const ChildResult result = test_support::run_child(argv, {}, kChildTimeLimit);
   INFO("stderr: ", result.err);
   REQUIRE_FALSE(result.timed_out);
   CHECK(result.exit_code == 0);

@@ -26,14 +26,13 @@ namespace fs = std::filesystem;
 using bp::detail::elf_truncation;
 using loader_test::contains;
 using loader_test::fixture_path;
+using loader_test::kChildTimeLimit;
 using loader_test::JsonValue;
 using loader_test::parse_json;
 using loader_test::TemporaryFolder;
 using test_support::ChildResult;
 
 namespace {
-
-constexpr std::chrono::seconds kTimeLimit{30};
 
 // A copy of `source` at `destination`, cut to its first `size` bytes.
 void copy_truncated(const fs::path& source, const fs::path& destination, uint64_t size) {
@@ -145,7 +144,7 @@ TEST_CASE("a truncated plugin in a folder on BACKPLANE_PLUGIN_PATH fails to load
 
   const ChildResult result = test_support::run_child(
       {BP_INFO_EXECUTABLE, "--json"}, {{"BACKPLANE_PLUGIN_PATH", folder.path().string()}},
-      kTimeLimit);
+      kChildTimeLimit);
   INFO("stderr: ", result.err);
   REQUIRE(result.exit_code == 0);
   const JsonValue info = parse_json(result.out);
@@ -168,7 +167,7 @@ TEST_CASE("bp::load_plugin of a truncated plugin throws the reason, and the proc
   copy_truncated(fixture_path("fixture"), truncated, size_inside_last_segment(fixture_path("fixture")));
 
   const ChildResult result = test_support::run_child(
-      {LOAD_PROBE_EXECUTABLE, truncated.string(), fixture_path("fixture")}, {}, kTimeLimit);
+      {LOAD_PROBE_EXECUTABLE, truncated.string(), fixture_path("fixture")}, {}, kChildTimeLimit);
   INFO("stderr: ", result.err);
   REQUIRE(result.exit_code == 0);
   CHECK(result.out.starts_with("failed: could not load plugin " + truncated.string() +

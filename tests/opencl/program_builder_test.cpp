@@ -4,7 +4,7 @@
 // Skipped where no OpenCL device exists.
 #include "cl_call.h"
 #include "program_builder.h"
-#include "test_folder.h"
+#include "temporary_folder.h"
 
 #include <doctest/doctest.h>
 
@@ -21,7 +21,7 @@ using bp::opencl::OwnedKernel;
 using bp::opencl::OwnedQueue;
 using bp::opencl::ProgramBuilder;
 using bp::opencl::ProgramCache;
-using opencl_test::TestFolder;
+using test_support::TemporaryFolder;
 
 const std::string kSource = "__kernel void twice(__global int* p) { p[get_global_id(0)] *= 2; }\n";
 const std::string kIdentity = "device: test device\ndriver version: 1";
@@ -99,7 +99,7 @@ std::filesystem::path only_entry(const std::filesystem::path& folder) {
 
 TEST_CASE("program builder: a cold cache compiles and files the binary and a warm one loads it") {
   REQUIRE_OPENCL_DEVICE(device);
-  TestFolder folder;
+  TemporaryFolder folder;
   ProgramCache cache(folder.path());
   {
     const Session first(device);
@@ -122,7 +122,7 @@ TEST_CASE("program builder: a cold cache compiles and files the binary and a war
 
 TEST_CASE("program builder: other options or source or driver miss the cache") {
   REQUIRE_OPENCL_DEVICE(device);
-  TestFolder folder;
+  TemporaryFolder folder;
   ProgramCache cache(folder.path());
   const Session session(device);
   session.builder(&cache).get("twice.cl", kSource, "");
@@ -142,7 +142,7 @@ TEST_CASE("program builder: other options or source or driver miss the cache") {
 
 TEST_CASE("program builder: a corrupted cache entry is rebuilt and filed again") {
   REQUIRE_OPENCL_DEVICE(device);
-  TestFolder folder;
+  TemporaryFolder folder;
   ProgramCache cache(folder.path());
   const Session session(device);
   session.builder(&cache).get("twice.cl", kSource, "");
@@ -164,7 +164,7 @@ TEST_CASE("program builder: a corrupted cache entry is rebuilt and filed again")
 
 TEST_CASE("program builder: an unwritable cache folder warns once and programs still build") {
   REQUIRE_OPENCL_DEVICE(device);
-  TestFolder folder;
+  TemporaryFolder folder;
   const std::filesystem::path blocker = folder.path() / "file";
   std::ofstream(blocker) << "x";
   std::vector<std::string> warnings;
@@ -179,7 +179,7 @@ TEST_CASE("program builder: an unwritable cache folder warns once and programs s
 
 TEST_CASE("program builder: a compile error reports the build log") {
   REQUIRE_OPENCL_DEVICE(device);
-  TestFolder folder;
+  TemporaryFolder folder;
   ProgramCache cache(folder.path());
   const Session session(device);
   ProgramBuilder builder = session.builder(&cache);

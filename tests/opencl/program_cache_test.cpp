@@ -1,7 +1,7 @@
 // The disk cache on its own: entries round-trip, and a missing, damaged, stale or unwritable
 // entry is a miss (or a warning), never an error or a wrong binary.
 #include "program_cache.h"
-#include "test_folder.h"
+#include "temporary_folder.h"
 
 #include <doctest/doctest.h>
 
@@ -16,7 +16,7 @@
 namespace {
 
 using bp::opencl::ProgramCache;
-using opencl_test::TestFolder;
+using test_support::TemporaryFolder;
 
 const std::vector<unsigned char> kBinary = {0x7f, 'E', 'L', 'F', 0, 1, 2, 3, 254, 255};
 const std::string kKey = "device: test\ndriver version: 1\noptions: -DDTYPE=0\nsource: a.cl 0123 10\n";
@@ -41,7 +41,7 @@ void overwrite_byte(const std::filesystem::path& file, std::streamoff at_from_en
 }  // namespace
 
 TEST_CASE("program cache: a stored binary loads back under its key (warm)") {
-  TestFolder folder;
+  TemporaryFolder folder;
   ProgramCache cache(folder.path() / "nested" / "cache");
   cache.store(kKey, kBinary);
   CHECK(std::filesystem::exists(cache.entry_path(kKey)));
@@ -53,7 +53,7 @@ TEST_CASE("program cache: a stored binary loads back under its key (warm)") {
 }
 
 TEST_CASE("program cache: a key never stored is a miss (cold)") {
-  TestFolder folder;
+  TemporaryFolder folder;
   ProgramCache cache(folder.path());
   CHECK_FALSE(cache.load(kKey).has_value());
   cache.store(kKey, kBinary);
@@ -61,7 +61,7 @@ TEST_CASE("program cache: a key never stored is a miss (cold)") {
 }
 
 TEST_CASE("program cache: a corrupted entry is a miss and storing again repairs it") {
-  TestFolder folder;
+  TemporaryFolder folder;
   ProgramCache cache(folder.path());
   const std::filesystem::path entry = cache.entry_path(kKey);
 
@@ -93,7 +93,7 @@ TEST_CASE("program cache: a corrupted entry is a miss and storing again repairs 
 }
 
 TEST_CASE("program cache: an entry filed under another key is a miss (a stale entry or a hash collision)") {
-  TestFolder folder;
+  TemporaryFolder folder;
   ProgramCache cache(folder.path());
   const std::string old_key = "device: test\ndriver version: 0\n";
   cache.store(old_key, kBinary);
@@ -102,7 +102,7 @@ TEST_CASE("program cache: an entry filed under another key is a miss (a stale en
 }
 
 TEST_CASE("program cache: a folder that cannot be written warns once and fails nothing") {
-  TestFolder folder;
+  TemporaryFolder folder;
   // A file where the folder should be: creating it fails, even for root.
   const std::filesystem::path blocker = folder.path() / "not-a-folder";
   std::ofstream(blocker) << "x";
@@ -121,7 +121,7 @@ TEST_CASE("program cache: a read-only folder warns once and fails nothing") {
     MESSAGE("skipped: permissions do not stop root (the folder blocked by a file covers this)");
     return;
   }
-  TestFolder folder;
+  TemporaryFolder folder;
   std::filesystem::permissions(folder.path(), std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
   Warnings warnings;
   ProgramCache cache(folder.path(), warnings.sink());
