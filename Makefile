@@ -1,9 +1,11 @@
 # The two commands: `make demo` and `make test`. Both install missing system packages, then
-# configure and build with CMake presets (Ninja, ccache).
+# configure and build with CMake presets (Ninja, ccache). `make format` formats the sources;
+# `make format-check` fails on what is not formatted (.clang-format, scripts/format.sh).
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
-.PHONY: demo test test-full sanitize tsan bench install gpu-bundle deps build clean
+.PHONY: demo test test-full sanitize tsan bench install gpu-bundle deps build clean format \
+	format-check
 
 deps:
 	@scripts/install-deps.sh
@@ -16,6 +18,7 @@ demo: build
 	build/bin/quickstart
 
 test: build
+	tests/format/format_test.sh
 	ctest --preset release -j $(JOBS)
 
 # make test, and the sweeps too long to run at every change (the tests labelled `full`).
@@ -30,8 +33,9 @@ test-full: build
 # dynamic TLS it tracked, the same way at every run for a given layout of the process. Without
 # the tracking, that TLS is not scanned for pointers: a leak check can only report more, never
 # less.
-SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:use_sigaltstack=0:intercept_tls_get_addr=0 \
-	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:intercept_tls_get_addr=0 \
+ASAN_SETTINGS = detect_leaks=1:abort_on_error=1:use_sigaltstack=0:intercept_tls_get_addr=0
+LSAN_SETTINGS = suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:intercept_tls_get_addr=0
+SANITIZER_ENV = ASAN_OPTIONS=$(ASAN_SETTINGS) LSAN_OPTIONS=$(LSAN_SETTINGS) \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 # A failure of LeakSanitizer's own exit-time tracer (not a leak) gets one rerun of the tests
@@ -40,14 +44,16 @@ sanitize: deps
 	cmake --preset sanitize
 	cmake --build --preset sanitize -j $(JOBS)
 	$(SANITIZER_ENV) ctest --preset sanitize -j $(JOBS) || \
-		$(SANITIZER_ENV) tests/sanitizers/rerun-tracer-crashes.sh build-sanitize --preset sanitize
+		$(SANITIZER_ENV) tests/sanitizers/rerun-tracer-crashes.sh build-sanitize \
+			--preset sanitize
 
 # The suites of the code that runs on several threads (the core, the loader, the CPU backend's
 # thread pool, oneDNN paths and ops) under ThreadSanitizer; any report fails it. The
 # suppressions name only the OpenMP runtime and oneDNN, whose synchronisation ThreadSanitizer
 # cannot see (tests/sanitizers/tsan.supp says why each line is there). allocator_may_return_null:
 # a test asks for more host memory than exists and expects OutOfMemory, not an abort.
-TSAN_ENV = TSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/tsan.supp:halt_on_error=1:second_deadlock_stack=1:allocator_may_return_null=1
+TSAN_SETTINGS = suppressions=$(CURDIR)/tests/sanitizers/tsan.supp:halt_on_error=1
+TSAN_ENV = TSAN_OPTIONS=$(TSAN_SETTINGS):second_deadlock_stack=1:allocator_may_return_null=1
 
 tsan: deps
 	cmake --preset tsan
@@ -64,6 +70,12 @@ bench: build
 # build dependencies: see plugins/cuda/README.md.
 gpu-bundle: build
 	scripts/make-gpu-bundle.sh build build/backplane-gpu.tar.xz
+
+format: deps
+	scripts/format.sh
+
+format-check: deps
+	scripts/format.sh --check
 
 install: build
 	cmake --install build --prefix "$(PREFIX)"

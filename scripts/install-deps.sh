@@ -5,20 +5,25 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build ccache g++ pkg-config
-  libboost-dev libboost-filesystem-dev libfmt-dev libyaml-cpp-dev libdlpack-dev doctest-dev libbenchmark-dev libdnnl-dev
+  libboost-dev libboost-filesystem-dev libfmt-dev libyaml-cpp-dev libdlpack-dev doctest-dev
+  libbenchmark-dev libdnnl-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
-  xz-utils  # make gpu-bundle packs with tar -J
+  xz-utils      # make gpu-bundle packs with tar -J
+  clang-format  # make format and make format-check: version 14 on Debian 12, as .clang-format
 )
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
   for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+      missing+=("$p")
   done
 else
-  echo "backplane: this is not a Debian-based system, so packages cannot be checked or installed here." >&2
+  echo "backplane: this is not a Debian-based system, so packages cannot be checked or" \
+    "installed here." >&2
   echo "backplane: install the equivalents of: ${packages[*]}" >&2
-  echo "backplane: (CMake >= 3.25, Ninja, a C++20 compiler, Boost.DLL + Boost.Filesystem >= 1.74, fmt, yaml-cpp, DLPack, doctest, oneDNN 2.x built with OpenMP)" >&2
+  echo "backplane: (CMake >= 3.25, Ninja, a C++20 compiler, Boost.DLL + Boost.Filesystem >= 1.74," \
+    "fmt, yaml-cpp, DLPack, doctest, oneDNN 2.x built with OpenMP, clang-format 14)" >&2
   exit 0  # let CMake report precisely what it cannot find
 fi
 
