@@ -19,7 +19,8 @@ elseif(CMAKE_CUDA_COMPILER)
   endif()
   enable_language(CUDA)
   # CMake 3.25 knows nvcc's C++ dialects only up to C++17, though nvcc 12 and later take C++20.
-  if(NOT DEFINED CMAKE_CUDA20_STANDARD_COMPILE_OPTION AND CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.0)
+  if(NOT DEFINED CMAKE_CUDA20_STANDARD_COMPILE_OPTION
+     AND CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.0)
     set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
     set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
   endif()
@@ -29,8 +30,10 @@ elseif(CMAKE_CUDA_COMPILER)
   if(CUDAToolkit_FOUND AND TARGET CUDA::cublasLt)
     set(BACKPLANE_CUDA_FOUND ON)
   else()
-    message(STATUS "nvcc found, but not the CUDA runtime and cuBLASLt: the cuda plugin is not built")
+    message(STATUS "nvcc found, but not the CUDA runtime and cuBLASLt: "
+                   "the cuda plugin is not built")
   endif()
 else()
-  message(STATUS "CUDA toolkit not found (no nvcc on PATH or in CUDACXX): the cuda plugin is not built")
+  message(STATUS "CUDA toolkit not found (no nvcc on PATH or in CUDACXX): "
+                 "the cuda plugin is not built")
 endif()

@@ -6,7 +6,8 @@ include(CMakePackageConfigHelpers)
 
 set(BACKPLANE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Backplane)
 
-set_target_properties(bp-info bp-codegen PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+set_target_properties(bp-info bp-codegen
+                      PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
 install(TARGETS backplane backplane_sdk EXPORT BackplaneTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -17,7 +18,8 @@ install(TARGETS ${bundled_plugins} LIBRARY DESTINATION ${BACKPLANE_PLUGIN_SUBDIR
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/sdk/include/ ${PROJECT_SOURCE_DIR}/core/include/
         ${PROJECT_BINARY_DIR}/core/generated/public/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(FILES ${PROJECT_SOURCE_DIR}/core/ops/ops.yaml DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane)
+install(FILES ${PROJECT_SOURCE_DIR}/core/ops/ops.yaml
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane/docs)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/samples/vendor_plugin
         DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane/samples)

@@ -7,7 +7,8 @@
 # check-gpu.sh (scripts/gpu-bundle/) runs everything and writes the logs (see
 # plugins/cuda/README.md).
 #
-#   scripts/make-gpu-bundle.sh [BUILD_DIR] [ARCHIVE]     (defaults: build, BUILD_DIR/backplane-gpu.tar.xz)
+#   scripts/make-gpu-bundle.sh [BUILD_DIR] [ARCHIVE]
+#   (defaults: build, BUILD_DIR/backplane-gpu.tar.xz)
 set -euo pipefail
 
 build=${1:-build}
@@ -16,12 +17,14 @@ programs=(bp-info quickstart test_cuda test_ops bench_cuda)
 
 for program in "${programs[@]}"; do
   if [ ! -x "$build/bin/$program" ]; then
-    echo "make-gpu-bundle: $build/bin/$program is missing: build with the CUDA toolkit first (make build)" >&2
+    echo "make-gpu-bundle: $build/bin/$program is missing:" \
+      "build with the CUDA toolkit first (make build)" >&2
     exit 1
   fi
 done
 if [ ! -f "$build/lib/backplane/plugins/libbackplane_cuda.so" ]; then
-  echo "make-gpu-bundle: $build has no CUDA plugin: CMake did not find the CUDA toolkit (see plugins/cuda/README.md)" >&2
+  echo "make-gpu-bundle: $build has no CUDA plugin: CMake did not find the CUDA toolkit" \
+    "(see plugins/cuda/README.md)" >&2
   exit 1
 fi
 
@@ -38,7 +41,8 @@ cp -r "$build/lib/backplane" "$bundle/lib/"
 # runtimes) and those the GPU machine's CUDA installation provides.
 is_provided() {
   case "$(basename "$1")" in
-    libc.so*|libm.so*|libdl.so*|librt.so*|libpthread.so*|ld-linux*|libstdc++.so*|libgcc_s.so*) return 0 ;;
+    libc.so*|libm.so*|libdl.so*|librt.so*|libpthread.so*|ld-linux*) return 0 ;;
+    libstdc++.so*|libgcc_s.so*) return 0 ;;
     libcuda.so*|libcudart.so*|libcublas*.so*|libcudnn*.so*|libnvrtc*.so*) return 0 ;;
     libbackplane.so*) return 0 ;;
   esac

@@ -80,7 +80,8 @@ suite() {  # suite NAME PROGRAM [ARGS...]
   local cases seconds
   seconds=$(seconds_left "$case_seconds")
   if [ "$seconds" -le 0 ] ||
-     ! cases=$(timeout "$seconds" "$here/run.sh" "$program" "$@" --list-test-cases 2>/dev/null); then
+     ! cases=$(timeout "$seconds" "$here/run.sh" "$program" "$@" --list-test-cases \
+                 2>/dev/null); then
     echo "== $name: its test cases could not be listed, so none ran alone"
     return
   fi

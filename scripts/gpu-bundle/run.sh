@@ -4,7 +4,8 @@
 here=$(cd "$(dirname "$0")" && pwd)
 cuda_dirs=""
 for dir in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib \
-           /usr/local/nvidia/lib64 $(ls -d /opt/*/.venv/lib/python3*/site-packages/nvidia/*/lib 2>/dev/null); do
+           /usr/local/nvidia/lib64 \
+           $(ls -d /opt/*/.venv/lib/python3*/site-packages/nvidia/*/lib 2>/dev/null); do
   [ -d "$dir" ] && cuda_dirs="$cuda_dirs:$dir"
 done
 export LD_LIBRARY_PATH="$here/lib:$here/lib/deps$cuda_dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

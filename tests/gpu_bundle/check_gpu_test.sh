@@ -14,7 +14,9 @@ trap 'rm -rf "$work"' EXIT
 bundle=$work/backplane-gpu
 mkdir -p "$bundle/bin"
 cp "$scripts/run.sh" "$scripts/check-gpu.sh" "$bundle/"
-for program in bp-info quickstart; do printf '#!/bin/sh\necho "%s ran"\n' "$program" >"$bundle/bin/$program"; done
+for program in bp-info quickstart; do
+  printf '#!/bin/sh\necho "%s ran"\n' "$program" >"$bundle/bin/$program"
+done
 cat >"$bundle/bin/test_cuda" <<'SUITE'
 #!/usr/bin/env bash
 # doctest's command line, as far as check-gpu.sh uses it: --list-test-cases, --test-case=FILTER
@@ -47,7 +49,8 @@ exit $status
 SUITE
 cp "$bundle/bin/test_cuda" "$bundle/bin/test_ops"
 # Prints its table of targets after a while, as bench_cuda does at its end.
-printf '#!/bin/sh\nsleep 3\necho "| what | ours | target |"\necho "| add | 0.95 | met |"\n' >"$bundle/bin/bench_cuda"
+printf '#!/bin/sh\nsleep 3\necho "| what | ours | target |"\necho "| add | 0.95 | met |"\n' \
+  >"$bundle/bin/bench_cuda"
 chmod +x "$bundle"/bin/*
 
 failures=0
@@ -72,7 +75,8 @@ for suite in test_cuda test_ops; do
 done
 expect_line "$work/out" "== test_cuda exited with 134"
 # The TF32 run's filter matches no case here: it passes, and nothing runs again.
-grep -q "each case alone" "$work/logs/test_cuda_tf32.log" && fail "test_cuda_tf32 passed, yet ran again case by case"
+grep -q "each case alone" "$work/logs/test_cuda_tf32.log" &&
+  fail "test_cuda_tf32 passed, yet ran again case by case"
 expect_line "$work/logs/quickstart.log" "quickstart ran"
 
 # A budget the hang uses up: nothing starts past it, and the run ends on time.
@@ -86,12 +90,14 @@ grep -qxE "stopped after [123] s: hangs, until stopped" "$work/short/test_cuda.l
   fail "test_cuda.log does not say that the hang was stopped within the budget"
 expect_line "$work/short.out" "== quickstart not run: the run's 3 s are spent"
 expect_line "$work/short.out" "== test_ops not run: the run's 3 s are spent"
-grep -q "test_ops: each case alone" "$work/short.out" && fail "test_ops did not start, yet ran again case by case"
+grep -q "test_ops: each case alone" "$work/short.out" &&
+  fail "test_ops did not start, yet ran again case by case"
 
 # The benchmarks, last, may use all the time left, past the limit of one step: their table comes
 # only at their end.
 status=0
-CHECK_GPU_STEP_SECONDS=2 "$bundle/check-gpu.sh" "$work/bench" bench >"$work/bench.out" 2>&1 || status=$?
+CHECK_GPU_STEP_SECONDS=2 "$bundle/check-gpu.sh" "$work/bench" bench >"$work/bench.out" 2>&1 ||
+  status=$?
 [ "$status" -eq 0 ] || fail "the bench half exited with $status, not 0"
 expect_line "$work/bench.out" "| add | 0.95 | met |"
 
@@ -100,7 +106,8 @@ for setting in CHECK_GPU_SECONDS=soon CHECK_GPU_CASE_SECONDS=0 CHECK_GPU_STEP_SE
   status=0
   env "$setting" "$bundle/check-gpu.sh" "$work/refused" >"$work/refused.out" 2>&1 || status=$?
   [ "$status" -eq 2 ] || fail "$setting: exit $status, not 2"
-  grep -q "is a number of seconds" "$work/refused.out" || fail "$setting: no message saying what the limit takes"
+  grep -q "is a number of seconds" "$work/refused.out" ||
+    fail "$setting: no message saying what the limit takes"
 done
 [ ! -e "$work/refused" ] || fail "a refused run wrote logs"
 

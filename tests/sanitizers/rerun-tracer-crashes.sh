@@ -21,7 +21,9 @@ fi
 
 # One line per failed test: "tracer-crash<TAB>name" or "other<TAB>name".
 verdicts=$(awk '
-  /^[0-9]+\/[0-9]+ Test: / { sub(/^[0-9]+\/[0-9]+ Test: /, ""); name = $0; crash = 0; other = 0; next }
+  /^[0-9]+\/[0-9]+ Test: / {
+    sub(/^[0-9]+\/[0-9]+ Test: /, ""); name = $0; crash = 0; other = 0; next
+  }
   /LeakSanitizer has encountered a fatal error/ { crash = 1 }
   /ERROR: (LeakSanitizer|AddressSanitizer)|runtime error:|\[doctest\] Status: FAILURE/ { other = 1 }
   /^Test Failed\.$/ { print ((crash && !other) ? "tracer-crash" : "other") "\t" name }
@@ -35,7 +37,8 @@ if grep -q '^other' <<<"$verdicts"; then
   exit 1
 fi
 
-echo "rerun-tracer-crashes: LeakSanitizer's tracer crashed after these tests; running them once more:"
+echo "rerun-tracer-crashes: LeakSanitizer's tracer crashed after these tests;" \
+  "running them once more:"
 cut -f2 <<<"$verdicts" | sed 's/^/  /'
 cd "$(dirname "$0")/../.."
 ctest --rerun-failed "$@"

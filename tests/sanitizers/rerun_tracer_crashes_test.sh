@@ -22,7 +22,8 @@ write_project() {
     echo 'project(rerun_check NONE)'
     echo 'enable_testing()'
     for kind in "$@"; do
-      echo "add_test(NAME $kind COMMAND sh \${CMAKE_CURRENT_SOURCE_DIR}/test.sh $kind \${CMAKE_CURRENT_SOURCE_DIR})"
+      echo "add_test(NAME $kind COMMAND sh \${CMAKE_CURRENT_SOURCE_DIR}/test.sh $kind" \
+        "\${CMAKE_CURRENT_SOURCE_DIR})"
     done
   } > "$dir/CMakeLists.txt"
   cat > "$dir/test.sh" <<'EOF'

@@ -4,7 +4,8 @@
 # them. Then builds the installed sample against that prefix alone (a separate CMake project,
 # with no build type, as in the guide's recipe), checks that its plugin was still compiled with
 # optimisation, and runs its check with the plugin found through BACKPLANE_PLUGIN_PATH.
-#   build_and_run.sh <backplane build dir> <vendor_plugin source dir> <scratch dir> [extra CXX flags]
+#   build_and_run.sh <backplane build dir> <vendor_plugin source dir> <scratch dir>
+#                    [extra CXX flags]
 set -euo pipefail
 build_dir=$1 source_dir=$2 scratch=$3 extra_flags=${4:-}
 prefix=$scratch/prefix
