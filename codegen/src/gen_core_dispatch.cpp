@@ -225,8 +225,8 @@ Kernel kernel_as(bp_kernel_fn fn) {
     std::vector<std::string> argument_names;
     for (const Argument& a : op->func.arguments) argument_names.push_back(a.name);
     const std::string parameters = kernel_wrapper_parameters(op->func);
-    // The host's path is a function of its own, kept out of line, so that the kernel's path
-    // stays as small as it was.
+    // The host's path is a function of its own, kept out of line and cold, so that the kernel's
+    // path, inlined into every op, stays small.
     s += fmt::format("\ninline void {}({});\n", cpp_name, parameters);
     s += fmt::format(
         "\n[[gnu::cold, gnu::noinline]] inline void {0}_on_host({1}, Device device) {{\n"
@@ -238,7 +238,8 @@ Kernel kernel_as(bp_kernel_fn fn) {
     s += fmt::format("\ninline void {}({}) {{\n", cpp_name, parameters);
     s += fmt::format("  const Device device = {}.device();\n", device_source->name);
     s += fmt::format("  const OpTraceScope trace(OpId::{}, device);\n", cpp_name);
-    // One test of the table's entry on the kernel's path, as before the fallback existed.
+    // One test of the table's entry on the kernel's path: the slow lookup and the host fallback,
+    // both behind a miss, add nothing to an op whose kernel exists.
     s += fmt::format(
         "  bp_kernel_fn kernel = kernel_in_table(OpId::{0}, device);\n"
         "  if (kernel == nullptr) [[unlikely]] {{\n"

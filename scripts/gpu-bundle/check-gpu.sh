@@ -128,8 +128,8 @@ if [ "$part" != bench ]; then
   BACKPLANE_CUDA_ALLOW_TF32=1 suite test_cuda_tf32 test_cuda "--test-case=*TF32*"
   BACKPLANE_CUDA_CUDNN=0 suite test_cuda_no_cudnn test_cuda "--test-case=conv2d*"
   # The conformance suite on cuda:0 against the CPU plugin. An OpenCL device there (PoCL, say)
-  # is not what this checks, and a fresh machine's PoCL compiles each of its kernels first: the
-  # whole suite then ran past 150 s on an H200 machine, where it takes seconds without it.
+  # is not what this checks, and a fresh machine's PoCL compiles each of its kernels first, which
+  # takes far longer than the suite itself does without it.
   BACKPLANE_BACKENDS=cpu,cuda suite test_ops test_ops
   step quickstart quickstart
 fi

@@ -30,8 +30,8 @@ TensorImpl::TensorImpl(IntrusivePtr<StorageImpl> storage, DType dtype, IntArrayR
 void TensorImpl::complete() {
   // Every path that makes sizes checks them, naming its op: empty, empty_strided and from_blob
   // (checked_numel, storage_extent), view and reshape (infer_size), expand; the other views keep
-  // or shrink the count. Checking here too would cost every op's output a call (38 instructions
-  // of bp::add's 1159, measured with callgrind).
+  // or shrink the count. Checking here too would add a call to every op's output
+  // (bench/README.md has its cost).
   numel_ = 1;
   for (int64_t s : sizes_) numel_ *= s;
   dlpack_view_ = detail::make_dlpack_view(*this);

@@ -1,5 +1,6 @@
 // Loops over strided tensors that share one shape, for backends whose device pointers are host
-// addresses: the building block of the CPU backend's kernels, and of any such vendor backend. Nothing here allocates; loop state lives in fixed arrays of kMaxDims entries.
+// addresses: the building block of the CPU backend's kernels, and of any such vendor backend.
+// Nothing here allocates; loop state lives in fixed arrays of kMaxDims entries.
 #pragma once
 
 #include <backplane/sdk/convert_elements.hpp>
@@ -219,16 +220,16 @@ void store_block(T* data, int64_t step, const R* values, int64_t count) {
 }
 
 // Rows from this length on read an input broadcast along them from a block of copies of its
-// value (float32 x + a column, one thread: 0.75x the strided loop's time at 16 elements a row,
-// 0.47x at 64, but 2.2x at 2).
+// value: shorter rows spend more on filling the block than the plain loop saves over the strided
+// one (bench/README.md).
 inline constexpr int64_t kMinRowOfCopies = 16;
 
 // The values of an input that map_row reads along a row `step` (0 or 1) apart: `data` itself,
 // or, where the input is broadcast along the row (step 0), a block filled with copies of its one
 // value, so that a loop over the row reads it side by side like the others. The block is the
 // thread's own, one per input: on the stack it would grow the frame of every kernel that
-// map_elements is inlined into, which moved its spills and slowed some (tanh-approximated GELU,
-// 2 threads: 15.3 ms against 13.3).
+// map_elements is inlined into, and move the spills of those that spill (tanh-approximated GELU
+// runs slower then; bench/README.md).
 template <size_t Input, typename T>
 const T* side_by_side(const T* data, int64_t step, int64_t length) {
   if (step != 0) return data;
