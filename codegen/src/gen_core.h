@@ -27,7 +27,8 @@ std::string generate_op_table_h(const NativeFunctions& functions);
 std::string generate_meta_functions_h(const NativeFunctions& functions);
 std::string generate_kernels_h(const NativeFunctions& functions);
 
-// The first line of every generated file.
-std::string generated_file_banner(const std::string& source_path, const std::string& what);
+// The source a generated file's first line names (${source} in the templates): only the file
+// name, so that the outputs do not depend on where the tree is checked out.
+std::string source_file_name(const std::string& source_path);
 
 }  // namespace bp::codegen
