@@ -1,6 +1,6 @@
 // The fused attention kernel (attention_block.h) on the GPU: its Lane as PTX instructions.
-#include "attention_block.h"
-#include "groups.cuh"
+#include "kernels/attention_block.h"
+#include "kernels/groups.cuh"
 
 #include <numbers>
 
@@ -48,15 +48,15 @@ struct DeviceLane {
   __device__ void multiply_accumulate(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
     if constexpr (std::is_same_v<T, __half>) {
       asm volatile(
-          "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-          "{%0, %1, %2, %3};\n"
+          "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+          "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
           : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
           : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
     } else {
       static_assert(std::is_same_v<T, __nv_bfloat16>);
       asm volatile(
-          "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-          "{%0, %1, %2, %3};\n"
+          "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+          "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
           : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
           : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
     }

@@ -1,7 +1,7 @@
 // Arithmetic on two tensors of one dtype (element functions in binary.cuh): add, sub as add with
 // -alpha, mul, div, maximum, minimum.
-#include "binary.cuh"
-#include "elementwise_launch.cuh"
+#include "kernels/binary.cuh"
+#include "kernels/elementwise_launch.cuh"
 
 namespace bp::cuda {
 namespace {

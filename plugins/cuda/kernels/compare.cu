@@ -1,6 +1,6 @@
 // Comparisons (Bool results, NaN compares false) and where, which moves elements unchanged and
 // so needs one kernel per element width rather than per dtype.
-#include "elementwise_launch.cuh"
+#include "kernels/elementwise_launch.cuh"
 
 namespace bp::cuda {
 namespace {

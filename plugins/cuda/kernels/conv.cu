@@ -1,6 +1,6 @@
 // Launches of the implicit-GEMM conv2d (conv.cuh), for when cuDNN is not there or cannot run a
 // case.
-#include "conv.cuh"
+#include "kernels/conv.cuh"
 
 namespace bp::cuda {
 

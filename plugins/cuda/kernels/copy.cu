@@ -1,6 +1,6 @@
 // Launches of copies, conversions, fills and arange (kernels in copy.cuh).
-#include "copy.cuh"
-#include "elementwise_launch.cuh"
+#include "kernels/copy.cuh"
+#include "kernels/elementwise_launch.cuh"
 
 namespace bp::cuda {
 namespace {

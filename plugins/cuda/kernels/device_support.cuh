@@ -3,9 +3,9 @@
 // reductions, grid-stride loops, and launch checks.
 #pragma once
 
-#include "launch.h"
-#include "launch_layout.h"
-#include "vector_alignment.h"
+#include "kernels/launch.h"
+#include "kernels/launch_layout.h"
+#include "kernels/vector_alignment.h"
 
 #include <backplane/sdk/status.hpp>
 

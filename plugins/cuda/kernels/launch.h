@@ -5,7 +5,7 @@
 // bp::plugin::Error with the CUDA error.
 #pragma once
 
-#include "geometry.h"
+#include "kernels/geometry.h"
 
 #include <backplane/sdk/dtype.hpp>
 #include <backplane/sdk/scalar.hpp>

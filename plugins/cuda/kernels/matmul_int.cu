@@ -1,5 +1,5 @@
 // Launches of the integer matrix product (matmul_int.cuh).
-#include "matmul_int.cuh"
+#include "kernels/matmul_int.cuh"
 
 namespace bp::cuda {
 

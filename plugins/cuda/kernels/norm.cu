@@ -1,7 +1,7 @@
 // Normalisations: the launches of layer norm and RMS norm (kernels in norm.cuh), and batch norm
 // (inference), elementwise over per-channel statistics in float (double for Double).
-#include "elementwise_launch.cuh"
-#include "norm.cuh"
+#include "kernels/elementwise_launch.cuh"
+#include "kernels/norm.cuh"
 
 #include <limits>
 

@@ -1,5 +1,5 @@
 // Launches of the pooling kernel (pool.cuh).
-#include "pool.cuh"
+#include "kernels/pool.cuh"
 
 namespace bp::cuda {
 

@@ -1,5 +1,5 @@
 // Launches of the reductions (kernels in reduce.cuh).
-#include "reduce.cuh"
+#include "kernels/reduce.cuh"
 
 namespace bp::cuda {
 namespace {

@@ -1,5 +1,5 @@
 // Launches of softmax and log_softmax (kernels in softmax.cuh).
-#include "softmax.cuh"
+#include "kernels/softmax.cuh"
 
 namespace bp::cuda {
 

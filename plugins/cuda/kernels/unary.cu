@@ -1,7 +1,7 @@
 // Functions of one tensor (element functions in unary.cuh), each launched over the dtypes that
 // have it.
-#include "elementwise_launch.cuh"
-#include "unary.cuh"
+#include "kernels/elementwise_launch.cuh"
+#include "kernels/unary.cuh"
 
 namespace bp::cuda {
 namespace {

@@ -2,8 +2,8 @@
 // with its position (amax, max.dim, argmax).
 #include "CUDANativeFunctions.h"
 
-#include "converted_copy.h"
-#include "tensor_access.h"
+#include "runtime/converted_copy.h"
+#include "runtime/tensor_access.h"
 
 #include <optional>
 #include <span>

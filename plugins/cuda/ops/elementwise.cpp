@@ -1,9 +1,11 @@
-// Elementwise ops: arithmetic, functions of one tensor, comparisons and where. The core's meta
-// step has broadcast the inputs to out's shape and converted them to one dtype, so each op is
-// one kernel over operands of one shape (kernels/binary.cu, unary.cu, compare.cu).
+// Elementwise ops: arithmetic (add, sub, mul, div, maximum, minimum), comparisons (eq, lt, gt),
+// where, and functions of one tensor (neg, abs, exp, log, sqrt, tanh, sigmoid, relu, gelu,
+// silu). The core's meta step has broadcast the inputs to out's shape and converted them to one
+// dtype, so each op is one kernel over operands of one shape (kernels/binary.cu, unary.cu,
+// compare.cu).
 #include "CUDANativeFunctions.h"
 
-#include "tensor_access.h"
+#include "runtime/tensor_access.h"
 
 #include <algorithm>
 #include <limits>
