@@ -9,6 +9,9 @@ namespace {
 
 constexpr std::string_view kOp = "_scaled_dot_product_fused_attention";
 
+// The dtypes the tensor cores' mma.sync takes as 16-bit inputs.
+constexpr plugin::DTypeSet kFusedDTypes = plugin::dtype_set({DType::Float16, DType::BFloat16});
+
 __device__ __forceinline__ uint32_t shared_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
@@ -122,17 +125,19 @@ void launch_for_head_dim(const AttentionShape& shape, const void* const* data, d
 
 }  // namespace
 
-void launch_fused_attention(DType dtype, const AttentionShape& shape, const void* const* data, double scale,
-                            const LaunchTarget& target) {
+void launch_fused_attention(DType dtype, const AttentionShape& shape, const void* const* data,
+                            double scale, const LaunchTarget& target) {
   if (shape.batches == 0 || shape.query_length == 0) return;
-  dispatch_dtype<HalfDType>(kOp, dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  using Kernel = kernel_dtypes::_scaled_dot_product_fused_attention_out;
+  plugin::visit_dtype<Kernel, kFusedDTypes>(dtype, [&](auto tag) {
+    using T = device_t<typename decltype(tag)::type>;
     switch (shape.head_dim) {
       case 64: return launch_for_head_dim<T, 64>(shape, data, scale, target);
       case 128: return launch_for_head_dim<T, 128>(shape, data, scale, target);
     }
-    throw plugin::Error(BP_STATUS_UNIMPLEMENTED, std::string(kOp) + ": the fused kernel takes head sizes 64 and " +
-                                                     "128, got " + std::to_string(shape.head_dim));
+    throw plugin::Error(BP_STATUS_UNIMPLEMENTED,
+                        std::string(kOp) + ": the fused kernel takes head sizes 64 and 128, got " +
+                            std::to_string(shape.head_dim));
   });
 }
 

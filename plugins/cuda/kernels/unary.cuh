@@ -1,5 +1,5 @@
-// The element functions of one tensor: neg, abs, relu on every dtype that has them; exp, log,
-// sqrt, tanh, sigmoid, gelu and silu on floating dtypes (the 16-bit ones computed in float).
+// The element functions of one tensor: neg, abs and relu, for integers and floats; exp, log,
+// sqrt, tanh, sigmoid, gelu and silu, for floats (the 16-bit ones computed in float).
 //
 // Launched by unary.cu; a header so that the host tests compile these functions too
 // (tests/cuda/emulated_launch.h).

@@ -66,12 +66,9 @@ void add_out(const TensorView& self, const TensorView& other, const Scalar& alph
   binary(BinaryOp::Add, "add", self, other, alpha, out);
 }
 
-// PyTorch refuses bool subtraction (it would be ambiguous with logical_xor / logical_not).
-void sub_out(const TensorView& self, const TensorView& other, const Scalar& alpha, const TensorView& out) {
-  if (out.dtype() == DType::Bool) {
-    throw plugin::Error(BP_STATUS_UNIMPLEMENTED, "sub: not implemented for 'Bool'");
-  }
-  binary(BinaryOp::Add, "sub", self, other, negated(alpha, out.dtype()), out);
+void sub_out(const TensorView& self, const TensorView& other, const Scalar& alpha,
+             const TensorView& out) {
+  binary(BinaryOp::Sub, "sub", self, other, negated(alpha, out.dtype()), out);
 }
 
 void mul_out(const TensorView& self, const TensorView& other, const TensorView& out) {

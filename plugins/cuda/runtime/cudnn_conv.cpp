@@ -75,6 +75,7 @@ Context& context_of(Device& device) {
   return *context;
 }
 
+// cuDNN's type for each dtype conv2d declares; any other is refused as conv2d refuses it.
 cudnnDataType_t data_type(DType dtype) {
   switch (dtype) {
     case DType::Float32: return CUDNN_DATA_FLOAT;
@@ -83,7 +84,7 @@ cudnnDataType_t data_type(DType dtype) {
     case DType::BFloat16: return CUDNN_DATA_BFLOAT16;
     default: break;
   }
-  throw plugin::Error(BP_STATUS_UNIMPLEMENTED, "conv2d: not implemented for '" + std::string(dtype_name(dtype)) + "'");
+  plugin::refuse_dtype<kernel_dtypes::conv2d_out>(kernel_dtypes::conv2d_out::dtypes, dtype);
 }
 
 // float32: exact FMA math unless TF32 is allowed; the 16-bit floats: tensor cores.
