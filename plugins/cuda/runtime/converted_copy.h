@@ -1,9 +1,10 @@
 // A tensor converted to another dtype, dense, in scratch memory of its device: for kernels
 // instantiated for one dtype that are handed an input of another (sum and mean of an input that
-// widens exactly to out's dtype).
+// widens exactly to out's dtype). Made by the copy kernel, and so defined beside copy_ in
+// ops/copy_fill.cpp.
 #pragma once
 
-#include "tensor_access.h"
+#include "runtime/tensor_access.h"
 
 #include <backplane/sdk/dense_tensor.hpp>
 

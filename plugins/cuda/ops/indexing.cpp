@@ -4,7 +4,7 @@
 // out is then left partly written.
 #include "CUDANativeFunctions.h"
 
-#include "tensor_access.h"
+#include "runtime/tensor_access.h"
 
 #include <algorithm>
 #include <array>

@@ -1,7 +1,7 @@
-#include "pinned_staging.h"
+#include "runtime/pinned_staging.h"
 
-#include "cuda_call.h"
-#include "device_guard.h"
+#include "kernels/cuda_call.h"
+#include "runtime/device_guard.h"
 
 #include <algorithm>
 #include <cstring>

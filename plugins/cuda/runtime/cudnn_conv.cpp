@@ -1,8 +1,8 @@
-#include "cudnn_conv.h"
+#include "runtime/cudnn_conv.h"
 
-#include "device_guard.h"
-#include "environment.h"
-#include "tensor_access.h"
+#include "runtime/device_guard.h"
+#include "runtime/environment.h"
+#include "runtime/tensor_access.h"
 
 #include <cudnn.h>
 
@@ -75,6 +75,7 @@ Context& context_of(Device& device) {
   return *context;
 }
 
+// cuDNN's type for each dtype conv2d declares; any other is refused as conv2d refuses it.
 cudnnDataType_t data_type(DType dtype) {
   switch (dtype) {
     case DType::Float32: return CUDNN_DATA_FLOAT;
@@ -83,7 +84,7 @@ cudnnDataType_t data_type(DType dtype) {
     case DType::BFloat16: return CUDNN_DATA_BFLOAT16;
     default: break;
   }
-  throw plugin::Error(BP_STATUS_UNIMPLEMENTED, "conv2d: not implemented for '" + std::string(dtype_name(dtype)) + "'");
+  plugin::refuse_dtype<kernel_dtypes::conv2d_out>(kernel_dtypes::conv2d_out::dtypes, dtype);
 }
 
 // float32: exact FMA math unless TF32 is allowed; the 16-bit floats: tensor cores.
@@ -180,9 +181,8 @@ constexpr size_t kSearchWorkspaceBytes = size_t{512} << 20;
 
 // The fastest algorithm cuDNN measured on this problem, run on these very tensors (out holds
 // their results, overwritten afterwards), or a result whose status is not SUCCESS where none ran.
-// Measured rather than taken from cuDNN's heuristic: on an H200, bp::conv2d ran ResNet-50's 1x1
-// layer in float16 at 0.21x the speed of cuDNN's fastest with the heuristic's first choice, and
-// at 0.83x with the measured one.
+// Measured rather than taken from cuDNN's heuristic, whose first choice can be several times
+// slower than the fastest.
 cudnnConvolutionFwdAlgoPerf_t fastest_algorithm(Device& device, cudnnHandle_t handle, const Problem& problem,
                                                 const Image& input, const Image& weight, const Image& out) {
   cudnnConvolutionFwdAlgoPerf_t chosen{};

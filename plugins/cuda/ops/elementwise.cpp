@@ -1,9 +1,11 @@
-// Elementwise ops: arithmetic, functions of one tensor, comparisons and where. The core's meta
-// step has broadcast the inputs to out's shape and converted them to one dtype, so each op is
-// one kernel over operands of one shape (kernels/binary.cu, unary.cu, compare.cu).
+// Elementwise ops: arithmetic (add, sub, mul, div, maximum, minimum), comparisons (eq, lt, gt),
+// where, and functions of one tensor (neg, abs, exp, log, sqrt, tanh, sigmoid, relu, gelu,
+// silu). The core's meta step has broadcast the inputs to out's shape and converted them to one
+// dtype, so each op is one kernel over operands of one shape (kernels/binary.cu, unary.cu,
+// compare.cu).
 #include "CUDANativeFunctions.h"
 
-#include "tensor_access.h"
+#include "runtime/tensor_access.h"
 
 #include <algorithm>
 #include <limits>
@@ -64,12 +66,9 @@ void add_out(const TensorView& self, const TensorView& other, const Scalar& alph
   binary(BinaryOp::Add, "add", self, other, alpha, out);
 }
 
-// PyTorch refuses bool subtraction (it would be ambiguous with logical_xor / logical_not).
-void sub_out(const TensorView& self, const TensorView& other, const Scalar& alpha, const TensorView& out) {
-  if (out.dtype() == DType::Bool) {
-    throw plugin::Error(BP_STATUS_UNIMPLEMENTED, "sub: not implemented for 'Bool'");
-  }
-  binary(BinaryOp::Add, "sub", self, other, negated(alpha, out.dtype()), out);
+void sub_out(const TensorView& self, const TensorView& other, const Scalar& alpha,
+             const TensorView& out) {
+  binary(BinaryOp::Sub, "sub", self, other, negated(alpha, out.dtype()), out);
 }
 
 void mul_out(const TensorView& self, const TensorView& other, const TensorView& out) {

@@ -1,6 +1,6 @@
-#include "tensor_access.h"
+#include "runtime/tensor_access.h"
 
-#include "runtime.h"
+#include "runtime/runtime.h"
 
 #include <string>
 

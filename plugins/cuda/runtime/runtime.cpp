@@ -1,6 +1,6 @@
-#include "runtime.h"
+#include "runtime/runtime.h"
 
-#include "cuda_call.h"
+#include "kernels/cuda_call.h"
 
 namespace bp::cuda {
 namespace {

@@ -8,7 +8,7 @@
 // queued work still uses it goes only to work queued after that work.
 #pragma once
 
-#include "device_memory.h"
+#include "runtime/device_memory.h"
 
 #include <cstddef>
 #include <cstdint>

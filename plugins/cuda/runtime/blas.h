@@ -4,7 +4,7 @@
 // BACKPLANE_CUDA_ALLOW_TF32=1; Half and BFloat16 accumulate in float.
 #pragma once
 
-#include "device_allocator.h"
+#include "runtime/device_allocator.h"
 
 #include <backplane/sdk/dtype.hpp>
 

@@ -1,13 +1,17 @@
-// copy_ and cat: strided copies between any two dtypes. Same-dtype copies move bits (a plain
-// cudaMemcpyAsync where both sides are dense); others convert (kernels/copy.cu).
+// copy_, cat, fill_ and arange: strided copies between any two dtypes, and tensors written from
+// scalars. Same-dtype copies move bits (a plain cudaMemcpyAsync where both sides are dense);
+// others convert (kernels/copy.cu). Fills write one element's bits, converted on the host.
 #include "CUDANativeFunctions.h"
 
-#include "converted_copy.h"
-#include "cuda_call.h"
-#include "device_guard.h"
-#include "tensor_access.h"
+#include "kernels/cuda_call.h"
+#include "runtime/converted_copy.h"
+#include "runtime/device_guard.h"
+#include "runtime/tensor_access.h"
+
+#include <backplane/sdk/dispatch.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -70,6 +74,18 @@ void copy_elements(Device& device, std::span<const int64_t> sizes, const Element
   });
 }
 
+// The bytes of `value` as one element of `dtype`, converted on the host exactly as the CPU
+// backend converts it (value.to<T>(), the 16-bit floats through float).
+uint64_t element_bits(DType dtype, const Scalar& value) {
+  return plugin::visit(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T element = value.to<T>();
+    uint64_t bits = 0;
+    std::memcpy(&bits, &element, sizeof element);
+    return bits;
+  });
+}
+
 }  // namespace
 
 ConvertedCopy::ConvertedCopy(Device& device, const TensorView& src, DType dtype)
@@ -102,6 +118,28 @@ void cat_out(std::span<const TensorView> tensors, int64_t dim, const TensorView&
     copy_elements(device, tensor.sizes(), {slice, out.dtype()}, {operand_of(tensor), tensor.dtype()});
     offset += tensor.size(dim);
   }
+}
+
+void fill__Scalar(const TensorView& self, const Scalar& value) {
+  const OnDevice on(self);
+  Device& device = on.device();
+  const uint64_t bits = element_bits(self.dtype(), value);
+  const size_t size = element_size(self.dtype());
+  for_each_launch<1>(device, self.sizes(), {operand_of(self)}, [&](const ElementwiseLaunch<1>& launch) {
+    if (!launch.dense || bits != 0) return launch_fill_bits(size, bits, launch);
+    const DeviceGuard guard(device.index());
+    const auto bytes = static_cast<size_t>(launch.numel) * size;
+    check_cuda(cudaMemsetAsync(launch.data[0], 0, bytes, launch.target.stream),
+               device.label() + ": zeroing " + std::to_string(bytes) + " bytes");
+  });
+}
+
+// out[i] = start + i * step; the meta step sized out, which is one-dimensional.
+void arange_start_out(const Scalar& start, const Scalar& /*end: out's size encodes it*/, const Scalar& step,
+                      const TensorView& out) {
+  plugin::check(out.dim() == 1, "arange: the output must be one-dimensional");
+  const OnDevice on(out);
+  launch_arange(out.dtype(), address_of(out), out.size(0), out.stride(0), start, step, on.launch_target());
 }
 
 }  // namespace bp::cuda

@@ -1,7 +1,7 @@
-#include "device_memory.h"
+#include "runtime/device_memory.h"
 
-#include "cuda_call.h"
-#include "device_guard.h"
+#include "kernels/cuda_call.h"
+#include "runtime/device_guard.h"
 
 #include <utility>
 

@@ -4,8 +4,8 @@
 // BACKPLANE_CUDA_ALLOW_TF32=1.
 #pragma once
 
-#include "device.h"
-#include "launch.h"
+#include "kernels/launch.h"
+#include "runtime/device.h"
 
 #include <functional>
 

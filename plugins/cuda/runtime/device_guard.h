@@ -2,7 +2,7 @@
 // one afterwards, so that the plugin never leaves the host program on another device.
 #pragma once
 
-#include "cuda_call.h"
+#include "kernels/cuda_call.h"
 
 #include <string>
 

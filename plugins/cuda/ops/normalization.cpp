@@ -1,9 +1,9 @@
-// softmax, log_softmax, layer norm and RMS norm: group kernels whose groups are normalised by
-// their own statistics (kernels/softmax.cu, norm.cu); batch norm, elementwise over running
-// statistics. Floating dtypes only, as in the CPU backend.
+// softmax, log_softmax, native_layer_norm and rms_norm: group kernels whose groups are
+// normalised by their own statistics (kernels/softmax.cu, norm.cu); batch_norm_inference,
+// elementwise over running statistics. Floating dtypes only, as in the CPU backend.
 #include "CUDANativeFunctions.h"
 
-#include "tensor_access.h"
+#include "runtime/tensor_access.h"
 
 #include <array>
 #include <optional>

@@ -3,7 +3,7 @@
 // why (cudaGetDeviceCount's error).
 #pragma once
 
-#include "device.h"
+#include "runtime/device.h"
 
 #include <backplane/sdk/device_list.hpp>
 

@@ -1,8 +1,8 @@
-#include "device.h"
+#include "runtime/device.h"
 
-#include "cuda_call.h"
-#include "device_guard.h"
-#include "environment.h"
+#include "kernels/cuda_call.h"
+#include "runtime/device_guard.h"
+#include "runtime/environment.h"
 
 #include <cstdio>
 

@@ -5,9 +5,9 @@
 // event is a cudaEvent_t recorded on the device's stream.
 #include "CUDANativeFunctions.h"
 
-#include "cuda_call.h"
-#include "device_guard.h"
-#include "runtime.h"
+#include "kernels/cuda_call.h"
+#include "runtime/device_guard.h"
+#include "runtime/runtime.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -2,8 +2,8 @@
 // with its position (amax, max.dim, argmax).
 #include "CUDANativeFunctions.h"
 
-#include "converted_copy.h"
-#include "tensor_access.h"
+#include "runtime/converted_copy.h"
+#include "runtime/tensor_access.h"
 
 #include <optional>
 #include <span>
@@ -31,7 +31,8 @@ void sum_into(std::string_view op, const TensorView& self, const DimValues<bool>
 }
 
 // The largest member of each group and its position (the first one; NaN above everything, as in
-// PyTorch). Either output may be absent.
+// PyTorch). Either output may be absent. Kernel: the op's kernel_dtypes type.
+template <typename Kernel>
 void max_into(std::string_view op, const TensorView& self, const DimValues<bool>& reduced, bool keepdim,
               const TensorView* values, const TensorView* indices) {
   if (values) require_dtype(op, "values", *values, self.dtype());
@@ -48,8 +49,10 @@ void max_into(std::string_view op, const TensorView& self, const DimValues<bool>
   const OnDevice on(self);
   Device& device = on.device();
   DeviceScratch scratch(device);
-  launch_max(self.dtype(), shape, address_of(self), values ? address_of(*values) : nullptr,
-             indices ? reinterpret_cast<int64_t*>(address_of(*indices)) : nullptr, device.launch_target(), scratch);
+  launch_max<Kernel>(self.dtype(), shape, address_of(self),
+                     values ? address_of(*values) : nullptr,
+                     indices ? reinterpret_cast<int64_t*>(address_of(*indices)) : nullptr,
+                     device.launch_target(), scratch);
 }
 
 }  // namespace
@@ -67,19 +70,21 @@ void mean_out(const TensorView& self, std::optional<std::span<const int64_t>> di
 }
 
 void amax_out(const TensorView& self, std::span<const int64_t> dim, bool keepdim, const TensorView& out) {
-  max_into("amax", self, reduced_dims("amax", self.dim(), dim), keepdim, &out, nullptr);
+  max_into<kernel_dtypes::amax_out>("amax", self, reduced_dims("amax", self.dim(), dim), keepdim,
+                                    &out, nullptr);
 }
 
 // PyTorch names max.dim's outputs `max` (the values) and `max_values` (the indices).
 void max_dim_max(const TensorView& self, int64_t dim, bool keepdim, const TensorView& max,
                  const TensorView& max_values) {
-  max_into("max", self, single_reduced_dim("max", self.dim(), dim), keepdim, &max, &max_values);
+  max_into<kernel_dtypes::max_dim_max>("max", self, single_reduced_dim("max", self.dim(), dim),
+                                       keepdim, &max, &max_values);
 }
 
 // Without a dim, the index is into the flattened input.
 void argmax_out(const TensorView& self, std::optional<int64_t> dim, bool keepdim, const TensorView& out) {
   const DimValues<bool> reduced = single_reduced_dim_or_all("argmax", self.dim(), dim);
-  max_into("argmax", self, reduced, keepdim, nullptr, &out);
+  max_into<kernel_dtypes::argmax_out>("argmax", self, reduced, keepdim, nullptr, &out);
 }
 
 }  // namespace bp::cuda

@@ -1,4 +1,4 @@
-#include "device_guard.h"
+#include "runtime/device_guard.h"
 
 #include <cuda.h>  // the driver API's types only: its functions come through the runtime
 

@@ -1,4 +1,4 @@
-#include "environment.h"
+#include "runtime/environment.h"
 
 #include <backplane/sdk/log.hpp>
 

@@ -1,4 +1,4 @@
-#include "device_allocator.h"
+#include "runtime/device_allocator.h"
 
 #include <backplane/sdk/status.hpp>
 

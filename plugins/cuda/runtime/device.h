@@ -4,10 +4,10 @@
 // buffers and its cuBLASLt context. Everything but the description is created on first use.
 #pragma once
 
-#include "blas.h"
-#include "device_allocator.h"
-#include "launch.h"
-#include "pinned_staging.h"
+#include "kernels/launch.h"
+#include "runtime/blas.h"
+#include "runtime/device_allocator.h"
+#include "runtime/pinned_staging.h"
 
 #include <backplane/sdk/counters.hpp>
 

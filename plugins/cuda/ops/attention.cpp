@@ -1,10 +1,10 @@
-// Fused attention (kernels/attention_block.h): the layouts the kernel takes, and the leading dims
-// (batch, heads, ...) as one walk over the four operands, whatever their strides. A case the
-// kernel does not fuse is refused with BP_STATUS_UNIMPLEMENTED, and scaled_dot_product_attention
-// then takes its composite path.
+// _scaled_dot_product_fused_attention, on the fused kernel of kernels/attention_block.h: the
+// layouts the kernel takes, and the leading dims (batch, heads, ...) as one walk over the four
+// operands, whatever their strides. A case the kernel does not fuse is refused with
+// BP_STATUS_UNIMPLEMENTED, and scaled_dot_product_attention then takes its composite path.
 #include "CUDANativeFunctions.h"
 
-#include "tensor_access.h"
+#include "runtime/tensor_access.h"
 
 #include <cmath>
 #include <cstdint>

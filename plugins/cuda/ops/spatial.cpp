@@ -1,13 +1,13 @@
 // conv2d, through cuDNN where the plugin was built with it (and BACKPLANE_CUDA_CUDNN is not 0),
 // else, or where cuDNN has no algorithm, through the implicit-GEMM kernel of kernels/conv.cu;
-// and the 2-D pooling ops (kernels/pool.cu). Floating dtypes; the meta step has checked shapes
-// and given every tensor input's dtype.
+// and max_pool2d, avg_pool2d and adaptive_avg_pool2d (kernels/pool.cu). Floating dtypes; the
+// meta step has checked shapes and given every tensor input's dtype.
 #include "CUDANativeFunctions.h"
 
-#include "tensor_access.h"
+#include "runtime/tensor_access.h"
 #if BACKPLANE_CUDA_CUDNN
-#include "cudnn_conv.h"
-#include "environment.h"
+#include "runtime/cudnn_conv.h"
+#include "runtime/environment.h"
 
 #include <functional>
 #endif

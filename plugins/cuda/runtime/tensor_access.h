@@ -2,9 +2,9 @@
 // take (see kernels/geometry.h), scratch memory, and the dtype promises of the meta step.
 #pragma once
 
-#include "device.h"
-#include "device_guard.h"
-#include "launch.h"
+#include "kernels/launch.h"
+#include "runtime/device.h"
+#include "runtime/device_guard.h"
 
 #include <backplane/sdk/dtype_promises.hpp>
 #include <backplane/sdk/reduction_dims.hpp>
