@@ -1,6 +1,6 @@
 #include "runtime/backend.h"
 
-#include "runtime/log.h"
+#include "support/log.h"
 #include "runtime/plugin_call.h"
 #include "runtime/plugin_status.h"
 

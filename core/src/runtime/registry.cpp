@@ -6,13 +6,14 @@
 #include "dispatch/op_trace.h"
 #include "memory/caching_allocator.h"
 #include "runtime/core_services.h"
+#include "runtime/dlpack_device_type.h"
 #include "runtime/environment.h"
-#include "runtime/log.h"
 #include "runtime/plugin_library.h"
 #include "runtime/plugin_loader.h"
 #include "runtime/plugin_rejected.h"
 #include "runtime/plugin_search.h"
 #include "runtime/warning_list.h"
+#include "support/log.h"
 
 #include <backplane/error.h>
 
@@ -35,11 +36,6 @@
 #include <vector>
 
 namespace bp::detail {
-namespace {
-
-constexpr std::string_view kHostTypeName = "cpu";
-
-}  // namespace
 
 const Backend* Registry::backend(int16_t device_type) const {
   if (device_type < 0 || static_cast<size_t>(device_type) >= kMaxDeviceTypes) return nullptr;
@@ -47,7 +43,7 @@ const Backend* Registry::backend(int16_t device_type) const {
 }
 
 std::optional<int16_t> Registry::device_type_of(std::string_view backend_name) const {
-  if (backend_name == kHostTypeName) return Device::kHostType;
+  if (backend_name == Device::kHostName) return Device::kHostType;
   const int16_t count = type_count_.load(std::memory_order_acquire);
   for (int16_t type = 1; type < count; ++type) {
     if (type_names_[type] == backend_name) return type;
@@ -56,7 +52,7 @@ std::optional<int16_t> Registry::device_type_of(std::string_view backend_name) c
 }
 
 std::string_view Registry::device_type_name(int16_t device_type) const {
-  if (device_type == Device::kHostType) return kHostTypeName;
+  if (device_type == Device::kHostType) return Device::kHostName;
   if (device_type < 0 || device_type >= type_count_.load(std::memory_order_acquire)) {
     return "unknown";
   }
@@ -212,9 +208,7 @@ const Backend* Registry::load_file(const std::filesystem::path& file, Origin ori
   // exits, from threads of its own, also when it fails to start.
   const PluginCoreServices& core_services = core_services_.emplace_back(name, warnings_);
   StartedPlugin started = start_plugin(descriptor, file, device_type, core_services.services());
-  for (const AcceptedKernel& kernel : started.kernels) {
-    install_kernel(kernel.op, device_type, kernel.fn);
-  }
+  install_backend(device_type, dlpack_device_type_of(descriptor), started.kernels);
   const PluginInfo& info = started.backend->info();
   for (const RefusedKernel& refused : info.refused_kernels) {
     log(LogLevel::Warn, "plugin {}: kernel '{}' refused: {}", file.string(), refused.op,
@@ -226,7 +220,7 @@ const Backend* Registry::load_file(const std::filesystem::path& file, Origin ori
 }
 
 int16_t Registry::device_type_for(const std::string& name) const {
-  if (name == kHostTypeName) return Device::kHostType;
+  if (name == Device::kHostName) return Device::kHostType;
   const int16_t next = type_count_.load(std::memory_order_relaxed);
   if (static_cast<size_t>(next) >= kMaxDeviceTypes) {
     throw PluginRejected(fmt::format(
@@ -294,10 +288,7 @@ Registry& Registry::get() {
     registry->resolve_default_device();
     // Registered once loading is done: at exit it runs after the destructors of static objects
     // made later, which may still use the plugins, and before those of objects made earlier.
-    std::atexit([] {
-      finish_tracing();
-      registry->shut_down_plugins();
-    });
+    std::atexit([] { registry->shut_down_plugins(); });
   });
   return *registry;
 }

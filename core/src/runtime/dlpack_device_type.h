@@ -1,0 +1,12 @@
+// What a plugin's devices are called in DLPack: the device type that the DLTensor views of
+// their tensors carry, so that a kernel that checks DLTensor::device sees what it expects.
+#pragma once
+
+#include <backplane/abi.h>
+
+namespace bp::detail {
+
+// `plugin` is a descriptor accept_descriptor() returned.
+DLDeviceType dlpack_device_type_of(const bp_plugin& plugin);
+
+}  // namespace bp::detail
