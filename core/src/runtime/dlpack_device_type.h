@@ -6,7 +6,9 @@
 
 namespace bp::detail {
 
-// `plugin` is a descriptor accept_descriptor() returned.
+// The plugin's own bp_plugin::dlpack_device_type (ABI 1.4) when it sets one; otherwise the
+// core's guess, as for every plugin before 1.4. `plugin` is a descriptor accept_descriptor()
+// returned.
 DLDeviceType dlpack_device_type_of(const bp_plugin& plugin);
 
 }  // namespace bp::detail

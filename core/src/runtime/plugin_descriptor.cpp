@@ -17,12 +17,14 @@ namespace {
 // How far a descriptor of ABI 1.`minor` reaches: each minor version added fields at its end. A
 // plugin of a newer minor version than the core's has at least the core's fields.
 constexpr size_t descriptor_size_of_minor(uint32_t minor) {
-  static_assert(BP_ABI_MINOR == 3, "a new minor version: add the size of its descriptor here");
+  static_assert(BP_ABI_MINOR == 4, "a new minor version: add the size of its descriptor here");
   switch (minor) {
     case 0: return offsetof(bp_plugin, kernel_count) + sizeof(bp_plugin::kernel_count);
     case 1: return offsetof(bp_plugin, read_counters) + sizeof(bp_plugin::read_counters);
     case 2: return offsetof(bp_plugin, event_elapsed) + sizeof(bp_plugin::event_elapsed);
-    default: return offsetof(bp_plugin, attach_core) + sizeof(bp_plugin::attach_core);
+    case 3: return offsetof(bp_plugin, attach_core) + sizeof(bp_plugin::attach_core);
+    // 1.4 ends with an int32_t, and its descriptor with the padding after it.
+    default: return sizeof(bp_plugin);
   }
 }
 
@@ -159,6 +161,13 @@ bp_plugin accept_descriptor(const bp_plugin* plugin) {
   check_memory_functions(readable);
   check_event_functions(readable);
   check_kernel_table(readable);
+  if (readable.dlpack_device_type < 0) {
+    throw PluginRejected(fmt::format(
+        "its dlpack_device_type is {}, which no DLPack device type is: set the DLDeviceType of "
+        "dlpack.h that says what its device pointers are (kDLCUDA, kDLOpenCL, kDLCPU for host "
+        "addresses, kDLExtDev for others), or 0 to leave it to the core",
+        readable.dlpack_device_type));
+  }
   return readable;
 }
 
