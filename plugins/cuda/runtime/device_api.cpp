@@ -199,6 +199,7 @@ void configure_plugin(bp_plugin& plugin) {
   plugin.event_query = &event_query;
   plugin.event_synchronize = &event_synchronize;
   plugin.event_elapsed = &event_elapsed;
+  plugin.dlpack_device_type = kDLCUDA;
 }
 
 }  // namespace bp::cuda

@@ -78,6 +78,7 @@ void configure_plugin(bp_plugin& plugin) {
   plugin.copy_device_to_host = &copy_device_to_host;
   plugin.copy_device_to_device = &copy_device_to_device;
   plugin.synchronize = &synchronize;
+  plugin.dlpack_device_type = kDLCPU;  // its "device memory" is host memory
 }
 
 }  // namespace acme

@@ -1,6 +1,6 @@
-#include "runtime/plugin_backend.h"
+#include "runtime/backend.h"
 
-#include "runtime/log.h"
+#include "support/log.h"
 #include "runtime/plugin_call.h"
 #include "runtime/plugin_status.h"
 
@@ -15,12 +15,12 @@
 
 namespace bp::detail {
 
-PluginBackend::PluginBackend(const bp_plugin& plugin, PluginInfo info, int16_t device_type)
+Backend::Backend(const bp_plugin& plugin, PluginInfo info, int16_t device_type)
     : plugin_(plugin),
       info_(std::move(info)),
       device_type_(device_type) {}
 
-void PluginBackend::check_callable(int32_t device, std::string_view action) const {
+void Backend::check_callable(int32_t device, std::string_view action) const {
   if (shut_down_.load(std::memory_order_acquire)) {
     throw Error(ErrorCode::Backend,
                 fmt::format("backend '{}' cannot {}: it has shut down because the process is "
@@ -34,8 +34,7 @@ void PluginBackend::check_callable(int32_t device, std::string_view action) cons
   }
 }
 
-void PluginBackend::check_status(bp_status status, std::string_view action,
-                                 int32_t device) const {
+void Backend::check_status(bp_status status, std::string_view action, int32_t device) const {
   if (status == BP_STATUS_OK) return;
   std::string message = last_error();
   if (message.empty()) message = "the plugin gave no message";
@@ -44,7 +43,7 @@ void PluginBackend::check_status(bp_status status, std::string_view action,
                           info_.name, device, status_description(status), message));
 }
 
-void* PluginBackend::allocate(int32_t device, uint64_t bytes) const {
+void* Backend::allocate(int32_t device, uint64_t bytes) const {
   const std::string action = fmt::format("allocate {} bytes", bytes);
   check_callable(device, action);
   if (uses_host_memory()) {
@@ -58,7 +57,7 @@ void* PluginBackend::allocate(int32_t device, uint64_t bytes) const {
   return ptr;
 }
 
-void PluginBackend::deallocate(int32_t device, void* ptr) const noexcept {
+void Backend::deallocate(int32_t device, void* ptr) const noexcept {
   if (uses_host_memory() || shut_down_.load(std::memory_order_acquire)) return;
   // Freeing cannot be reported to anyone: the plugin's message is all there is to say.
   bp_status status = BP_STATUS_OK;
@@ -70,8 +69,8 @@ void PluginBackend::deallocate(int32_t device, void* ptr) const noexcept {
   }
 }
 
-void PluginBackend::copy_host_to_device(int32_t device, void* dst, uint64_t dst_offset,
-                                        const void* src, uint64_t bytes) const {
+void Backend::copy_host_to_device(int32_t device, void* dst, uint64_t dst_offset,
+                                  const void* src, uint64_t bytes) const {
   const std::string action = fmt::format("copy {} bytes from the host", bytes);
   check_callable(device, action);
   if (uses_host_memory()) {
@@ -81,8 +80,8 @@ void PluginBackend::copy_host_to_device(int32_t device, void* dst, uint64_t dst_
   check_status(plugin_.copy_host_to_device(device, dst, dst_offset, src, bytes), action, device);
 }
 
-void PluginBackend::copy_device_to_host(int32_t device, void* dst, const void* src,
-                                        uint64_t src_offset, uint64_t bytes) const {
+void Backend::copy_device_to_host(int32_t device, void* dst, const void* src,
+                                  uint64_t src_offset, uint64_t bytes) const {
   const std::string action = fmt::format("copy {} bytes to the host", bytes);
   check_callable(device, action);
   if (uses_host_memory()) {
@@ -92,9 +91,9 @@ void PluginBackend::copy_device_to_host(int32_t device, void* dst, const void* s
   check_status(plugin_.copy_device_to_host(device, dst, src, src_offset, bytes), action, device);
 }
 
-void PluginBackend::copy_device_to_device(int32_t device, void* dst, uint64_t dst_offset,
-                                          const void* src, uint64_t src_offset,
-                                          uint64_t bytes) const {
+void Backend::copy_device_to_device(int32_t device, void* dst, uint64_t dst_offset,
+                                    const void* src, uint64_t src_offset,
+                                    uint64_t bytes) const {
   const std::string action = fmt::format("copy {} bytes within the device", bytes);
   check_callable(device, action);
   if (uses_host_memory()) {
@@ -106,13 +105,13 @@ void PluginBackend::copy_device_to_device(int32_t device, void* dst, uint64_t ds
                action, device);
 }
 
-void PluginBackend::synchronize(int32_t device) const {
+void Backend::synchronize(int32_t device) const {
   check_callable(device, "synchronize");
   if (plugin_.synchronize == nullptr) return;  // optional: the plugin runs everything in order
   check_status(plugin_.synchronize(device), "synchronize", device);
 }
 
-void PluginBackend::check_events(int32_t device, std::string_view action) const {
+void Backend::check_events(int32_t device, std::string_view action) const {
   check_callable(device, action);
   if (!has_events()) {
     throw Error(ErrorCode::Internal,
@@ -122,14 +121,14 @@ void PluginBackend::check_events(int32_t device, std::string_view action) const 
   }
 }
 
-bp_event PluginBackend::create_event(int32_t device) const {
+bp_event Backend::create_event(int32_t device) const {
   check_events(device, "create an event");
   bp_event event = nullptr;
   check_status(plugin_.event_create(device, &event), "create an event", device);
   return event;
 }
 
-void PluginBackend::destroy_event(int32_t device, bp_event event) const noexcept {
+void Backend::destroy_event(int32_t device, bp_event event) const noexcept {
   if (!has_events() || shut_down_.load(std::memory_order_acquire)) return;
   bp_status status = BP_STATUS_OK;
   const std::optional<std::string> escaped =
@@ -141,24 +140,24 @@ void PluginBackend::destroy_event(int32_t device, bp_event event) const noexcept
   }
 }
 
-void PluginBackend::record_event(int32_t device, bp_event event) const {
+void Backend::record_event(int32_t device, bp_event event) const {
   check_events(device, "record an event");
   check_status(plugin_.event_record(device, event), "record an event", device);
 }
 
-bool PluginBackend::event_complete(int32_t device, bp_event event) const {
+bool Backend::event_complete(int32_t device, bp_event event) const {
   check_events(device, "query an event");
   uint8_t complete = 0;
   check_status(plugin_.event_query(device, event, &complete), "query an event", device);
   return complete != 0;
 }
 
-void PluginBackend::synchronize_event(int32_t device, bp_event event) const {
+void Backend::synchronize_event(int32_t device, bp_event event) const {
   check_events(device, "wait for an event");
   check_status(plugin_.event_synchronize(device, event), "wait for an event", device);
 }
 
-double PluginBackend::event_elapsed_ms(int32_t device, bp_event start, bp_event end) const {
+double Backend::event_elapsed_ms(int32_t device, bp_event start, bp_event end) const {
   check_events(device, "time two events");
   double milliseconds = 0;
   check_status(plugin_.event_elapsed(device, start, end, &milliseconds), "time two events",
@@ -166,12 +165,12 @@ double PluginBackend::event_elapsed_ms(int32_t device, bp_event start, bp_event 
   return milliseconds;
 }
 
-std::string PluginBackend::last_error() const {
+std::string Backend::last_error() const {
   const char* message = plugin_.last_error();
   return message ? message : "";
 }
 
-std::vector<BackendCounter> PluginBackend::counters() const {
+std::vector<BackendCounter> Backend::counters() const {
   if (plugin_.read_counters == nullptr) return {};
   if (shut_down_.load(std::memory_order_acquire)) {
     throw Error(ErrorCode::Backend,
@@ -209,7 +208,7 @@ std::vector<BackendCounter> PluginBackend::counters() const {
   return counters;
 }
 
-void PluginBackend::shut_down() noexcept {
+void Backend::shut_down() noexcept {
   if (shut_down_.exchange(true, std::memory_order_acq_rel)) return;
   if (plugin_.shutdown == nullptr) return;
   if (const std::optional<std::string> escaped = call_plugin_noexcept([&] { plugin_.shutdown(); })) {

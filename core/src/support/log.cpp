@@ -1,4 +1,4 @@
-#include "runtime/log.h"
+#include "support/log.h"
 
 #include <atomic>
 #include <cstdio>
