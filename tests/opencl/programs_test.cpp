@@ -1,8 +1,8 @@
 // The plugin's own programs: every kernel the ops launch builds, for every dtype, on every
 // OpenCL device (through the runtime, its disk cache included). Catches a kernel that fails to
 // compile on some dtype or device without going through the core.
-#include "kernel_source.h"
-#include "runtime.h"
+#include "runtime/kernel_source.h"
+#include "runtime/runtime.h"
 
 #include <backplane/sdk/dtype.hpp>
 
