@@ -2,6 +2,7 @@
 // dispatch to acme:0 and agree with the CPU, and an op it lacks fails with a clear message.
 #include <backplane/backplane.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -17,13 +18,8 @@ void expect(bool condition, const std::string& what) {
 }
 
 bool close(const bp::Tensor& on_acme, const bp::Tensor& on_cpu) {
-  const std::vector<float> a = on_acme.cpu().to_vector<float>();
-  const std::vector<float> b = on_cpu.to_vector<float>();
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::fabs(a[i] - b[i]) > 1e-6f) return false;
-  }
-  return true;
+  return std::ranges::equal(on_acme.cpu().to_vector<float>(), on_cpu.to_vector<float>(),
+                            [](float a, float b) { return std::fabs(a - b) <= 1e-6f; });
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "kernels/copy_elements.h"
 
-#include "kernels/dtype_support.h"
 
 #include <algorithm>
 #include <string>
@@ -58,8 +57,8 @@ bool overlap(const Elements& dst, const Elements& src, std::span<const int64_t> 
 
 void copy_elements(Device& device, std::string_view op, std::span<const int64_t> sizes,
                    const Elements& dst, const Elements& src) {
-  require_supported(device, op, dst.dtype, DTypes::Any);
-  require_supported(device, op, src.dtype, DTypes::Any);
+  device.require_double_precision_for(op, dst.dtype);
+  device.require_double_precision_for(op, src.dtype);
   const WalkShape shape =
       collapse(sizes, {dst.at.strides, src.at.strides}, op, /*outer_allowed=*/true);
   if (shape.numel == 0) return;

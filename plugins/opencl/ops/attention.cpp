@@ -6,7 +6,6 @@
 // sends scaled_dot_product_attention to its composite path.
 #include "OpenCLNativeFunctions.h"
 
-#include "kernels/dtype_support.h"
 #include "kernels/scalar_args.h"
 #include "runtime/kernel_launch.h"
 
@@ -138,7 +137,9 @@ void _scaled_dot_product_fused_attention_out(const TensorView& query, const Tens
   for (const TensorView* view : {&key, &value, &out}) {
     require_dtype(kOp, "every operand", *view, query.dtype());
   }
-  require_supported(device, kOp, query.dtype(), DTypes::Floating);
+  plugin::require_dtype_of<plugin::kernel_dtypes::_scaled_dot_product_fused_attention_out>(
+      out.dtype());
+  device.require_double_precision_for(kOp, query.dtype());
   const int64_t dims = query.dim();
   const int64_t query_length = query.size(dims - 2), key_length = key.size(dims - 2);
   const int64_t embedding = query.size(dims - 1), value_embedding = value.size(dims - 1);

@@ -4,7 +4,6 @@
 #include "OpenCLNativeFunctions.h"
 
 #include "kernels/copy_elements.h"
-#include "kernels/dtype_support.h"
 #include "kernels/scalar_args.h"
 #include "runtime/kernel_launch.h"
 
@@ -15,6 +14,7 @@ namespace bp::opencl {
 
 void copy_(const TensorView& self, const TensorView& src,
            bool /*non_blocking: the queue keeps order*/) {
+  plugin::require_dtype_of<plugin::kernel_dtypes::copy_>(self.dtype());
   const auto src_strides = plugin::broadcast_strides("copy_", src, self.sizes());
   copy_elements(device_of(self), "copy_", self.sizes(), {operand_of(self), self.dtype()},
                 {{buffer_of(src), src_strides.span()}, src.dtype()});
@@ -23,6 +23,7 @@ void copy_(const TensorView& self, const TensorView& src,
 // Each input is copied into its slice of out along `dim`, converted to out's dtype (the meta
 // step computed the promoted dtype and out's shape).
 void cat_out(std::span<const TensorView> tensors, int64_t dim, const TensorView& out) {
+  plugin::require_dtype_of<plugin::kernel_dtypes::cat_out>(out.dtype());
   dim = wrap_dim("cat", dim, out.dim());
   Device& device = device_of(out);
   const Buffer out_buffer = buffer_of(out);
@@ -41,7 +42,8 @@ void cat_out(std::span<const TensorView> tensors, int64_t dim, const TensorView&
 // The value converts as the CPU backend's value.to<T>() does (Half and BFloat16 through float).
 void fill__Scalar(const TensorView& self, const Scalar& value) {
   Device& device = device_of(self);
-  require_supported(device, "fill_", self.dtype(), DTypes::Any);
+  plugin::require_dtype_of<plugin::kernel_dtypes::fill__Scalar>(self.dtype());
+  device.require_double_precision_for("fill_", self.dtype());
   launch_elementwise(device, device.program(KernelSource::Elementwise, self.dtype()), "fill",
                      "fill_", self.sizes(), {operand_of(self)},
                      KernelArgs().add(compute_scalar(self.dtype(), value)));
@@ -51,7 +53,8 @@ void fill__Scalar(const TensorView& self, const Scalar& value) {
 void arange_start_out(const Scalar& start, const Scalar& /*end: out's size encodes it*/,
                       const Scalar& step, const TensorView& out) {
   Device& device = device_of(out);
-  require_supported(device, "arange", out.dtype(), DTypes::NonBool);
+  plugin::require_dtype_of<plugin::kernel_dtypes::arange_start_out>(out.dtype());
+  device.require_double_precision_for("arange", out.dtype());
   // The kernel numbers elements by the work-item index, which a launch split over more than 8
   // dimensions would restart; arange's output is one-dimensional.
   plugin::check(out.dim() == 1, "arange: the output must be one-dimensional");

@@ -4,7 +4,6 @@
 // kernels/elementwise.cl over operands of one shape; a table entry says which.
 #include "OpenCLNativeFunctions.h"
 
-#include "kernels/dtype_support.h"
 #include "kernels/scalar_args.h"
 #include "runtime/kernel_launch.h"
 
@@ -18,45 +17,57 @@
 namespace bp::opencl {
 namespace {
 
+namespace kernel_dtypes = plugin::kernel_dtypes;
+using plugin::require_dtype_of;
+
 struct ElementwiseOp {
-  const char* name;    // for messages: "add"
-  const char* kernel;  // in elementwise.cl
-  DTypes dtypes;
+  const char* name;                 // for messages: "add"
+  const char* kernel;               // in elementwise.cl
+  void (*require_declared)(DType);  // refuses the dtypes ops.yaml does not declare for the op
   DenseVectors vectors = DenseVectors::No;  // Yes for MATH_KERNELs
 };
 
-constexpr ElementwiseOp kAdd{"add", "add", DTypes::Any};
-// PyTorch refuses bool subtraction (it would be ambiguous with logical_xor / logical_not).
-constexpr ElementwiseOp kSub{"sub", "sub", DTypes::NonBool};
-constexpr ElementwiseOp kMul{"mul", "mul", DTypes::Any};
-// True division: the meta step promotes integer inputs to a floating dtype.
-constexpr ElementwiseOp kDiv{"div", "div", DTypes::Floating};
-constexpr ElementwiseOp kMaximum{"maximum", "maximum", DTypes::Any};
-constexpr ElementwiseOp kMinimum{"minimum", "minimum", DTypes::Any};
+constexpr ElementwiseOp kAdd{"add", "add", &require_dtype_of<kernel_dtypes::add_out>};
+constexpr ElementwiseOp kSub{"sub", "sub", &require_dtype_of<kernel_dtypes::sub_out>};
+constexpr ElementwiseOp kMul{"mul", "mul", &require_dtype_of<kernel_dtypes::mul_out>};
+constexpr ElementwiseOp kDiv{"div", "div", &require_dtype_of<kernel_dtypes::div_out>};
+constexpr ElementwiseOp kMaximum{"maximum", "maximum",
+                                 &require_dtype_of<kernel_dtypes::maximum_out>};
+constexpr ElementwiseOp kMinimum{"minimum", "minimum",
+                                 &require_dtype_of<kernel_dtypes::minimum_out>};
 
-constexpr ElementwiseOp kNeg{"neg", "neg", DTypes::NonBool};
-constexpr ElementwiseOp kAbs{"abs", "abs_", DTypes::Any};
-constexpr ElementwiseOp kExp{"exp", "exp_", DTypes::Floating, DenseVectors::Yes};
-constexpr ElementwiseOp kLog{"log", "log_", DTypes::Floating, DenseVectors::Yes};
-constexpr ElementwiseOp kSqrt{"sqrt", "sqrt_", DTypes::Floating, DenseVectors::Yes};
-constexpr ElementwiseOp kTanh{"tanh", "tanh_", DTypes::Floating, DenseVectors::Yes};
-constexpr ElementwiseOp kSigmoid{"sigmoid", "sigmoid", DTypes::Floating, DenseVectors::Yes};
-constexpr ElementwiseOp kSilu{"silu", "silu", DTypes::Floating, DenseVectors::Yes};
-constexpr ElementwiseOp kRelu{"relu", "relu", DTypes::NonBool};
-constexpr ElementwiseOp kGeluErf{"gelu", "gelu_erf", DTypes::Floating, DenseVectors::Yes};
-constexpr ElementwiseOp kGeluTanh{"gelu", "gelu_tanh", DTypes::Floating, DenseVectors::Yes};
+constexpr ElementwiseOp kNeg{"neg", "neg", &require_dtype_of<kernel_dtypes::neg_out>};
+constexpr ElementwiseOp kAbs{"abs", "abs_", &require_dtype_of<kernel_dtypes::abs_out>};
+constexpr ElementwiseOp kExp{"exp", "exp_", &require_dtype_of<kernel_dtypes::exp_out>,
+                             DenseVectors::Yes};
+constexpr ElementwiseOp kLog{"log", "log_", &require_dtype_of<kernel_dtypes::log_out>,
+                             DenseVectors::Yes};
+constexpr ElementwiseOp kSqrt{"sqrt", "sqrt_", &require_dtype_of<kernel_dtypes::sqrt_out>,
+                              DenseVectors::Yes};
+constexpr ElementwiseOp kTanh{"tanh", "tanh_", &require_dtype_of<kernel_dtypes::tanh_out>,
+                              DenseVectors::Yes};
+constexpr ElementwiseOp kSigmoid{"sigmoid", "sigmoid",
+                                 &require_dtype_of<kernel_dtypes::sigmoid_out>, DenseVectors::Yes};
+constexpr ElementwiseOp kSilu{"silu", "silu", &require_dtype_of<kernel_dtypes::silu_out>,
+                              DenseVectors::Yes};
+constexpr ElementwiseOp kRelu{"relu", "relu", &require_dtype_of<kernel_dtypes::relu_out>};
+constexpr ElementwiseOp kGeluErf{"gelu", "gelu_erf", &require_dtype_of<kernel_dtypes::gelu_out>,
+                                 DenseVectors::Yes};
+constexpr ElementwiseOp kGeluTanh{"gelu", "gelu_tanh",
+                                  &require_dtype_of<kernel_dtypes::gelu_out>, DenseVectors::Yes};
 
-constexpr ElementwiseOp kEq{"eq", "eq", DTypes::Any};
-constexpr ElementwiseOp kLt{"lt", "lt", DTypes::Any};
-constexpr ElementwiseOp kGt{"gt", "gt", DTypes::Any};
-constexpr ElementwiseOp kWhere{"where", "where_", DTypes::Any};
+constexpr ElementwiseOp kEq{"eq", "eq", &require_dtype_of<kernel_dtypes::eq_Tensor_out>};
+constexpr ElementwiseOp kLt{"lt", "lt", &require_dtype_of<kernel_dtypes::lt_Tensor_out>};
+constexpr ElementwiseOp kGt{"gt", "gt", &require_dtype_of<kernel_dtypes::gt_Tensor_out>};
+constexpr ElementwiseOp kWhere{"where", "where_", &require_dtype_of<kernel_dtypes::where_self_out>};
 
-// out = op(inputs...) for inputs of `dtype` (the program's), each of out's shape; `scalar`, if
-// any, is the kernel's last argument.
+// out = op(inputs...) for inputs of `dtype` (the program's, and the dtype of the argument ops.yaml
+// declares), each of out's shape; `scalar`, if any, is the kernel's last argument.
 void run(const ElementwiseOp& op, DType dtype, const TensorView& out,
          std::initializer_list<const TensorView*> inputs, std::optional<ScalarArg> scalar = {}) {
   Device& device = device_of(out);
-  require_supported(device, op.name, dtype, op.dtypes);
+  op.require_declared(dtype);
+  device.require_double_precision_for(op.name, dtype);
   std::vector<Operand> operands{operand_of(out)};
   for (const TensorView* input : inputs) {
     plugin::check(std::ranges::equal(input->sizes(), out.sizes()),

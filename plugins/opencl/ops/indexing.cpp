@@ -4,7 +4,6 @@
 // that an index out of range is the CPU backend's error, not a read past the buffer.
 #include "OpenCLNativeFunctions.h"
 
-#include "kernels/dtype_support.h"
 #include "runtime/cl_call.h"
 #include "runtime/kernel_launch.h"
 
@@ -69,6 +68,7 @@ void gather(std::string_view op, const TensorView& out, const TensorView& source
 void index_select_out(const TensorView& self, int64_t dim, const TensorView& index,
                       const TensorView& out) {
   constexpr std::string_view op = "index_select";
+  plugin::require_dtype_of<plugin::kernel_dtypes::index_select_out>(out.dtype());
   const bool scalar = self.dim() == 0;
   dim = scalar ? 0 : wrap_dim(op, dim, self.dim());
   check_indices(op, index, scalar ? 1 : self.size(dim));
@@ -91,6 +91,7 @@ void embedding_out(const TensorView& weight, const TensorView& indices,
                    int64_t /*padding_idx: only changes gradients*/, bool /*scale_grad_by_freq*/,
                    bool /*sparse*/, const TensorView& out) {
   constexpr std::string_view op = "embedding";
+  plugin::require_dtype_of<plugin::kernel_dtypes::embedding_out>(out.dtype());
   check_indices(op, indices, weight.size(0));
   const size_t ndim = static_cast<size_t>(out.dim());
   plugin::DimValues<int64_t> weight_strides(ndim, 0), index_strides(ndim, 0);

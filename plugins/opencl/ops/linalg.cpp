@@ -2,7 +2,6 @@
 // kernels/matmul.cl; the activation runs on the result in place.
 #include "OpenCLNativeFunctions.h"
 
-#include "kernels/dtype_support.h"
 #include "kernels/scalar_args.h"
 #include "runtime/kernel_launch.h"
 
@@ -38,7 +37,7 @@ void matmul_into(std::string_view op, const TensorView& a, const TensorView& b,
   require_dtype(op, "mat2", b, a.dtype());
   require_dtype(op, "out", out, a.dtype());
   if (addend) require_dtype(op, "self", *addend, a.dtype());
-  require_supported(device, op, out.dtype(), DTypes::NonBool);
+  device.require_double_precision_for(op, out.dtype());
   plugin::check(
       (out.dim() == 2 || out.dim() == 3) && a.dim() == out.dim() && b.dim() == out.dim(),
       std::string(op) + ": operands and result must all be matrices or all batches of them");
@@ -83,16 +82,19 @@ void matmul_into(std::string_view op, const TensorView& a, const TensorView& b,
 }  // namespace
 
 void mm_out(const TensorView& self, const TensorView& mat2, const TensorView& out) {
+  plugin::require_dtype_of<plugin::kernel_dtypes::mm_out>(out.dtype());
   matmul_into("mm", self, mat2, out, /*alpha=*/1, /*beta=*/0, nullptr, {});
 }
 
 void bmm_out(const TensorView& self, const TensorView& mat2, const TensorView& out) {
+  plugin::require_dtype_of<plugin::kernel_dtypes::bmm_out>(out.dtype());
   matmul_into("bmm", self, mat2, out, /*alpha=*/1, /*beta=*/0, nullptr, {});
 }
 
 // self broadcasts to out's (n, m), as in PyTorch.
 void addmm_out(const TensorView& self, const TensorView& mat1, const TensorView& mat2,
                const Scalar& beta, const Scalar& alpha, const TensorView& out) {
+  plugin::require_dtype_of<plugin::kernel_dtypes::addmm_out>(out.dtype());
   const auto self_strides = plugin::broadcast_strides("addmm", self, out.sizes());
   matmul_into("addmm", mat1, mat2, out, alpha, beta, &self, self_strides.span());
 }
@@ -101,7 +103,7 @@ void addmm_out(const TensorView& self, const TensorView& mat1, const TensorView&
 void _addmm_activation_out(const TensorView& self, const TensorView& mat1, const TensorView& mat2,
                            const Scalar& beta, const Scalar& alpha, bool use_gelu,
                            const TensorView& out) {
-  require_supported(device_of(out), "_addmm_activation", out.dtype(), DTypes::Floating);
+  plugin::require_dtype_of<plugin::kernel_dtypes::_addmm_activation_out>(out.dtype());
   addmm_out(self, mat1, mat2, beta, alpha, out);
   if (use_gelu) {
     gelu_out(out, "tanh", out);

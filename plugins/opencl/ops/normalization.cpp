@@ -4,7 +4,6 @@
 // the CPU backend.
 #include "OpenCLNativeFunctions.h"
 
-#include "kernels/dtype_support.h"
 #include "kernels/scalar_args.h"
 #include "runtime/kernel_launch.h"
 
@@ -24,7 +23,7 @@ void softmax_into(std::string_view op, const TensorView& self, int64_t dim, cons
                   bool logarithm) {
   Device& device = device_of(out);
   require_dtype(op, "self", self, out.dtype());
-  require_supported(device, op, out.dtype(), DTypes::Floating);
+  device.require_double_precision_for(op, out.dtype());
   const GroupShape shape = split_groups(self.sizes(), single_reduced_dim(op, self.dim(), dim),
                                         {self.strides(), out.strides()}, op);
   if (shape.groups() == 0 || shape.group_size() == 0) return;
@@ -46,11 +45,13 @@ void softmax_into(std::string_view op, const TensorView& self, int64_t dim, cons
 
 void softmax_int_out(const TensorView& self, int64_t dim,
                      std::optional<DType> /*dtype: out has it*/, const TensorView& out) {
+  plugin::require_dtype_of<plugin::kernel_dtypes::softmax_int_out>(out.dtype());
   softmax_into("softmax", self, dim, out, /*logarithm=*/false);
 }
 
 void log_softmax_int_out(const TensorView& self, int64_t dim,
                          std::optional<DType> /*dtype: out has it*/, const TensorView& out) {
+  plugin::require_dtype_of<plugin::kernel_dtypes::log_softmax_int_out>(out.dtype());
   softmax_into("log_softmax", self, dim, out, /*logarithm=*/true);
 }
 
@@ -61,6 +62,7 @@ void native_layer_norm_out(const TensorView& input, std::span<const int64_t> nor
                            const TensorView* weight, const TensorView* bias, double eps,
                            const TensorView& out0, const TensorView& out1, const TensorView& out2) {
   constexpr std::string_view op = "native_layer_norm";
+  plugin::require_dtype_of<plugin::kernel_dtypes::native_layer_norm_out>(out0.dtype());
   Device& device = device_of(out0);
   const int64_t ndim = input.dim();
   for (const TensorView* output : {&out0, &out1, &out2}) {
@@ -68,7 +70,7 @@ void native_layer_norm_out(const TensorView& input, std::span<const int64_t> nor
   }
   if (weight) require_dtype(op, "weight", *weight, input.dtype());
   if (bias) require_dtype(op, "bias", *bias, input.dtype());
-  require_supported(device, op, input.dtype(), DTypes::Floating);
+  device.require_double_precision_for(op, input.dtype());
 
   const plugin::DimValues<bool> normalized = trailing_dims(op, input.dim(), normalized_shape);
   const plugin::DimValues<int64_t> mean_strides =
@@ -109,10 +111,11 @@ void native_layer_norm_out(const TensorView& input, std::span<const int64_t> nor
 void rms_norm_out(const TensorView& input, std::span<const int64_t> normalized_shape,
                   const TensorView* weight, std::optional<double> eps, const TensorView& out) {
   constexpr std::string_view op = "rms_norm";
+  plugin::require_dtype_of<plugin::kernel_dtypes::rms_norm_out>(out.dtype());
   Device& device = device_of(out);
   require_dtype(op, "out", out, input.dtype());
   if (weight) require_dtype(op, "weight", *weight, input.dtype());
-  require_supported(device, op, input.dtype(), DTypes::Floating);
+  device.require_double_precision_for(op, input.dtype());
 
   const plugin::DimValues<bool> normalized = trailing_dims(op, input.dim(), normalized_shape);
   const plugin::DimValues<int64_t> unused(static_cast<size_t>(input.dim()), 0);
@@ -142,13 +145,14 @@ void batch_norm_inference_out(const TensorView& input, const TensorView* weight,
                               const TensorView* bias, const TensorView& running_mean,
                               const TensorView& running_var, double eps, const TensorView& out) {
   constexpr std::string_view op = "batch_norm";
+  plugin::require_dtype_of<plugin::kernel_dtypes::batch_norm_inference_out>(out.dtype());
   Device& device = device_of(out);
   require_dtype(op, "out", out, input.dtype());
   require_dtype(op, "running_mean", running_mean, input.dtype());
   require_dtype(op, "running_var", running_var, input.dtype());
   if (weight) require_dtype(op, "weight", *weight, input.dtype());
   if (bias) require_dtype(op, "bias", *bias, input.dtype());
-  require_supported(device, op, input.dtype(), DTypes::Floating);
+  device.require_double_precision_for(op, input.dtype());
   plugin::check(input.dim() >= 2,
                 std::string(op) + ": the input needs a channel dimension (dim 1)");
   if (out.numel() == 0) return;

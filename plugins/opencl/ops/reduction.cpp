@@ -3,7 +3,6 @@
 #include "OpenCLNativeFunctions.h"
 
 #include "kernels/copy_elements.h"
-#include "kernels/dtype_support.h"
 #include "runtime/kernel_launch.h"
 
 #include <algorithm>
@@ -78,7 +77,7 @@ void sum_into(std::string_view op, const TensorView& self, const plugin::DimValu
   }
   // An empty self of another dtype is bound but never read.
   Device& device = device_of(out);
-  require_supported(device, op, out.dtype(), average ? DTypes::Floating : DTypes::Any);
+  device.require_double_precision_for(op, out.dtype());
   const plugin::DimValues<int64_t> out_strides = reduced_output_strides(out, reduced, keepdim);
   const GroupShape shape =
       split_groups(self.sizes(), reduced, {self.strides(), out_strides.span()}, op);
@@ -118,7 +117,7 @@ void max_into(std::string_view op, const TensorView& self, const plugin::DimValu
   Device& device = device_of(self);
   if (values) require_dtype(op, "values", *values, self.dtype());
   if (indices) require_dtype(op, "indices", *indices, DType::Int64);
-  require_supported(device, op, self.dtype(), DTypes::Any);
+  device.require_double_precision_for(op, self.dtype());
   // An absent output is not written.
   const plugin::DimValues<int64_t> no_strides(reduced.size(), 0);
   const plugin::DimValues<int64_t> value_strides =
@@ -164,30 +163,35 @@ void max_into(std::string_view op, const TensorView& self, const plugin::DimValu
 void sum_IntList_out(const TensorView& self, std::optional<std::span<const int64_t>> dim,
                      bool keepdim, std::optional<DType> /*dtype: out already has it*/,
                      const TensorView& out) {
+  plugin::require_dtype_of<plugin::kernel_dtypes::sum_IntList_out>(out.dtype());
   sum_into("sum", self, reduced_dims("sum", self.dim(), dim),
            keepdim, out, /*average=*/false);
 }
 
 void mean_out(const TensorView& self, std::optional<std::span<const int64_t>> dim, bool keepdim,
               std::optional<DType> /*dtype: out already has it*/, const TensorView& out) {
+  plugin::require_dtype_of<plugin::kernel_dtypes::mean_out>(out.dtype());
   sum_into("mean", self, reduced_dims("mean", self.dim(), dim),
            keepdim, out, /*average=*/true);
 }
 
 void amax_out(const TensorView& self, std::span<const int64_t> dim, bool keepdim,
               const TensorView& out) {
+  plugin::require_dtype_of<plugin::kernel_dtypes::amax_out>(out.dtype());
   max_into("amax", self, reduced_dims("amax", self.dim(), dim), keepdim, &out, nullptr);
 }
 
 // PyTorch names max.dim's outputs `max` (the values) and `max_values` (the indices).
 void max_dim_max(const TensorView& self, int64_t dim, bool keepdim, const TensorView& max,
                  const TensorView& max_values) {
+  plugin::require_dtype_of<plugin::kernel_dtypes::max_dim_max>(max.dtype());
   max_into("max", self, single_reduced_dim("max", self.dim(), dim), keepdim, &max, &max_values);
 }
 
 // Without a dim, the index is into the flattened input.
 void argmax_out(const TensorView& self, std::optional<int64_t> dim, bool keepdim,
                 const TensorView& out) {
+  plugin::require_dtype_of<plugin::kernel_dtypes::argmax_out>(self.dtype());
   const plugin::DimValues<bool> reduced = single_reduced_dim_or_all("argmax", self.dim(), dim);
   max_into("argmax", self, reduced, keepdim, nullptr, &out);
 }

@@ -5,7 +5,6 @@
 // small buffer. Floating dtypes only, as in the CPU backend.
 #include "OpenCLNativeFunctions.h"
 
-#include "kernels/dtype_support.h"
 #include "runtime/cl_call.h"
 #include "runtime/kernel_launch.h"
 
@@ -51,7 +50,7 @@ KernelArgs output_args(const TensorView& out) {
 void check_images(std::string_view op, Device& device, const TensorView& input,
                   const TensorView& out) {
   require_dtype(op, "out", out, input.dtype());
-  require_supported(device, op, input.dtype(), DTypes::Floating);
+  device.require_double_precision_for(op, input.dtype());
   plugin::check(input.dim() == 4 && out.dim() == 4,
                 std::string(op) + ": the OpenCL kernel takes (N, C, H, W) tensors");
 }
@@ -100,6 +99,7 @@ void conv2d_out(const TensorView& input, const TensorView& weight, const TensorV
                 std::span<const int64_t> stride, std::span<const int64_t> padding,
                 std::span<const int64_t> dilation, int64_t groups, const TensorView& out) {
   constexpr std::string_view op = "conv2d";
+  plugin::require_dtype_of<plugin::kernel_dtypes::conv2d_out>(out.dtype());
   Device& device = device_of(out);
   check_images(op, device, input, out);
   require_dtype(op, "weight", weight, input.dtype());
@@ -140,6 +140,7 @@ void max_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size
                     bool /*ceil_mode: out's size says whether the meta step added a window*/,
                     const TensorView& out) {
   constexpr std::string_view op = "max_pool2d";
+  plugin::require_dtype_of<plugin::kernel_dtypes::max_pool2d_out>(out.dtype());
   check_images(op, device_of(out), self, out);
   if (out.numel() == 0) return;
   const plugin::Window2d w = plugin::pooling_window(kernel_size, stride, padding, dilation);
@@ -153,6 +154,7 @@ void avg_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size
                     bool /*ceil_mode: as for max_pool2d*/, bool count_include_pad,
                     std::optional<int64_t> divisor_override, const TensorView& out) {
   constexpr std::string_view op = "avg_pool2d";
+  plugin::require_dtype_of<plugin::kernel_dtypes::avg_pool2d_out>(out.dtype());
   check_images(op, device_of(out), self, out);
   if (out.numel() == 0) return;
   const plugin::Window2d w = plugin::pooling_window(kernel_size, stride, padding, {});
@@ -165,6 +167,7 @@ void adaptive_avg_pool2d_out(const TensorView& self,
                              std::span<const int64_t> /*output_size: out's size*/,
                              const TensorView& out) {
   constexpr std::string_view op = "adaptive_avg_pool2d";
+  plugin::require_dtype_of<plugin::kernel_dtypes::adaptive_avg_pool2d_out>(out.dtype());
   check_images(op, device_of(out), self, out);
   if (out.numel() == 0) return;
   pool(op, self, out, plugin::adaptive_axis(self.size(2), out.size(2)),

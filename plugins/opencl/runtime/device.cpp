@@ -78,6 +78,12 @@ OwnedContext create_context(cl_device_id device, const std::string& label) {
   return OwnedContext(context);
 }
 
+// Why a device without cl_khr_fp64 refuses Double tensors, and what to do.
+std::string lacks_double_precision(const std::string& label) {
+  return label + " has no double precision (cl_khr_fp64), so it cannot compute on Double "
+                 "tensors; convert them to Float first";
+}
+
 OwnedQueue create_queue(cl_context context, cl_device_id device, const std::string& label) {
   cl_int error = CL_SUCCESS;
   // In order; profiling gives events (markers) the device's timestamps.
@@ -145,11 +151,15 @@ Device::~Device() {
   clFinish(queue_.get());
 }
 
+void Device::require_double_precision_for(std::string_view op, DType dtype) const {
+  if (dtype != DType::Float64 || has_fp64_) return;
+  throw plugin::Error(BP_STATUS_UNIMPLEMENTED,
+                      std::string(op) + ": " + lacks_double_precision(label_));
+}
+
 cl_program Device::program(KernelSource source, std::optional<DType> dtype) {
   if (dtype == DType::Float64 && !has_fp64_) {
-    throw plugin::Error(BP_STATUS_UNIMPLEMENTED,
-                        label_ + " has no double precision (cl_khr_fp64), so it cannot compute "
-                                 "on Double tensors; convert them to Float first");
+    throw plugin::Error(BP_STATUS_UNIMPLEMENTED, lacks_double_precision(label_));
   }
   std::string options = build_options_;
   if (dtype) options += " -DDTYPE=" + std::to_string(static_cast<int>(*dtype));

@@ -52,6 +52,9 @@ class Device {
   uint64_t total_memory() const { return total_memory_; }
   uint64_t max_allocation() const { return max_allocation_; }
   bool has_fp64() const { return has_fp64_; }
+  // Throws BP_STATUS_UNIMPLEMENTED, naming `op`, for Double on a device without double precision
+  // (cl_khr_fp64): a limit of the device, whatever dtypes the op takes.
+  void require_double_precision_for(std::string_view op, DType dtype) const;
 
   // The work-group size of elementwise and group kernels (a power of two, at most 256), the
   // tile edge of matmul (TILE x TILE work-groups), and a cap on the work-groups of group
