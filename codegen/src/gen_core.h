@@ -1,5 +1,6 @@
 // The core's generated C++ (see docs/generated-code.md, "Core outputs"): the public API
-// under <public-out>/backplane/generated/ and the dispatch glue under
+// under <public-out>/backplane/generated/, the kernel ops' dtypes for the SDK as
+// <public-out>/backplane/sdk/kernel_dtypes.h, and the dispatch glue under
 // <internal-out>/core_generated/.
 #pragma once
 
@@ -12,7 +13,7 @@
 
 namespace bp::codegen {
 
-// All seven files, with their full paths.
+// All eight files, with their full paths.
 std::vector<GeneratedFile> generate_core(const NativeFunctions& functions,
                                          const std::filesystem::path& public_out,
                                          const std::filesystem::path& internal_out);
@@ -26,8 +27,11 @@ std::string generate_functions_cpp(const NativeFunctions& functions);
 std::string generate_op_table_h(const NativeFunctions& functions);
 std::string generate_meta_functions_h(const NativeFunctions& functions);
 std::string generate_kernels_h(const NativeFunctions& functions);
+// (gen_kernel_dtypes.cpp)
+std::string generate_kernel_dtypes_h(const NativeFunctions& functions);
 
-// The first line of every generated file.
-std::string generated_file_banner(const std::string& source_path, const std::string& what);
+// The source a generated file's first line names (${source} in the templates): only the file
+// name, so that the outputs do not depend on where the tree is checked out.
+std::string source_file_name(const std::string& source_path);
 
 }  // namespace bp::codegen

@@ -29,6 +29,18 @@ std::string_view base_kind_name(BaseKind kind) {
   return "?";
 }
 
+std::string_view dtype_class_name(DTypeClass dtypes) {
+  switch (dtypes) {
+    case DTypeClass::All:
+      return "all";
+    case DTypeClass::AllButBool:
+      return "all_but_bool";
+    case DTypeClass::Floating:
+      return "floating";
+  }
+  return "?";
+}
+
 namespace {
 
 // The spelling of a type with an alias annotation right after the base name, as schemas write

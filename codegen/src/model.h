@@ -91,6 +91,12 @@ struct FunctionSchema {
   const Argument* find_argument(std::string_view name) const;
 };
 
+// The dtype classes that ops.yaml's `dtypes:` names (torchgen's names where it has them).
+enum class DTypeClass { All, AllButBool, Floating };
+inline constexpr DTypeClass kDTypeClasses[] = {DTypeClass::All, DTypeClass::AllButBool,
+                                               DTypeClass::Floating};
+std::string_view dtype_class_name(DTypeClass dtypes);  // "all_but_bool"
+
 // The generated-variant flags of an ops.yaml entry.
 struct Variants {
   bool function = true;
@@ -112,11 +118,17 @@ struct NativeFunction {
   // The meta function name of a structured op (its cpp name unless `meta:` says otherwise).
   std::string meta;
   std::optional<OperatorName> structured_delegate;
+  // The dtypes a structured op's kernel takes, in the argument `dtypes_of` names (validation
+  // sets it to the first written tensor when the entry has no `dtypes_of:`).
+  std::optional<DTypeClass> dtypes;
+  std::string dtypes_of;
   // Where the entry's values are, for messages about them.
   SourceLocation location;           // the `func:` value
   SourceLocation meta_location;      // the `meta:` value (or `func:` when absent)
   SourceLocation delegate_location;  // the `structured_delegate:` value
   SourceLocation pointwise_location; // the `pointwise:` value (or `func:` when absent)
+  SourceLocation dtypes_location;    // the `dtypes:` value (or `func:` when absent)
+  SourceLocation dtypes_of_location; // the `dtypes_of:` value (or `func:` when absent)
 
   bool is_structured_delegate() const { return structured_delegate.has_value(); }
   bool is_method_only() const { return variants.method && !variants.function; }

@@ -52,6 +52,15 @@ void check_kind(const NativeFunction& f) {
                        "'pointwise' applies only to entries with 'structured: true' (their "
                        "delegates and in-place overloads take it from there)");
   }
+  if (f.dtypes && !f.structured) {
+    throw CodegenError(f.dtypes_location,
+                       "'dtypes' applies only to entries with 'structured: true' (it states what "
+                       "their kernel takes; delegates and composites have no kernel)");
+  }
+  if (!f.dtypes_of.empty() && !f.structured) {
+    throw CodegenError(f.dtypes_of_location,
+                       "'dtypes_of' applies only to entries with 'structured: true'");
+  }
   if (!f.variants.function && !f.variants.method) {
     throw CodegenError(f.location, "an entry needs at least one variant");
   }
@@ -83,6 +92,46 @@ void check_returns_alias_arguments(const NativeFunction& f) {
   }
 }
 
+// A structured op states the dtypes its kernel takes, and in which Tensor argument: `dtypes_of`,
+// else the first written tensor, which it becomes here.
+void check_dtypes(NativeFunction& f) {
+  const std::string name = f.func.name.str();
+  if (!f.dtypes) {
+    throw CodegenError(f.location,
+                       fmt::format("structured op '{}' has no 'dtypes': add 'dtypes: all', "
+                                   "'dtypes: all_but_bool' or 'dtypes: floating', the dtypes its "
+                                   "kernel computes on",
+                                   name));
+  }
+  if (f.dtypes_of.empty()) {
+    for (const Argument& a : f.func.arguments) {
+      if (a.is_write()) {
+        f.dtypes_of = a.name;
+        return;
+      }
+    }
+  }
+  std::vector<std::string> tensors;
+  for (const Argument& a : f.func.arguments) {
+    if (a.type.is_plain_tensor()) tensors.push_back(a.name);
+  }
+  const Argument* named = f.func.find_argument(f.dtypes_of);
+  if (!named) {
+    throw CodegenError(f.dtypes_of_location,
+                       fmt::format("dtypes_of '{}' names no argument of '{}' (its Tensor "
+                                   "arguments: {}){}",
+                                   f.dtypes_of, name, comma_list(tensors),
+                                   did_you_mean(f.dtypes_of, tensors)));
+  }
+  if (!named->type.is_plain_tensor()) {
+    throw CodegenError(f.dtypes_of_location,
+                       fmt::format("dtypes_of '{}' names the argument '{} {}' of '{}'; it must "
+                                   "name a Tensor argument: {}",
+                                   f.dtypes_of, named->type.str(), named->name, name,
+                                   comma_list(tensors)));
+  }
+}
+
 void check_structured(NativeFunction& f) {
   if (f.meta.empty()) f.meta = f.func.name.cpp_name();
   if (!is_identifier(f.meta)) {
@@ -111,6 +160,7 @@ void check_structured(NativeFunction& f) {
                                    "kernel op writes one or the other",
                                    f.func.name.str(), written[0]->name));
   }
+  check_dtypes(f);
 }
 
 void check_delegate(const NativeFunction& f, const NativeFunctions& all) {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "schema_parser.h"
+#include "spelling.h"
 #include "validation.h"
 #include "yaml_util.h"
 
@@ -14,7 +15,8 @@ namespace bp::codegen {
 namespace {
 
 constexpr const char* kEntryKeys[] = {
-    "func", "variants", "structured", "meta", "structured_delegate", "composite", "pointwise"};
+    "func",      "variants",  "structured", "meta",     "structured_delegate",
+    "composite", "pointwise", "dtypes",     "dtypes_of"};
 
 Variants parse_variants(const YAML::Node& node, const std::string& path) {
   const std::string text = scalar_text(node, path, "'variants'");
@@ -63,6 +65,21 @@ OperatorName parse_operator_name_value(const YAML::Node& node, const std::string
   return name;
 }
 
+DTypeClass parse_dtype_class(const YAML::Node& node, const std::string& path) {
+  const std::string text = scalar_text(node, path, "'dtypes'");
+  std::vector<std::string> names;
+  std::string expected;
+  for (const DTypeClass dtypes : kDTypeClasses) {
+    if (text == dtype_class_name(dtypes)) return dtypes;
+    names.emplace_back(dtype_class_name(dtypes));
+    if (!expected.empty()) expected += names.size() == std::size(kDTypeClasses) ? " or " : ", ";
+    expected += fmt::format("'{}'", names.back());
+  }
+  throw CodegenError(location_of(path, node),
+                     fmt::format("unknown dtype class '{}' (expected {}){}", text, expected,
+                                 did_you_mean(text, names)));
+}
+
 NativeFunction parse_entry(const YAML::Node& entry, const std::string& path) {
   if (!entry.IsMap()) {
     throw CodegenError(location_of(path, entry),
@@ -91,6 +108,16 @@ NativeFunction parse_entry(const YAML::Node& entry, const std::string& path) {
   if (const YAML::Node meta = entry["meta"]) {
     f.meta = scalar_text(meta, path, "'meta'");
     f.meta_location = location_of(path, meta);
+  }
+  f.dtypes_location = f.location;
+  if (const YAML::Node dtypes = entry["dtypes"]) {
+    f.dtypes = parse_dtype_class(dtypes, path);
+    f.dtypes_location = location_of(path, dtypes);
+  }
+  f.dtypes_of_location = f.location;
+  if (const YAML::Node dtypes_of = entry["dtypes_of"]) {
+    f.dtypes_of = scalar_text(dtypes_of, path, "'dtypes_of'");
+    f.dtypes_of_location = location_of(path, dtypes_of);
   }
   if (const YAML::Node delegate = entry["structured_delegate"]) {
     f.structured_delegate = parse_operator_name_value(delegate, path);

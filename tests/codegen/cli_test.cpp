@@ -31,7 +31,7 @@ TEST_CASE("bad usage prints the usage to stderr and exits 2") {
             .err.starts_with("bp-codegen: missing option '--public-out'\n"));
 }
 
-TEST_CASE("core writes all seven files, and a second run rewrites none") {
+TEST_CASE("core writes all eight files, and a second run rewrites none") {
   TempDir dir;
   const std::vector<std::string> args = {"core",
                                          "--ops",
@@ -43,8 +43,9 @@ TEST_CASE("core writes all seven files, and a second run rewrites none") {
   CliResult result = run_codegen(args);
   CHECK(result.err == "");
   REQUIRE(result.status == 0);
-  CHECK(files_under(dir.path()).size() == 7);
+  CHECK(files_under(dir.path()).size() == 8);
   CHECK(fs::exists(dir / "public/backplane/generated/Functions.h"));
+  CHECK(fs::exists(dir / "public/backplane/sdk/kernel_dtypes.h"));
   CHECK(fs::exists(dir / "internal/core_generated/OpTable.h"));
 
   const auto before = fs::last_write_time(dir / "internal/core_generated/Kernels.h");
@@ -65,7 +66,8 @@ TEST_CASE("bad ops.yaml: exit 1, the positioned message, and no output at all") 
   CHECK(result.status == 1);
   CHECK(result.err == ops +
                           ":3:3: error: unknown key 'colour' (known keys: func, variants, "
-                          "structured, meta, structured_delegate, composite, pointwise)\n");
+                          "structured, meta, structured_delegate, composite, pointwise, dtypes, "
+                          "dtypes_of)\n");
   CHECK(files_under(dir / "public").empty());
   CHECK(files_under(dir / "internal").empty());
 }

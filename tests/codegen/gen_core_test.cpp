@@ -27,7 +27,7 @@ bool contains(const std::string& text, const std::string& piece) {
 
 }  // namespace
 
-TEST_CASE("core generation writes seven files under the two output folders") {
+TEST_CASE("core generation writes eight files under the two output folders") {
   const auto files = generate_core(ops(), "pub", "int");
   std::vector<std::string> paths;
   for (const auto& f : files)
@@ -36,6 +36,7 @@ TEST_CASE("core generation writes seven files under the two output folders") {
                      "pub/backplane/generated/Functions.h",
                      "pub/backplane/generated/TensorMethods.inc",
                      "pub/backplane/generated/TensorMethodsInline.h",
+                     "pub/backplane/sdk/kernel_dtypes.h",
                      "int/core_generated/OpTable.h",
                      "int/core_generated/MetaFunctions.h",
                      "int/core_generated/Kernels.h",
@@ -233,6 +234,29 @@ TEST_CASE("Functions.cpp runs meta on copies, then the kernel on what meta left"
     CHECK_FALSE(contains(cpp, "matmul("));
     CHECK_FALSE(contains(cpp, "method_add__Scalar"));
   }
+}
+
+TEST_CASE("kernel_dtypes.h: per kernel op, its name, the declared argument and its dtypes") {
+  const std::string h = generate_kernel_dtypes_h(ops());
+  CHECK(contains(h, "namespace bp::plugin::kernel_dtypes {\n"));
+  CHECK(contains(h,
+                 "\n// sub.out takes every dtype but Bool in `out`.\n"
+                 "struct sub_out {\n"
+                 "  static constexpr std::string_view op = \"sub.out\";\n"
+                 "  static constexpr std::string_view argument = \"out\";\n"
+                 "  static constexpr DTypeSet dtypes = kAllButBoolDTypeSet;\n"
+                 "};\n"));
+  CHECK(contains(h,
+                 "struct eq_Tensor_out {\n"
+                 "  static constexpr std::string_view op = \"eq.Tensor_out\";\n"
+                 "  static constexpr std::string_view argument = \"self\";\n"
+                 "  static constexpr DTypeSet dtypes = kAllDTypeSet;\n"));
+  CHECK(contains(h, "struct gelu_out {\n"));
+  CHECK(contains(h, "  static constexpr DTypeSet dtypes = kFloatingDTypeSet;\n"));
+  size_t structs = 0;
+  for (size_t at = h.find("\nstruct "); at != std::string::npos; at = h.find("\nstruct ", at + 1))
+    ++structs;
+  CHECK(structs == ops().kernel_ops().size());
 }
 
 TEST_CASE("OpTable.h: one id per structured op in order, with names, schemas and hashes") {

@@ -9,7 +9,9 @@
 #include <backplane/sdk/dispatch.hpp>
 #include <backplane/sdk/dtype.hpp>
 #include <backplane/sdk/dtype_promises.hpp>
+#include <backplane/sdk/dtype_set.hpp>
 #include <backplane/sdk/half.hpp>
+#include <backplane/sdk/kernel_dtypes.h>
 #include <backplane/sdk/log.hpp>
 #include <backplane/sdk/scalar.hpp>
 #include <backplane/sdk/status.hpp>
