@@ -1,6 +1,8 @@
-// A (batched) matrix product as the CPU backend's three ways of computing one see it: through
-// oneDNN, through oneDNN in float32 blocks for 16-bit dtypes this CPU's oneDNN lacks, and with
-// the plugin's own loops for the dtypes oneDNN has no matmul for (float64, integers).
+// A (batched) matrix product as the CPU backend's three ways of computing one see it, and the
+// two of them that run on oneDNN: through oneDNN (matmul_onednn.cpp), and through oneDNN in
+// float32 blocks for 16-bit dtypes this CPU's oneDNN lacks (matmul_float32_blocks.cpp). The
+// third, the plugin's own loops for the dtypes oneDNN has no matmul for (float64, integers),
+// is matmul_loops.h.
 #pragma once
 
 #include "kernels/strided_loop.h"
@@ -88,7 +90,5 @@ void onednn_matmul(const MatmulProblem& problem);
 // The product of float16 or bfloat16 operands through oneDNN in float32, a block of rows at a
 // time, converting each block in and out.
 void float32_block_matmul(const MatmulProblem& problem);
-// The product with the plugin's own loops: float64 and the integer dtypes.
-void loop_matmul(const MatmulProblem& problem);
 
 }  // namespace bp::cpu

@@ -1,7 +1,7 @@
 // Average pooling through oneDNN's pooling, on plain NCHW arrays (dense copies where the
 // tensors are strided), for the averages it computes as PyTorch does; 16-bit dtypes this CPU's
 // oneDNN lacks go through it in float32 copies, averaged in float32 as the loops do.
-#include "kernels/pooling.h"
+#include "kernels/pooling_onednn.h"
 
 #include "kernels/dense.h"
 #include "runtime/onednn.h"

@@ -4,7 +4,6 @@
 #include "CPUNativeFunctions.h"
 
 #include "kernels/attention.h"
-#include "kernels/dtypes.h"
 #include "kernels/strided_loop.h"
 
 #include <cmath>
@@ -32,9 +31,11 @@ void _scaled_dot_product_fused_attention_out(const TensorView& query, const Tens
   for (int64_t d = 0; d < dims - 2; ++d) leading *= query.size(d);
   if (leading == 0 || problem.query_length == 0) return;
 
-  visit_supported<FloatingDType>(op, query.dtype(), [&](auto tag) {
-    attention::attend<typename decltype(tag)::type>(problem, leading, query, key, value, out);
-  });
+  plugin::visit_dtype<kernel_dtypes::_scaled_dot_product_fused_attention_out>(
+      out.dtype(), [&](auto tag) {
+        attention::attend<typename decltype(tag)::type>(problem, leading, query, key, value,
+                                                        out);
+      });
 }
 
 }  // namespace bp::cpu

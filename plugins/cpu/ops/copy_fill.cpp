@@ -6,7 +6,6 @@
 #include "CPUNativeFunctions.h"
 
 #include "kernels/copy_elements.h"
-#include "kernels/dtypes.h"
 #include "kernels/parallel_elements.h"
 #include "kernels/strided_loop.h"
 
@@ -26,7 +25,7 @@ void copy_(const TensorView& self, const TensorView& src,
 }
 
 void fill__Scalar(const TensorView& self, const bp::Scalar& value) {
-  plugin::visit(self.dtype(), [&](auto tag) {
+  plugin::visit_dtype<kernel_dtypes::fill__Scalar>(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T filler = value.to<T>();
     parallel_map_elements(
@@ -53,7 +52,7 @@ void cat_out(std::span<const TensorView> tensors, int64_t dim, const TensorView&
 
 void arange_start_out(const bp::Scalar& start, const bp::Scalar& /*end: out's size encodes it*/,
                       const bp::Scalar& step, const TensorView& out) {
-  visit_supported<NonBoolDType>("arange", out.dtype(), [&](auto tag) {
+  plugin::visit_dtype<kernel_dtypes::arange_start_out>(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     // double for floating dtypes, int64 for integers, as PyTorch computes.
     using Value = std::conditional_t<std::is_floating_point_v<compute_t<T>>, double, int64_t>;

@@ -4,7 +4,6 @@
 #include "CPUNativeFunctions.h"
 
 #include "kernels/batch_norm.h"
-#include "kernels/dtypes.h"
 #include "kernels/reduction_loops.h"
 #include "kernels/row_normalization.h"
 #include "kernels/strided_loop.h"
@@ -21,14 +20,15 @@
 namespace bp::cpu {
 namespace {
 
-// softmax or log_softmax along `dim`, computed in the compute type of out's dtype, which the
-// meta step has given self too.
+// softmax or log_softmax along `dim`, computed in the compute type of out's dtype (one that
+// Kernel takes), which the meta step has given self too.
+template <typename Kernel>
 void softmax_into(std::string_view op, const TensorView& self, int64_t dim, const TensorView& out,
                   bool log) {
   require_dtype(op, "self", self, out.dtype());
   const ReductionLoops<2> loops(self.sizes(), {self.strides(), out.strides()},
                                 single_reduced_dim(op, self.dim(), dim));
-  visit_supported<FloatingDType>(op, out.dtype(), [&](auto tag) {
+  plugin::visit_dtype<Kernel>(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     if (loops.groups_side_by_side()) {
@@ -76,12 +76,12 @@ DimValues<int64_t> parameter_strides(std::string_view op, std::string_view name,
 
 void softmax_int_out(const TensorView& self, int64_t dim,
                      std::optional<bp::DType> /*dtype: out has it*/, const TensorView& out) {
-  softmax_into("softmax", self, dim, out, /*log=*/false);
+  softmax_into<kernel_dtypes::softmax_int_out>("softmax", self, dim, out, /*log=*/false);
 }
 
 void log_softmax_int_out(const TensorView& self, int64_t dim,
                          std::optional<bp::DType> /*dtype: out has it*/, const TensorView& out) {
-  softmax_into("log_softmax", self, dim, out, /*log=*/true);
+  softmax_into<kernel_dtypes::log_softmax_int_out>("log_softmax", self, dim, out, /*log=*/true);
 }
 
 // Layer norm and RMS norm: each group is one index of the leading dimensions; its elements
@@ -107,7 +107,7 @@ void native_layer_norm_out(const TensorView& input, std::span<const int64_t> nor
        weight_strides.span(), bias_strides.span()},
       normalized);
 
-  visit_supported<FloatingDType>(op, input.dtype(), [&](auto tag) {
+  plugin::visit_dtype<kernel_dtypes::native_layer_norm_out>(out0.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     const std::vector<double> weights = per_group_parameter<T>(loops, kWeight, weight);
@@ -152,7 +152,7 @@ void rms_norm_out(const TensorView& input, std::span<const int64_t> normalized_s
   const ReductionLoops<kOperands> loops(
       input.sizes(), {input.strides(), out.strides(), weight_strides.span()}, normalized);
 
-  visit_supported<FloatingDType>(op, input.dtype(), [&](auto tag) {
+  plugin::visit_dtype<kernel_dtypes::rms_norm_out>(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     const double epsilon = eps.value_or(std::numeric_limits<C>::epsilon());
@@ -177,6 +177,8 @@ void rms_norm_out(const TensorView& input, std::span<const int64_t> normalized_s
   });
 }
 
+// Each channel (dim 1) normalised with its running statistics: through oneDNN where this CPU's
+// oneDNN has out's dtype, else on the plugin's loops.
 void batch_norm_inference_out(const TensorView& input, const TensorView* weight,
                               const TensorView* bias, const TensorView& running_mean,
                               const TensorView& running_var, double eps, const TensorView& out) {
@@ -187,10 +189,10 @@ void batch_norm_inference_out(const TensorView& input, const TensorView* weight,
   if (weight) require_dtype(op, "weight", *weight, input.dtype());
   if (bias) require_dtype(op, "bias", *bias, input.dtype());
   if (out.numel() == 0) return;
-  if (onednn_batch_norm_supports(out.dtype())) {
-    return onednn_batch_norm(input, weight, bias, running_mean, running_var, eps, out);
-  }
-  visit_supported<FloatingDType>(op, out.dtype(), [&](auto tag) {
+  plugin::visit_dtype<kernel_dtypes::batch_norm_inference_out>(out.dtype(), [&](auto tag) {
+    if (onednn_batch_norm_supports(out.dtype())) {
+      return onednn_batch_norm(input, weight, bias, running_mean, running_var, eps, out);
+    }
     batch_norm_loops<typename decltype(tag)::type>(input, weight, bias, running_mean, running_var,
                                                    eps, out);
   });

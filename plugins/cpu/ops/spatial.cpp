@@ -1,17 +1,18 @@
 // The spatial ops: conv2d, max_pool2d, avg_pool2d and adaptive_avg_pool2d, and which of their
-// two ways each call takes (conv.h, pooling.h). conv2d runs through oneDNN for float32 and the
-// 16-bit floats and on the plugin's loops for float64. Max pooling runs on the plugin's own
-// loops for every dtype and window: oneDNN pools NCHW arrays with scalar code and differs from
-// PyTorch on NaN and on windows of -inf. oneDNN's pooling runs the averages it can express
-// exactly: averages that exclude the padding, averages that include it when no window runs past
-// the padding, and adaptive pooling whose windows tile the input evenly, where every size, kernel
-// size, stride and padding fits in an int; the other averages, and float64, run on the loops.
+// two ways each call takes (conv.h, pooling_loops.h, pooling_onednn.h). conv2d runs through
+// oneDNN for float32 and the 16-bit floats and on the plugin's loops for float64. Max pooling
+// runs on the plugin's own loops for every dtype and window: oneDNN pools NCHW arrays with
+// scalar code and differs from PyTorch on NaN and on windows of -inf. oneDNN's pooling runs the
+// averages it can express exactly: averages that exclude the padding, averages that include it
+// when no window runs past the padding, and adaptive pooling whose windows tile the input
+// evenly, where every size, kernel size, stride and padding fits in an int; the other averages,
+// and float64, run on the loops.
 #include "CPUNativeFunctions.h"
 
 #include "kernels/conv.h"
 #include "kernels/copy_elements.h"
-#include "kernels/dtypes.h"
-#include "kernels/pooling.h"
+#include "kernels/pooling_loops.h"
+#include "kernels/pooling_onednn.h"
 #include "kernels/strided_loop.h"
 
 #include <backplane/sdk/window2d.hpp>
@@ -19,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <type_traits>
 
 namespace bp::cpu {
 namespace {
@@ -56,13 +58,13 @@ void conv2d_out(const TensorView& input, const TensorView& weight, const TensorV
                         plugin::expand_pair(padding, {0, 0}),
                         plugin::expand_pair(dilation, {1, 1})}};
   if (g.in_channels == 0) return conv_over_no_channels(bias, out);
-  switch (input.dtype()) {
-    case DType::Float32:
-    case DType::Float16:
-    case DType::BFloat16: return conv2d_onednn(g, input, weight, bias, out);
-    case DType::Float64: return conv2d_loops(g, input, weight, bias, out);
-    default: unsupported_dtype("conv2d", input.dtype());
-  }
+  plugin::visit_dtype<kernel_dtypes::conv2d_out>(out.dtype(), [&](auto tag) {
+    if constexpr (std::is_same_v<typename decltype(tag)::type, double>) {
+      conv2d_loops(g, input, weight, bias, out);
+    } else {
+      conv2d_onednn(g, input, weight, bias, out);
+    }
+  });
 }
 
 void max_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size,
@@ -72,7 +74,9 @@ void max_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size
   require_dtype("max_pool2d", "out", out, self.dtype());
   if (out.numel() == 0) return;
   const Window2d w = plugin::pooling_window(kernel_size, stride, padding, dilation);
-  max_pool2d_loops(self, out, w);
+  plugin::visit_dtype<kernel_dtypes::max_pool2d_out>(out.dtype(), [&](auto tag) {
+    max_pool2d_loops<typename decltype(tag)::type>(self, out, w);
+  });
 }
 
 void avg_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size,
@@ -83,19 +87,21 @@ void avg_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size
   require_dtype("avg_pool2d", "out", out, self.dtype());
   if (out.numel() == 0) return;
   const Window2d w = plugin::pooling_window(kernel_size, stride, padding, {});
-  const std::optional<DType> pooled = onednn_pooling_dtype(out.dtype());
-  if (pooled && !divisor_override && onednn_pooling_takes(w, self, out)) {
-    if (!count_include_pad) {
-      return onednn_average_pool(w, self, out, *pooled, /*include_padding=*/false);
+  plugin::visit_dtype<kernel_dtypes::avg_pool2d_out>(out.dtype(), [&](auto tag) {
+    const std::optional<DType> pooled = onednn_pooling_dtype(out.dtype());
+    if (pooled && !divisor_override && onednn_pooling_takes(w, self, out)) {
+      if (!count_include_pad) {
+        return onednn_average_pool(w, self, out, *pooled, /*include_padding=*/false);
+      }
+      if (windows_stay_in_padding(w, self, out)) {
+        return onednn_average_pool(w, self, out, *pooled, /*include_padding=*/true);
+      }
     }
-    if (windows_stay_in_padding(w, self, out)) {
-      return onednn_average_pool(w, self, out, *pooled, /*include_padding=*/true);
-    }
-  }
-  average_pool2d_loops(self, out,
-                       plugin::pooling_axis(w, 0, self.size(2), out.size(2), count_include_pad),
-                       plugin::pooling_axis(w, 1, self.size(3), out.size(3), count_include_pad),
-                       divisor_override);
+    average_pool2d_loops<typename decltype(tag)::type>(
+        self, out, plugin::pooling_axis(w, 0, self.size(2), out.size(2), count_include_pad),
+        plugin::pooling_axis(w, 1, self.size(3), out.size(3), count_include_pad),
+        divisor_override);
+  });
 }
 
 // Windows that tile the input evenly are an average pooling with kernel = stride = in / out.
@@ -106,18 +112,21 @@ void adaptive_avg_pool2d_out(const TensorView& self, std::span<const int64_t> ou
   if (out.numel() == 0) return;
   const int64_t height = self.size(2), width = self.size(3);
   const int64_t out_height = out.size(2), out_width = out.size(3);
-  const std::optional<DType> pooled = onednn_pooling_dtype(out.dtype());
-  if (pooled && height % out_height == 0 && width % out_width == 0) {
-    const Window2d tiles{{height / out_height, width / out_width},
-                         {height / out_height, width / out_width},
-                         {0, 0},
-                         {1, 1}};
-    if (onednn_pooling_takes(tiles, self, out)) {
-      return onednn_average_pool(tiles, self, out, *pooled, /*include_padding=*/false);
+  plugin::visit_dtype<kernel_dtypes::adaptive_avg_pool2d_out>(out.dtype(), [&](auto tag) {
+    const std::optional<DType> pooled = onednn_pooling_dtype(out.dtype());
+    if (pooled && height % out_height == 0 && width % out_width == 0) {
+      const Window2d tiles{{height / out_height, width / out_width},
+                           {height / out_height, width / out_width},
+                           {0, 0},
+                           {1, 1}};
+      if (onednn_pooling_takes(tiles, self, out)) {
+        return onednn_average_pool(tiles, self, out, *pooled, /*include_padding=*/false);
+      }
     }
-  }
-  average_pool2d_loops(self, out, plugin::adaptive_axis(height, out_height),
-                       plugin::adaptive_axis(width, out_width), std::nullopt);
+    average_pool2d_loops<typename decltype(tag)::type>(
+        self, out, plugin::adaptive_axis(height, out_height),
+        plugin::adaptive_axis(width, out_width), std::nullopt);
+  });
 }
 
 }  // namespace bp::cpu

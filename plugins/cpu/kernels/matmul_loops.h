@@ -2,26 +2,28 @@
 // and the integers) and for empty inner dimensions. Rows are split across the plugin's thread
 // pool in blocks; within a block, the output tile, and the panel of mat2 it reads, stay in cache
 // while the inner dimension is walked in slices.
-#include "kernels/matmul_problem.h"
+#pragma once
 
 #include "kernels/activations.h"
-#include "kernels/dtypes.h"
+#include "kernels/matmul_problem.h"
+#include "kernels/strided_loop.h"
 #include "runtime/thread_pool.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <type_traits>
 #include <vector>
 
 namespace bp::cpu {
-namespace {
+namespace matmul_loops_detail {
 
 // A tile of out is kRowBlock x kColBlock accumulators; each slice of the inner dimension reads
 // kDepthBlock x kColBlock elements of mat2 (256 KiB of float64, within a core's L2 cache).
-constexpr int64_t kRowBlock = 16;
-constexpr int64_t kColBlock = 256;
-constexpr int64_t kDepthBlock = 128;
+inline constexpr int64_t kRowBlock = 16;
+inline constexpr int64_t kColBlock = 256;
+inline constexpr int64_t kDepthBlock = 128;
 // Less work than this (multiply-adds) runs on the calling thread alone.
-constexpr int64_t kMinParallelWork = int64_t{1} << 16;
+inline constexpr int64_t kMinParallelWork = int64_t{1} << 16;
 
 // The type products are summed in: the compute type for floating dtypes (float for the 16-bit
 // ones, as BLAS does), int64 for integers, whose final conversion wraps to the same value as
@@ -30,9 +32,16 @@ template <typename T>
 using accumulator_t =
     std::conditional_t<std::is_floating_point_v<compute_t<T>>, compute_t<T>, int64_t>;
 
+}  // namespace matmul_loops_detail
+
+// The product of T operands (any dtype but Bool) with the plugin's own loops.
 template <typename T>
-void loops_of(const MatmulProblem& problem) {
-  using Acc = accumulator_t<T>;
+void loop_matmul(const MatmulProblem& problem) {
+  using matmul_loops_detail::kColBlock;
+  using matmul_loops_detail::kDepthBlock;
+  using matmul_loops_detail::kMinParallelWork;
+  using matmul_loops_detail::kRowBlock;
+  using Acc = matmul_loops_detail::accumulator_t<T>;
   const int64_t n = problem.n(), k = problem.k(), m = problem.m();
   const MatrixOperand& a = problem.a;
   const MatrixOperand& b = problem.b;
@@ -98,13 +107,6 @@ void loops_of(const MatmulProblem& problem) {
       }
     }
   });
-}
-
-}  // namespace
-
-void loop_matmul(const MatmulProblem& problem) {
-  visit_supported<NonBoolDType>("matmul", problem.dtype,
-                                [&](auto tag) { loops_of<typename decltype(tag)::type>(problem); });
 }
 
 }  // namespace bp::cpu

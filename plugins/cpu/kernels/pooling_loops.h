@@ -1,30 +1,38 @@
-// The plugin's own pooling loops (pooling.h): max pooling of a plane separably, as vector loops
-// along rows, where that pays; every other pooling one window at a time over its taps inside
-// the input. Planes are split across the thread pool.
-#include "kernels/pooling.h"
+// The plugin's own 2-D pooling loops: every floating dtype and every rule PyTorch has for which
+// elements a window reads and what an average divides by, including the ones oneDNN cannot
+// express (divisor_override, adaptive windows that overlap, averages whose padded window runs
+// past the padding in ceil_mode) and NaN propagation in max pooling. Max pooling of a plane runs
+// separably, as vector loops along rows, where that pays; every other pooling one window at a
+// time over its taps inside the input. Planes are split across the thread pool.
+#pragma once
 
-#include "kernels/dtypes.h"
 #include "kernels/multiversion.h"
 #include "kernels/nan_propagation.h"
 #include "kernels/row_conversion.h"
 #include "runtime/thread_pool.h"
 
 #include <backplane/sdk/checked_arithmetic.hpp>
+#include <backplane/sdk/window2d.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <optional>
 #include <vector>
 
 namespace bp::cpu {
-namespace {
+
+using plugin::PoolAxis;
+using plugin::Window2d;
+
+namespace pooling_detail {
 
 // Less work than this (elements read) runs on the calling thread alone.
-constexpr int64_t kMinParallelWork = int64_t{1} << 15;
+inline constexpr int64_t kMinParallelWork = int64_t{1} << 15;
 
 // The grain for parallel_for over input's planes.
-int64_t grain_for_planes(const TensorView& input) {
+inline int64_t grain_for_planes(const TensorView& input) {
   const int64_t plane = std::max<int64_t>(1, input.size(2) * input.size(3));
   return std::max<int64_t>(1, kMinParallelWork / plane);
 }
@@ -116,7 +124,7 @@ void pool_plane_by_windows(const TensorView& input, const TensorView& out, int64
 // code and the others a tap at a time, so the separable ones run unless they would do more
 // than four times the others' work: a kernel or padding far wider than the input (as wide as
 // int64 allows) takes the other loops, with no row of its width to fill.
-bool separable_max_pooling_pays(const Window2d& w, const PoolAxis& cols, int64_t width) {
+inline bool separable_max_pooling_pays(const Window2d& w, const PoolAxis& cols, int64_t width) {
   const int64_t out_width = static_cast<int64_t>(cols.count.size());
   int64_t taps_in_input = 0;  // up to out_width * width, which may leave int64 for a wide input
   for (int64_t count : cols.count) {
@@ -132,52 +140,55 @@ bool separable_max_pooling_pays(const Window2d& w, const PoolAxis& cols, int64_t
   return work && *work / kVectorAdvantage - width <= taps_in_input;
 }
 
-}  // namespace
+}  // namespace pooling_detail
 
+// out[n, c, y, x] = the max of input's window (y, x) under `window` (padding never wins; NaN
+// does), for (N, C, H, W) views of T of any strides.
+template <typename T>
 void max_pool2d_loops(const TensorView& input, const TensorView& out, const Window2d& window) {
+  using C = compute_t<T>;
   const int64_t channels = out.size(1);
   const PoolAxis rows = plugin::pooling_axis(window, 0, input.size(2), out.size(2), false);
   const PoolAxis cols = plugin::pooling_axis(window, 1, input.size(3), out.size(3), false);
-  const bool separable = separable_max_pooling_pays(window, cols, input.size(3));
-  visit_supported<FloatingDType>("max_pool2d", out.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using C = compute_t<T>;
-    parallel_for(out.size(0) * channels, grain_for_planes(input), [&](int64_t begin, int64_t end) {
-      if (!separable) {
-        const auto maximum = [](auto fold, int64_t, int64_t) {
-          return fold(-std::numeric_limits<C>::infinity(), max_keeping_nan<C>);
-        };
-        for (int64_t plane = begin; plane < end; ++plane) {
-          pool_plane_by_windows<T>(input, out, plane / channels, plane % channels, rows, cols,
-                                   maximum);
-        }
-        return;
-      }
-      MaxPoolRows<C> buffers(window, input.size(3), out.size(3));
+  const bool separable = pooling_detail::separable_max_pooling_pays(window, cols, input.size(3));
+  const int64_t grain = pooling_detail::grain_for_planes(input);
+  parallel_for(out.size(0) * channels, grain, [&](int64_t begin, int64_t end) {
+    if (!separable) {
+      const auto maximum = [](auto fold, int64_t, int64_t) {
+        return fold(-std::numeric_limits<C>::infinity(), max_keeping_nan<C>);
+      };
       for (int64_t plane = begin; plane < end; ++plane) {
-        max_pool_plane<T>(input, out, plane / channels, plane % channels, window, rows, buffers);
+        pooling_detail::pool_plane_by_windows<T>(input, out, plane / channels, plane % channels,
+                                                 rows, cols, maximum);
       }
-    });
+      return;
+    }
+    pooling_detail::MaxPoolRows<C> buffers(window, input.size(3), out.size(3));
+    for (int64_t plane = begin; plane < end; ++plane) {
+      pooling_detail::max_pool_plane<T>(input, out, plane / channels, plane % channels, window,
+                                        rows, buffers);
+    }
   });
 }
 
+// out[n, c, y, x] = the sum of input's window (rows, cols) divided by rows.divisor[y] *
+// cols.divisor[x] (or by `divisor_override`), for (N, C, H, W) views of T of any strides.
+template <typename T>
 void average_pool2d_loops(const TensorView& input, const TensorView& out, const PoolAxis& rows,
                           const PoolAxis& cols, std::optional<int64_t> divisor_override) {
+  using C = compute_t<T>;
   const int64_t channels = out.size(1);
-  visit_supported<FloatingDType>("pooling", out.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    parallel_for(out.size(0) * channels, grain_for_planes(input), [&](int64_t begin, int64_t end) {
-      using C = compute_t<T>;
-      const auto average = [&](auto fold, int64_t y, int64_t x) {
-        const int64_t divisor =
-            divisor_override ? *divisor_override : rows.divisor[y] * cols.divisor[x];
-        return fold(C{0}, std::plus<C>{}) / static_cast<C>(divisor);
-      };
-      for (int64_t plane = begin; plane < end; ++plane) {
-        pool_plane_by_windows<T>(input, out, plane / channels, plane % channels, rows, cols,
-                                 average);
-      }
-    });
+  const int64_t grain = pooling_detail::grain_for_planes(input);
+  parallel_for(out.size(0) * channels, grain, [&](int64_t begin, int64_t end) {
+    const auto average = [&](auto fold, int64_t y, int64_t x) {
+      const int64_t divisor =
+          divisor_override ? *divisor_override : rows.divisor[y] * cols.divisor[x];
+      return fold(C{0}, std::plus<C>{}) / static_cast<C>(divisor);
+    };
+    for (int64_t plane = begin; plane < end; ++plane) {
+      pooling_detail::pool_plane_by_windows<T>(input, out, plane / channels, plane % channels,
+                                               rows, cols, average);
+    }
   });
 }
 
