@@ -1,6 +1,6 @@
-// The cpu backend's thread pool on its own (plugins/cpu/src/thread_pool.cpp is compiled into
-// this suite): chunking, exceptions, nesting, concurrent callers and shutdown.
-#include "thread_pool.h"
+// The cpu backend's thread pool on its own (plugins/cpu/runtime/thread_pool.cpp is compiled
+// into this suite): chunking, exceptions, nesting, concurrent callers and shutdown.
+#include "runtime/thread_pool.h"
 
 #include <doctest/doctest.h>
 

@@ -1,0 +1,188 @@
+// conv2d through oneDNN's convolution, with the bias fused, on plain NCHW arrays: oneDNN's
+// blocked layouts would need the input, weight and output reordered on every call, which costs
+// more than they save at batch 1 (the backend's README.md). float16 and bfloat16 go through
+// oneDNN natively where this CPU's oneDNN has them, else one image at a time converted to
+// float32.
+#include "kernels/conv.h"
+
+#include "kernels/copy_elements.h"
+#include "kernels/dense.h"
+#include "runtime/onednn.h"
+#include "runtime/onednn_memory.h"
+#include "runtime/primitive_cache.h"
+
+#include <backplane/sdk/window2d.hpp>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <utility>
+
+namespace bp::cpu {
+namespace {
+
+using dnnl::memory;
+
+struct ConvPrimitives final : onednn::CachedPrimitives {
+  dnnl::convolution_forward primitive;
+  memory::desc src, weights, bias, dst, scratchpad;
+};
+
+memory::dims dims_of(std::span<const int64_t> sizes) { return {sizes.begin(), sizes.end()}; }
+
+// Weights as oneDNN's grouped layout (groups, C_out / groups, C_in / groups, kH, kW), which is
+// the same memory as (C_out, C_in / groups, kH, kW).
+memory::dims weight_dims(const ConvGeometry& g) {
+  if (g.groups == 1) return {g.out_channels, g.in_channels, g.window.kernel[0], g.window.kernel[1]};
+  return {g.groups, g.out_channels / g.groups, g.in_channels / g.groups, g.window.kernel[0],
+          g.window.kernel[1]};
+}
+
+// The right/bottom padding that gives oneDNN's output size formula the meta step's sizes.
+memory::dims far_padding(const ConvGeometry& g) {
+  const int64_t out_sizes[] = {g.out_height, g.out_width};
+  const int64_t in_sizes[] = {g.height, g.width};
+  memory::dims padding(2);
+  for (int d = 0; d < 2; ++d) {
+    const int64_t needed = (out_sizes[d] - 1) * g.window.stride[d] + g.window.span(d) -
+                           in_sizes[d] - g.window.padding[d];
+    padding[static_cast<size_t>(d)] = std::max(g.window.padding[d], needed);
+  }
+  return padding;
+}
+
+std::shared_ptr<const ConvPrimitives> conv_primitives(const ConvGeometry& g, memory::data_type type,
+                                                      bool with_bias) {
+  onednn::CacheKey key(onednn::PrimitiveKind::Convolution);
+  key.add(static_cast<int64_t>(type)).add(static_cast<int64_t>(with_bias));
+  key.add(g.batch).add(g.in_channels).add(g.height).add(g.width);
+  key.add(g.out_channels).add(g.out_height).add(g.out_width).add(g.groups);
+  key.add(std::span<const int64_t>(g.window.kernel)).add(std::span<const int64_t>(g.window.stride));
+  key.add(std::span<const int64_t>(g.window.padding));
+  key.add(std::span<const int64_t>(g.window.dilation));
+  return onednn::primitive_cache().get<ConvPrimitives>(key, [&] {
+    using tag = memory::format_tag;
+    auto made = std::make_shared<ConvPrimitives>();
+    made->src = memory::desc({g.batch, g.in_channels, g.height, g.width}, type, tag::nchw);
+    made->weights = memory::desc(weight_dims(g), type, g.groups == 1 ? tag::oihw : tag::goihw);
+    made->bias =
+        with_bias ? memory::desc({g.out_channels}, memory::data_type::f32, tag::x) : memory::desc();
+    made->dst = memory::desc({g.batch, g.out_channels, g.out_height, g.out_width}, type, tag::nchw);
+    const dnnl::convolution_forward::desc description(
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, made->src,
+        made->weights, made->bias, made->dst, dims_of(g.window.stride),
+        {g.window.dilation[0] - 1, g.window.dilation[1] - 1}, dims_of(g.window.padding),
+        far_padding(g));
+    const dnnl::convolution_forward::primitive_desc descriptor(
+        description, onednn::base_attributes(), onednn::engine());
+    made->primitive = dnnl::convolution_forward(descriptor);
+    made->scratchpad = descriptor.scratchpad_desc();
+    return std::shared_ptr<const ConvPrimitives>(std::move(made));
+  });
+}
+
+// The window oneDNN is given for `g`, whose values oneDNN takes only where an int holds them:
+// along a dim of one output, the stride only needs to reach past the padded input's end (no
+// larger); along a dim of one tap, the dilation reads nothing and is 1.
+plugin::Window2d onednn_window(const ConvGeometry& g) {
+  plugin::Window2d window = g.window;
+  const int64_t in_sizes[] = {g.height, g.width};
+  const int64_t out_sizes[] = {g.out_height, g.out_width};
+  for (int d = 0; d < 2; ++d) {
+    const int64_t room = in_sizes[d] + 2 * window.padding[d] - window.span(d);
+    if (out_sizes[d] == 1) window.stride[d] = std::min(window.stride[d], room + 1);
+    if (window.kernel[d] == 1) window.dilation[d] = 1;
+  }
+  return window;
+}
+
+// Refuses, by name, a convolution with a value oneDNN does not take.
+void check_onednn_takes(const ConvGeometry& g) {
+  const memory::dims far = far_padding(g);
+  const plugin::Window2d& w = g.window;
+  const bool takes =
+      onednn::takes_dims({g.batch, g.in_channels, g.height, g.width, g.out_channels, g.out_height,
+                          g.out_width, g.groups}) &&
+      onednn::takes_dims({w.kernel[0], w.kernel[1], w.stride[0], w.stride[1], w.dilation[0] - 1,
+                          w.dilation[1] - 1, w.padding[0], w.padding[1], far[0], far[1]});
+  plugin::check(takes,
+                "conv2d: the CPU backend convolves float32 and 16-bit floats through oneDNN, "
+                "which takes sizes, kernel sizes, strides, dilations and paddings up to "
+                "2147483647 only; convert to float64 (.to(bp::kFloat64)) to run on the "
+                "backend's own loops");
+}
+
+// One convolution of dense NCHW arrays of `type` (bias: float32, may be null).
+void onednn_conv(const ConvGeometry& g, memory::data_type type, const void* input,
+                 const void* weight, const float* bias, void* out) {
+  const onednn::ThreadCountScope threads;
+  const std::shared_ptr<const ConvPrimitives> p = conv_primitives(g, type, bias != nullptr);
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, onednn::wrap(p->src, input)},
+      {DNNL_ARG_WEIGHTS, onednn::wrap(p->weights, weight)},
+      {DNNL_ARG_DST, onednn::wrap(p->dst, out)},
+  };
+  if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, onednn::wrap(p->bias, bias));
+  onednn::execute(p->primitive, p->scratchpad, std::move(args));
+}
+
+const onednn::TypeSupport& conv_support() {
+  static const onednn::TypeSupport support([](memory::data_type type) {
+    using tag = memory::format_tag;
+    const memory::desc image({1, 8, 4, 4}, type, tag::nchw);
+    const memory::desc weights({8, 8, 3, 3}, type, tag::oihw);
+    dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                        dnnl::algorithm::convolution_direct, image, weights,
+                                        memory::desc(), image, {1, 1}, {0, 0}, {1, 1}, {1, 1}),
+        onednn::base_attributes(), onednn::engine());
+  });
+  return support;
+}
+
+}  // namespace
+
+// Converted images go one at a time, so that the converted copies stay one image large.
+void conv2d_onednn(ConvGeometry g, const TensorView& input, const TensorView& weight,
+                   const TensorView* bias, const TensorView& out) {
+  g.window = onednn_window(g);
+  check_onednn_takes(g);
+  const DType compute = conv_support().compute_dtype(out.dtype());
+  const memory::data_type type = *onednn::data_type_of(compute);
+  const DenseInput dense_weight(weight, compute);
+  std::optional<DenseInput> dense_bias;
+  if (bias) dense_bias.emplace(*bias, DType::Float32);
+  const float* bias_data = bias ? static_cast<const float*>(dense_bias->data()) : nullptr;
+
+  if (compute == out.dtype()) {
+    const DenseInput dense_input(input, compute);
+    const DenseOutput dense_out(out, compute);
+    onednn_conv(g, type, dense_input.data(), dense_weight.data(), bias_data, dense_out.data());
+    dense_out.finish();
+    return;
+  }
+  ConvGeometry image = g;
+  image.batch = 1;
+  const int64_t input_sizes[] = {1, g.in_channels, g.height, g.width};
+  const int64_t out_sizes[] = {1, g.out_channels, g.out_height, g.out_width};
+  const size_t input_element = element_size(input.dtype());
+  const size_t out_element = element_size(out.dtype());
+  for (int64_t n = 0; n < g.batch; ++n) {
+    const StridedElements input_image{
+        input.data<char>() + n * input.stride(0) * static_cast<int64_t>(input_element),
+        input.dtype(), input.strides()};
+    const StridedElements out_image{
+        out.data<char>() + n * out.stride(0) * static_cast<int64_t>(out_element), out.dtype(),
+        out.strides()};
+    const DenseInput dense_input(input_sizes, input_image, compute);
+    const DenseOutput dense_out(out_sizes, out_image, compute);
+    onednn_conv(image, type, dense_input.data(), dense_weight.data(), bias_data, dense_out.data());
+    dense_out.finish();
+  }
+}
+
+}  // namespace bp::cpu
