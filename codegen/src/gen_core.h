@@ -29,6 +29,9 @@ std::string generate_meta_functions_h(const NativeFunctions& functions);
 std::string generate_kernels_h(const NativeFunctions& functions);
 // (gen_kernel_dtypes.cpp)
 std::string generate_kernel_dtypes_h(const NativeFunctions& functions);
+// The first statement of a kernel op's wrapper in Kernels.h: the check of its declared
+// argument's dtype, or "" for an op that takes every dtype.
+std::string kernel_dtype_check(const NativeFunction& op);
 
 // The first line of every generated file.
 std::string generated_file_banner(const std::string& source_path, const std::string& what);

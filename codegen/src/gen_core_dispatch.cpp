@@ -149,6 +149,7 @@ std::string generate_kernels_h(const NativeFunctions& functions) {
 #include <dispatch/dispatch.h>
 #include <dispatch/dlpack_bridge.h>
 #include <dispatch/host_fallback.h>
+#include <dispatch/kernel_dtype_check.h>
 #include <dispatch/op_trace.h>
 
 #include <cstdint>
@@ -158,11 +159,11 @@ std::string generate_kernels_h(const NativeFunctions& functions) {
 #include <vector>
 
 // One function per kernel op, taking the schema's arguments in schema order (outputs as
-// const Tensor&, already allocated). It finds the kernel for the device of the first written
-// tensor, calls it with DLPack views and throws a bp::Error when it fails. Where
-// BACKPLANE_FALLBACK=cpu sends the op to the host (no kernel), it calls itself again on host
-// copies and writes the results back. Inline: they are the last step of every op, and a call
-// more would be most of what they cost.
+// const Tensor&, already allocated). It refuses a dtype that the op does not take (ops.yaml's
+// `dtypes:`), finds the kernel for the device of the first written tensor, calls it with
+// DLPack views and throws a bp::Error when it fails. Where BACKPLANE_FALLBACK=cpu sends the op
+// to the host (no kernel), it calls itself again on host copies and writes the results back.
+// Inline: they are the last step of every op, and a call more would be most of what they cost.
 namespace bp::detail::kernels {
 
 // The table stores kernels type-erased; the schema hash vouched for the real signature when
@@ -236,6 +237,7 @@ Kernel kernel_as(bp_kernel_fn fn) {
         "}}\n",
         cpp_name, parameters, comma_list(fallback_arguments));
     s += fmt::format("\ninline void {}({}) {{\n", cpp_name, parameters);
+    s += kernel_dtype_check(*op);
     s += fmt::format("  const Device device = {}.device();\n", device_source->name);
     s += fmt::format("  const OpTraceScope trace(OpId::{}, device);\n", cpp_name);
     // One test of the table's entry on the kernel's path, as before the fallback existed.
