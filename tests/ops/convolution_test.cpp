@@ -174,7 +174,7 @@ double sum_of(const Values& window) {
 TEST_CASE("conv2d matches direct convolution for every stride, padding, dilation and groups") {
   for (const Device device : test_devices("conv2d.out")) {
     INFO("device " << device.str());
-    for (const DType dtype : floating_dtypes()) {
+    for (const DType dtype : declared_dtypes<kernel_dtypes::conv2d_out>()) {
       for (const ConvCase& c : kConvCases) {
         for (const Layout layout : {Layout::Contiguous, Layout::Transposed, Layout::Sliced}) {
           INFO(name_of(dtype) << " " << name_of(layout) << " " << describe(c));
@@ -221,7 +221,7 @@ TEST_CASE("conv2d: one int stands for both dims, and out= may be strided") {
 TEST_CASE("conv2d over no input channels gives the bias, and over an empty batch nothing") {
   for (const Device device : test_devices("conv2d.out")) {
     INFO("device " << device.str());
-    for (const DType dtype : floating_dtypes()) {
+    for (const DType dtype : declared_dtypes<kernel_dtypes::conv2d_out>()) {
       INFO(name_of(dtype));
       for (const ConvCase& c : {ConvCase{{2, 0, 5, 5}, {3, 0, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1},
                                 ConvCase{{0, 4, 5, 5}, {6, 2, 3, 3}, {2, 1}, {0, 1}, {1, 1}, 2}}) {
@@ -274,7 +274,8 @@ TEST_CASE("conv2d refuses arguments that do not describe a convolution") {
 }
 
 TEST_CASE("max_pool2d and avg_pool2d match direct pooling, with and without ceil_mode") {
-  for (const DType dtype : floating_dtypes()) {
+  for (const DType dtype :
+       declared_dtypes<kernel_dtypes::max_pool2d_out, kernel_dtypes::avg_pool2d_out>()) {
     for (const PoolCase& p : kPoolCases) {
       for (const Layout layout : {Layout::Contiguous, Layout::Transposed, Layout::Sliced}) {
         INFO(name_of(dtype) << " " << name_of(layout) << " input " << shape_string(p.input)
@@ -350,7 +351,7 @@ TEST_CASE("adaptive_avg_pool2d averages PyTorch's overlapping windows") {
                                 {{2, 9, 4, 4}, {4, 4}},  {{1, 3, 1, 1}, {2, 3}}};
   for (const Device device : test_devices("adaptive_avg_pool2d.out")) {
     INFO("device " << device.str());
-    for (const DType dtype : floating_dtypes()) {
+    for (const DType dtype : declared_dtypes<kernel_dtypes::adaptive_avg_pool2d_out>()) {
       for (const AdaptiveCase& c : cases) {
         INFO(name_of(dtype) << " input " << shape_string(c.input) << " to " << c.output.h << "x"
                             << c.output.w);
