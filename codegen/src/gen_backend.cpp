@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cpp_types.h"
+#include "embedded_templates.h"
 #include "gen_core.h"
 
 namespace bp::codegen {
@@ -81,146 +82,90 @@ PluginArgument plugin_argument(const Argument& a) {
   throw std::logic_error(a.type.str() + " cannot reach a kernel");
 }
 
+// The function the author implements for `op` (BackendNativeFunctions.h.kernel.in).
+TemplateValues kernel_declaration(const NativeFunction& op) {
+  std::vector<std::string> parameters;
+  for (const Argument& a : op.func.arguments)
+    parameters.push_back(plugin_cpp_type(a) + " " + a.name);
+  return {
+      {"schema", op.func.str()},
+      {"cpp_name", op.func.name.cpp_name()},
+      {"parameters", comma_list(parameters)},
+  };
+}
+
+// The C function the kernel table holds for `op` (RegisterBackend.cpp.trampoline.in).
+TemplateValues trampoline(const BackendConfig& config, const NativeFunction& op) {
+  std::vector<std::string> parameters;
+  TemplateLines argument_views;
+  std::vector<std::string> arguments;
+  for (const Argument& a : op.func.arguments) {
+    parameters.push_back(abi_c_type(a) + " " + a.name);
+    PluginArgument converted = plugin_argument(a);
+    for (std::string& statement : converted.statements)
+      argument_views.push_back(std::move(statement));
+    arguments.push_back(converted.expression);
+  }
+  return {
+      {"schema", op.func.str()},
+      {"trampoline", trampoline_name(config, op)},
+      {"parameters", comma_list(parameters)},
+      {"argument_views", argument_views},
+      {"cpp_namespace", config.cpp_namespace},
+      {"cpp_name", op.func.name.cpp_name()},
+      {"arguments", comma_list(arguments)},
+  };
+}
+
+// {struct_size, name, schema hash, kernel}: the core refuses a kernel whose schema hash
+// differs from its own, so a plugin built from another ops.yaml fails loudly.
+TemplateLines kernel_table(const BackendConfig& config) {
+  TemplateLines table;
+  for (const SupportedOp& supported : config.supported) {
+    const NativeFunction& op = *supported.function;
+    table.push_back(fmt::format("{{sizeof(bp_kernel), \"{}\", 0x{:016x}ull, type_erased(&{})}},",
+                                op.func.name.str(), op.func.hash(), trampoline_name(config, op)));
+  }
+  // An array may not be empty.
+  if (table.empty()) table.push_back("{sizeof(bp_kernel), nullptr, 0, nullptr},  // none");
+  return table;
+}
+
 }  // namespace
 
 std::string generate_native_functions_h(const BackendConfig& config) {
-  std::string s = generated_file_banner(
-      config.path, fmt::format("the kernels the {} backend implements", config.backend));
-  s += fmt::format(R"(#pragma once
-
-#include <backplane/sdk/plugin.hpp>
-
-#include <cstdint>
-#include <optional>
-#include <span>
-#include <string_view>
-
-// Each function fills its op's outputs, which the core allocated with the shapes, dtypes and
-// devices its meta step computed; inputs arrive broadcast and converted. Report a failure by
-// throwing (bp::plugin::Error carries a status; any other exception becomes
-// BP_STATUS_INTERNAL).
-namespace {} {{
-)",
-                   config.cpp_namespace);
+  TemplateLines kernels;
   for (const SupportedOp& supported : config.supported) {
-    const NativeFunction& op = *supported.function;
-    std::vector<std::string> parameters;
-    for (const Argument& a : op.func.arguments)
-      parameters.push_back(plugin_cpp_type(a) + " " + a.name);
-    s += fmt::format("\n// {}\nvoid {}({});\n", op.func.str(), op.func.name.cpp_name(),
-                     comma_list(parameters));
+    kernels.push_back(fill_template("BackendNativeFunctions.h.kernel.in",
+                                    kernel_declaration(*supported.function)));
   }
-  s += R"(
-// Written by the plugin author: sets the descriptor's device and memory functions and the
-// optional init and shutdown. The generated entry point has filled in everything else.
-void configure_plugin(bp_plugin& plugin);
-
-)";
-  s += fmt::format("}}  // namespace {}\n", config.cpp_namespace);
-  return s;
+  return fill_template("BackendNativeFunctions.h.in",
+                       {
+                           {"source", source_file_name(config.path)},
+                           {"backend", config.backend},
+                           {"cpp_namespace", config.cpp_namespace},
+                           {"kernels", kernels},
+                       });
 }
 
 std::string generate_register_cpp(const BackendConfig& config) {
-  const std::string lower = config.lower_case_name();
-  std::string s = generated_file_banner(
-      config.path, fmt::format("the {} plugin's kernel table and entry point", config.backend));
-  s += fmt::format(R"(#include "{}"
-
-#include <backplane/sdk/plugin.hpp>
-
-#include <cstddef>
-#include <cstdint>
-#include <iterator>
-#include <optional>
-#include <span>
-#include <string_view>
-#include <utility>
-#include <vector>
-
-// Trampolines: each has its kernel's exact C signature, wraps the arguments for the author's
-// function and runs it inside bp::plugin::guard, so that no exception crosses the ABI.
-extern "C" {{
-
-static const char* bp_{}_last_error(void) {{ return bp::plugin::last_error(); }}
-)",
-                   native_functions_header_name(config), lower);
+  TemplateLines trampolines;
   for (const SupportedOp& supported : config.supported) {
-    const NativeFunction& op = *supported.function;
-    std::vector<std::string> parameters;
-    std::vector<std::string> statements;
-    std::vector<std::string> call_arguments;
-    for (const Argument& a : op.func.arguments) {
-      parameters.push_back(abi_c_type(a) + " " + a.name);
-      PluginArgument converted = plugin_argument(a);
-      for (std::string& statement : converted.statements)
-        statements.push_back(std::move(statement));
-      call_arguments.push_back(converted.expression);
-    }
-    s += fmt::format("\n// {}\nstatic bp_status {}({}) {{\n", op.func.str(),
-                     trampoline_name(config, op), comma_list(parameters));
-    s += "  return bp::plugin::guard([&] {\n";
-    for (const std::string& statement : statements)
-      s += "    " + statement + "\n";
-    s += fmt::format("    {}::{}({});\n", config.cpp_namespace, op.func.name.cpp_name(),
-                     comma_list(call_arguments));
-    s += "  });\n}\n";
+    trampolines.push_back(fill_template("RegisterBackend.cpp.trampoline.in",
+                                        trampoline(config, *supported.function)));
   }
-  s += "\n}  // extern \"C\"\n\n";
-
-  s += R"(namespace {
-
-// The table stores kernels type-erased; the core casts each back to the signature its schema
-// hash vouches for. Casting through void (*)() tells the compiler the cast is meant.
-template <typename Kernel>
-bp_kernel_fn type_erased(Kernel* kernel) {
-  return reinterpret_cast<bp_kernel_fn>(reinterpret_cast<void (*)()>(kernel));
-}
-
-)";
-  // {struct_size, name, schema hash, kernel}: the core refuses a kernel whose schema hash
-  // differs from its own, so a plugin built from another ops.yaml fails loudly.
-  std::string table;
-  for (const SupportedOp& supported : config.supported) {
-    const NativeFunction& op = *supported.function;
-    table += fmt::format("      {{sizeof(bp_kernel), \"{}\", 0x{:016x}ull, type_erased(&{})}},\n",
-                         op.func.name.str(), op.func.hash(), trampoline_name(config, op));
-  }
-  if (config.supported.empty())
-    table = "      {sizeof(bp_kernel), nullptr, 0, nullptr},  // none\n";
-  s += fmt::format(R"(const bp_plugin* make_descriptor() {{
-  static const bp_kernel kernels[] = {{
-{}  }};
-  static bp_plugin plugin{{}};
-  plugin.struct_size = sizeof(bp_plugin);
-  plugin.abi_major = BP_ABI_MAJOR;
-  plugin.abi_minor = BP_ABI_MINOR;
-  plugin.name = "{}";
-  plugin.version = "{}";
-  plugin.last_error = &bp_{}_last_error;
-  plugin.kernels = kernels;
-  plugin.kernel_count = {};
-  // The plugin's messages (bp::plugin::warn) go through the core, which attaches itself.
-  bp::plugin::connect_to_core(plugin);
-  // If configure_plugin throws, the descriptor's init fails with its message instead.
-  bp::plugin::configure_descriptor(plugin, [](bp_plugin& p) {{ {}::configure_plugin(p); }});
-  return &plugin;
-}}
-
-}}  // namespace
-
-// The core checks abi_major itself and reports a mismatch by name, so the descriptor is
-// returned whatever version the core passes.
-extern "C" BP_PLUGIN_EXPORT const bp_plugin* backplane_plugin_entry(uint32_t core_abi_major,
-                                                                     uint32_t core_abi_minor) {{
-  (void)core_abi_major;
-  (void)core_abi_minor;
-  static const bp_plugin* const descriptor = make_descriptor();
-  return descriptor;
-}}
-)",
-                   table, lower, config.version, lower, config.supported.size(),
-                   config.cpp_namespace);
-  return s;
+  return fill_template("RegisterBackend.cpp.in",
+                       {
+                           {"source", source_file_name(config.path)},
+                           {"backend", config.backend},
+                           {"native_functions_header", native_functions_header_name(config)},
+                           {"plugin_name", config.lower_case_name()},
+                           {"trampolines", trampolines},
+                           {"kernel_table", kernel_table(config)},
+                           {"version", config.version},
+                           {"kernel_count", std::to_string(config.supported.size())},
+                           {"cpp_namespace", config.cpp_namespace},
+                       });
 }
 
 std::vector<GeneratedFile> generate_backend(const BackendConfig& config,

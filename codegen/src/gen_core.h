@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "code_template.h"
 #include "file_writer.h"
 #include "model.h"
 
@@ -30,10 +31,11 @@ std::string generate_kernels_h(const NativeFunctions& functions);
 // (gen_kernel_dtypes.cpp)
 std::string generate_kernel_dtypes_h(const NativeFunctions& functions);
 // The first statement of a kernel op's wrapper in Kernels.h: the check of its declared
-// argument's dtype, or "" for an op that takes every dtype.
-std::string kernel_dtype_check(const NativeFunction& op);
+// argument's dtype, or none for an op that takes every dtype.
+TemplateLines kernel_dtype_check(const NativeFunction& op);
 
-// The first line of every generated file.
-std::string generated_file_banner(const std::string& source_path, const std::string& what);
+// The source a generated file's first line names (${source} in the templates): only the file
+// name, so that the outputs do not depend on where the tree is checked out.
+std::string source_file_name(const std::string& source_path);
 
 }  // namespace bp::codegen

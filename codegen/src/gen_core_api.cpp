@@ -3,25 +3,13 @@
 #include <fmt/format.h>
 
 #include "cpp_types.h"
+#include "embedded_templates.h"
 #include "gen_core.h"
 #include "signatures.h"
 
 namespace bp::codegen {
 
 namespace {
-
-constexpr const char* kPublicIncludes = R"(#include <backplane/array_ref.h>
-#include <backplane/device.h>
-#include <backplane/sdk/dtype.hpp>
-#include <backplane/sdk/scalar.hpp>
-#include <backplane/tensor.h>
-
-#include <cstdint>
-#include <optional>
-#include <string_view>
-#include <tuple>
-#include <vector>
-)";
 
 // What a defined function does with the structured op's out= arguments.
 enum class OutputHandling {
@@ -31,9 +19,10 @@ enum class OutputHandling {
   None,      // a structured op without out= arguments (copy_): it writes `self` directly
 };
 
-// The body of a function that runs structured op `op` for entry `f` (`f` is `op` itself, or
-// one of its delegates, whose arguments are `op`'s non-out arguments).
-std::string structured_body(const NativeFunction& f, const NativeFunction& op) {
+// The definition of a function that runs structured op `op` for entry `f` (`f` is `op` itself,
+// or one of its delegates, whose arguments are `op`'s non-out arguments):
+// Functions.cpp.definition.in.
+TemplateValues structured_definition(const NativeFunction& f, const NativeFunction& op) {
   const auto inputs = op.func.non_out_arguments();
   const auto outs = op.func.out_arguments();
   std::vector<const Argument*> written_inputs;  // f's written positional arguments
@@ -47,10 +36,9 @@ std::string structured_body(const NativeFunction& f, const NativeFunction& op) {
     handling = OutputHandling::None;
   }
 
-  std::string s;
   // The meta step may replace tensor arguments, so it works on copies; the kernel gets what
   // it leaves. A written input stays the caller's tensor: that is what the kernel writes.
-  std::vector<std::string> copies;
+  TemplateLines copies;
   std::vector<std::string> meta_arguments;
   std::vector<std::string> kernel_arguments;
   std::vector<std::string> read_tensors;  // what an output must not overlap but as the op allows
@@ -66,37 +54,36 @@ std::string structured_body(const NativeFunction& f, const NativeFunction& op) {
       kernel_arguments.push_back(a->name);
     }
   }
-  for (const std::string& c : copies)
-    s += "  " + c + "\n";
-  s += fmt::format("  {}meta::{}({});\n", outs.empty() ? "" : "auto specs = ", op.meta,
-                   comma_list(meta_arguments));
 
   const bool checks_outputs = handling == OutputHandling::Out || handling == OutputHandling::InPlace;
+  TemplateLines read_views;
   if (checks_outputs && !outs.empty()) {
-    s += fmt::format("  const detail::ReadTensors read_views{{{}}};\n", comma_list(read_tensors));
+    read_views.push_back(
+        fmt::format("const detail::ReadTensors read_views{{{}}};", comma_list(read_tensors)));
   }
   const char* aliasing = op.pointwise ? "detail::Aliasing::SameView" : "detail::Aliasing::None";
-  std::vector<std::string> finishes;
+  TemplateLines outputs;
+  TemplateLines finishes;
   for (size_t i = 0; i < outs.size(); ++i) {
     const std::string& out = outs[i]->name;
     switch (handling) {
       case OutputHandling::Allocate:
-        s += fmt::format("  Tensor {} = detail::allocate_output(specs[{}]);\n", out, i);
+        outputs.push_back(fmt::format("Tensor {} = detail::allocate_output(specs[{}]);", out, i));
         kernel_arguments.push_back(out);
         break;
       case OutputHandling::InPlace:
-        s += fmt::format(
-            "  detail::OutArg {}_arg({}, specs[{}], detail::OutArg::Kind::InPlace, \"{}\", "
-            "\"{}\", read_views, {});\n",
-            out, written_inputs[i]->name, i, f.func.name.str(), written_inputs[i]->name, aliasing);
+        outputs.push_back(fmt::format(
+            "detail::OutArg {}_arg({}, specs[{}], detail::OutArg::Kind::InPlace, \"{}\", "
+            "\"{}\", read_views, {});",
+            out, written_inputs[i]->name, i, f.func.name.str(), written_inputs[i]->name, aliasing));
         kernel_arguments.push_back(out + "_arg.target()");
         finishes.push_back(out + "_arg.finish();");
         break;
       case OutputHandling::Out:
-        s += fmt::format(
-            "  detail::OutArg {0}_arg({0}, specs[{1}], detail::OutArg::Kind::Out, \"{2}\", "
-            "\"{0}\", read_views, {3});\n",
-            out, i, op.func.name.str(), aliasing);
+        outputs.push_back(fmt::format(
+            "detail::OutArg {0}_arg({0}, specs[{1}], detail::OutArg::Kind::Out, \"{2}\", "
+            "\"{0}\", read_views, {3});",
+            out, i, op.func.name.str(), aliasing));
         kernel_arguments.push_back(out + "_arg.target()");
         finishes.push_back(out + "_arg.finish();");
         break;
@@ -104,10 +91,6 @@ std::string structured_body(const NativeFunction& f, const NativeFunction& op) {
         break;
     }
   }
-  s += fmt::format("  detail::kernels::{}({});\n", op.func.name.cpp_name(),
-                   comma_list(kernel_arguments));
-  for (const std::string& finish : finishes)
-    s += "  " + finish + "\n";
 
   // Returns: an aliased return is the argument of its alias set; the others are the
   // allocated outputs in order.
@@ -125,106 +108,119 @@ std::string structured_body(const NativeFunction& f, const NativeFunction& op) {
       returned.push_back(outs.at(next_output++)->name);
     }
   }
+  TemplateLines return_statement;
   if (returned.size() == 1) {
-    s += fmt::format("  return {};\n", returned[0]);
+    return_statement.push_back(fmt::format("return {};", returned[0]));
   } else if (returned.size() > 1) {
-    s += fmt::format("  return {}({});\n", public_return_type(f.func), comma_list(returned));
+    return_statement.push_back(
+        fmt::format("return {}({});", public_return_type(f.func), comma_list(returned)));
   }
-  return s;
+
+  const CppSignature sig = function_signature(f);
+  return {
+      {"schema", f.func.str()},
+      {"return_type", sig.return_type},
+      {"name", has_detail_method_function(f) ? "detail::" + sig.name : sig.name},
+      {"parameters", sig.parameter_list(false)},
+      {"argument_copies", copies},
+      {"specs", outs.empty() ? "" : "auto specs = "},
+      {"meta", op.meta},
+      {"meta_arguments", comma_list(meta_arguments)},
+      {"read_views", read_views},
+      {"outputs", outputs},
+      {"kernel", op.func.name.cpp_name()},
+      {"kernel_arguments", comma_list(kernel_arguments)},
+      {"output_finishes", finishes},
+      {"return_statement", return_statement},
+  };
 }
 
-std::string schema_comment(const NativeFunction& f) {
-  return fmt::format("// {}\n", f.func.str());
+// A free function's declaration (Functions.h.declaration.in); the detail ones, which only
+// Tensor methods call, take no defaults.
+std::string function_declaration(const NativeFunction& f, bool with_defaults) {
+  const CppSignature sig = function_signature(f);
+  return fill_template("Functions.h.declaration.in",
+                       {
+                           {"schema", f.func.str()},
+                           {"return_type", sig.return_type},
+                           {"name", sig.name},
+                           {"parameters", sig.parameter_list(with_defaults)},
+                       });
+}
+
+// A Tensor method calling its free function (TensorMethodsInline.h.method.in).
+TemplateValues method_definition(const NativeFunction& f) {
+  const CppSignature sig = method_signature(f);
+  const std::string callee = has_detail_method_function(f)
+                                 ? "bp::detail::" + detail_method_function_name(f)
+                                 : "bp::" + public_function_name(f);
+  return {
+      {"return_type", sig.return_type},
+      {"name", sig.name},
+      {"parameters", sig.parameter_list(false)},
+      {"const", sig.is_const ? " const" : ""},
+      {"callee", callee},
+      {"arguments", method_call_arguments(f)},
+  };
 }
 
 }  // namespace
 
 std::string generate_functions_h(const NativeFunctions& functions) {
-  std::string s = generated_file_banner(functions.path, "the public free functions");
-  s += "#pragma once\n\n";
-  s += kPublicIncludes;
-  s += R"(
-// Operators as free functions, with PyTorch's names and argument order. Out= overloads are
-// named <op>_out and take their outputs first: bp::add_out(out, self, other).
-namespace bp {
-)";
+  TemplateLines public_functions;
+  TemplateLines method_functions;
   for (const NativeFunction& f : functions.functions) {
-    if (has_detail_method_function(f)) continue;
-    const CppSignature sig = function_signature(f);
-    s += fmt::format("\n{}{} {}({});\n", schema_comment(f), sig.return_type, sig.name,
-                     sig.parameter_list(true));
+    if (has_detail_method_function(f)) {
+      method_functions.push_back(function_declaration(f, false));
+    } else {
+      public_functions.push_back(function_declaration(f, true));
+    }
   }
-  s += R"(
-// Overloads that are only Tensor methods (Tensor::add_): the methods call these.
-namespace detail {
-)";
-  for (const NativeFunction& f : functions.functions) {
-    if (!has_detail_method_function(f)) continue;
-    const CppSignature sig = function_signature(f);
-    s += fmt::format("\n{}{} {}({});\n", schema_comment(f), sig.return_type, sig.name,
-                     sig.parameter_list(false));
-  }
-  s += "\n}  // namespace detail\n}  // namespace bp\n";
-  return s;
+  return fill_template("Functions.h.in", {
+                                             {"source", source_file_name(functions.path)},
+                                             {"public_functions", public_functions},
+                                             {"method_functions", method_functions},
+                                         });
 }
 
 std::string generate_tensor_methods_inc(const NativeFunctions& functions) {
-  std::string s =
-      generated_file_banner(functions.path, "Tensor methods, included inside class Tensor");
+  TemplateLines methods;
   for (const NativeFunction& f : functions.functions) {
     if (!f.variants.method) continue;
     const CppSignature sig = method_signature(f);
-    s += fmt::format("{} {}({}){};\n", sig.return_type, sig.name, sig.parameter_list(true),
-                     sig.is_const ? " const" : "");
+    methods.push_back(fmt::format("{} {}({}){};", sig.return_type, sig.name,
+                                  sig.parameter_list(true), sig.is_const ? " const" : ""));
   }
-  return s;
+  return fill_template("TensorMethods.inc.in", {
+                                                   {"source", source_file_name(functions.path)},
+                                                   {"methods", methods},
+                                               });
 }
 
 std::string generate_tensor_methods_inline_h(const NativeFunctions& functions) {
-  std::string s = generated_file_banner(functions.path, "Tensor methods' definitions");
-  s += R"(#pragma once
-
-#include <backplane/generated/Functions.h>
-#include <backplane/tensor.h>
-
-namespace bp {
-)";
+  TemplateLines methods;
   for (const NativeFunction& f : functions.functions) {
-    if (!f.variants.method) continue;
-    const CppSignature sig = method_signature(f);
-    const std::string callee = has_detail_method_function(f)
-                                   ? "bp::detail::" + detail_method_function_name(f)
-                                   : "bp::" + public_function_name(f);
-    s += fmt::format("\ninline {} Tensor::{}({}){} {{\n  return {}({});\n}}\n", sig.return_type,
-                     sig.name, sig.parameter_list(false), sig.is_const ? " const" : "", callee,
-                     method_call_arguments(f));
+    if (f.variants.method)
+      methods.push_back(fill_template("TensorMethodsInline.h.method.in", method_definition(f)));
   }
-  s += "\n}  // namespace bp\n";
-  return s;
+  return fill_template("TensorMethodsInline.h.in", {
+                                                       {"source", source_file_name(functions.path)},
+                                                       {"methods", methods},
+                                                   });
 }
 
 std::string generate_functions_cpp(const NativeFunctions& functions) {
-  std::string s = generated_file_banner(
-      functions.path, "structured ops and their delegates (composites are in core/ops/composite/)");
-  s += R"(#include <backplane/generated/Functions.h>
-#include <core_generated/Kernels.h>
-#include <core_generated/MetaFunctions.h>
-#include <dispatch/out_arg.h>
-
-#include <tuple>
-
-namespace bp {
-)";
+  TemplateLines definitions;
   for (const NativeFunction& f : functions.functions) {
     if (f.composite) continue;
     const NativeFunction& op = f.structured ? f : *functions.find(*f.structured_delegate);
-    const CppSignature sig = function_signature(f);
-    const std::string name = has_detail_method_function(f) ? "detail::" + sig.name : sig.name;
-    s += fmt::format("\n{}{} {}({}) {{\n{}}}\n", schema_comment(f), sig.return_type, name,
-                     sig.parameter_list(false), structured_body(f, op));
+    definitions.push_back(
+        fill_template("Functions.cpp.definition.in", structured_definition(f, op)));
   }
-  s += "\n}  // namespace bp\n";
-  return s;
+  return fill_template("Functions.cpp.in", {
+                                               {"source", source_file_name(functions.path)},
+                                               {"definitions", definitions},
+                                           });
 }
 
 }  // namespace bp::codegen

@@ -3,6 +3,7 @@
 // of the declared argument in each kernel wrapper (Kernels.h).
 #include <fmt/format.h>
 
+#include "embedded_templates.h"
 #include "gen_core.h"
 
 namespace bp::codegen {
@@ -34,40 +35,34 @@ std::string_view what_it_takes(DTypeClass dtypes) {
   return "?";
 }
 
+// What ops.yaml declares about `op`'s dtypes (kernel_dtypes.h.kernel.in).
+TemplateValues kernel_dtypes(const NativeFunction& op) {
+  return {
+      {"op", op.func.name.str()},
+      {"what_it_takes", std::string(what_it_takes(*op.dtypes))},
+      {"argument", op.dtypes_of},
+      {"cpp_name", op.func.name.cpp_name()},
+      {"dtype_set", std::string(sdk_dtype_set(*op.dtypes))},
+  };
+}
+
 }  // namespace
 
 std::string generate_kernel_dtypes_h(const NativeFunctions& functions) {
-  std::string s = generated_file_banner(functions.path, "the dtypes each kernel op takes");
-  s += R"(#pragma once
-
-#include <backplane/sdk/dtype_set.hpp>
-
-#include <string_view>
-
-// One type per kernel op (each `structured: true` entry), named as the op's OpId: the op's
-// name, the tensor argument whose dtype ops.yaml declares, and the dtypes it takes there.
-namespace bp::plugin::kernel_dtypes {
-)";
-  for (const NativeFunction* op : functions.kernel_ops()) {
-    s += fmt::format(
-        "\n// {0} takes {1} in `{2}`.\n"
-        "struct {3} {{\n"
-        "  static constexpr std::string_view op = \"{0}\";\n"
-        "  static constexpr std::string_view argument = \"{2}\";\n"
-        "  static constexpr DTypeSet dtypes = {4};\n"
-        "}};\n",
-        op->func.name.str(), what_it_takes(*op->dtypes), op->dtypes_of,
-        op->func.name.cpp_name(), sdk_dtype_set(*op->dtypes));
-  }
-  s += "\n}  // namespace bp::plugin::kernel_dtypes\n";
-  return s;
+  TemplateLines kernels;
+  for (const NativeFunction* op : functions.kernel_ops())
+    kernels.push_back(fill_template("kernel_dtypes.h.kernel.in", kernel_dtypes(*op)));
+  return fill_template("kernel_dtypes.h.in", {
+                                                 {"source", source_file_name(functions.path)},
+                                                 {"kernels", kernels},
+                                             });
 }
 
-std::string kernel_dtype_check(const NativeFunction& op) {
+TemplateLines kernel_dtype_check(const NativeFunction& op) {
   // An op that takes every dtype has nothing to check, and its path to the kernel stays as short.
-  if (*op.dtypes == DTypeClass::All) return "";
-  return fmt::format("  check_kernel_dtype<plugin::kernel_dtypes::{}>({});\n",
-                     op.func.name.cpp_name(), op.dtypes_of);
+  if (*op.dtypes == DTypeClass::All) return {};
+  return {fmt::format("check_kernel_dtype<plugin::kernel_dtypes::{}>({});",
+                      op.func.name.cpp_name(), op.dtypes_of)};
 }
 
 }  // namespace bp::codegen

@@ -1,5 +1,5 @@
 // The OpenCL C sources of the plugin's programs. The files under kernels/ are embedded at build
-// time (cmake/embed_kernels.cmake); a program is common.cl, groups.cl for the group kernels,
+// time (cmake/BackplaneEmbed.cmake); a program is common.cl, groups.cl for the group kernels,
 // then its family's file.
 #pragma once
 
