@@ -11,8 +11,6 @@
 namespace bp {
 namespace {
 
-constexpr std::string_view kHostName = "cpu";
-
 [[noreturn]] void throw_malformed(std::string_view spec) {
   throw Error(
       fmt::format("invalid device string '{}': expected a backend name with an optional "
@@ -50,7 +48,8 @@ Device parse_device(std::string_view spec, const Registry& registry) {
   if (name.empty()) throw_malformed(spec);
 
   const std::optional<int16_t> type =
-      name == kHostName ? std::optional<int16_t>(Device::kHostType) : registry.device_type_of(name);
+      name == Device::kHostName ? std::optional<int16_t>(Device::kHostType)
+                                : registry.device_type_of(name);
   if (!type) {
     const std::string loaded = registry.loaded_backend_names();
     throw Error(

@@ -3,8 +3,8 @@
 // needed) and over a GPU's, and through the core.
 #include "cuda_test_support.h"
 
-#include "device_allocator.h"
-#include "runtime.h"
+#include "runtime/device_allocator.h"
+#include "runtime/runtime.h"
 
 #include <backplane/sdk/status.hpp>
 

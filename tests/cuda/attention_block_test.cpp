@@ -6,8 +6,8 @@
 // out without a GPU, though not the speed or the instructions themselves.
 #include "emulated_launch.h"
 
-#include "attention_block.h"
 #include "cuda_test_support.h"
+#include "kernels/attention_block.h"
 
 #include <array>
 #include <cmath>

@@ -3,7 +3,7 @@
 // shapes, at every tile edge, with padding, strides, dilation, groups, a bias and strided tensors.
 #include "emulated_launch.h"
 
-#include "conv.cuh"
+#include "kernels/conv.cuh"
 
 #include "cuda_test_support.h"
 

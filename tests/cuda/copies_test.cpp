@@ -3,8 +3,8 @@
 // through the core (views with storage offsets, devices of one backend).
 #include "cuda_test_support.h"
 
-#include "cuda_call.h"
-#include "runtime.h"
+#include "kernels/cuda_call.h"
+#include "runtime/runtime.h"
 
 #include <cuda_runtime_api.h>
 

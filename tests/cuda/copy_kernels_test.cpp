@@ -3,10 +3,10 @@
 // and integer dtypes with a stride.
 #include "emulated_launch.h"
 
-#include "copy.cuh"
+#include "kernels/copy.cuh"
 
 #include "cuda_test_support.h"
-#include "launch_layout.h"
+#include "kernels/launch_layout.h"
 
 #include <cstdint>
 #include <cstring>

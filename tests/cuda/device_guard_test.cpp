@@ -1,7 +1,7 @@
 // Which device the calling thread is on after ops on a GPU: the one it was on, and for a thread
 // that was on none, no context created on GPU 0 for it.
 #include "cuda_test_support.h"
-#include "device_guard.h"
+#include "runtime/device_guard.h"
 
 #include <cuda.h>
 #include <cuda_runtime.h>

@@ -6,12 +6,12 @@
 // would refuse fails here too.
 #include "emulated_launch.h"
 
-#include "binary.cuh"
-#include "elementwise.cuh"
-#include "unary.cuh"
+#include "kernels/binary.cuh"
+#include "kernels/elementwise.cuh"
+#include "kernels/unary.cuh"
 
 #include "cuda_test_support.h"
-#include "launch_layout.h"
+#include "kernels/launch_layout.h"
 
 #include <algorithm>
 #include <cmath>

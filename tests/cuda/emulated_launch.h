@@ -14,7 +14,7 @@
 // across the segments of its width, is undefined on a GPU: here it stops the process, saying so.
 #pragma once
 
-#include "launch.h"
+#include "kernels/launch.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

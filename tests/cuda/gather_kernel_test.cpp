@@ -2,10 +2,10 @@
 // (emulated_launch.h): rows picked by index, and an index out of range recorded, not read from.
 #include "emulated_launch.h"
 
-#include "gather.cuh"
+#include "kernels/gather.cuh"
 
 #include "cuda_test_support.h"
-#include "launch_layout.h"
+#include "kernels/launch_layout.h"
 
 #include <cstdint>
 #include <optional>

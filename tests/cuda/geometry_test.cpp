@@ -2,8 +2,8 @@
 // invariant integers, element offsets of strided shapes, and how shapes are split into groups.
 #include "cuda_test_support.h"
 
-#include "geometry.h"
-#include "tensor_access.h"
+#include "kernels/geometry.h"
+#include "runtime/tensor_access.h"
 
 #include <array>
 #include <cstdint>

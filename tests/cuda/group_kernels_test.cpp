@@ -5,13 +5,13 @@
 // with and without 16-byte vectors, strided ones, and partial vectors at both ends.
 #include "emulated_launch.h"
 
-#include "norm.cuh"
-#include "reduce.cuh"
-#include "softmax.cuh"
+#include "kernels/norm.cuh"
+#include "kernels/reduce.cuh"
+#include "kernels/softmax.cuh"
 
 #include "cuda_test_support.h"
-#include "launch_layout.h"
-#include "tensor_access.h"
+#include "kernels/launch_layout.h"
+#include "runtime/tensor_access.h"
 
 #include <array>
 #include <cmath>

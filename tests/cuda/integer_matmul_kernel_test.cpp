@@ -3,7 +3,7 @@
 // whose sizes are not whole tiles.
 #include "emulated_launch.h"
 
-#include "matmul_int.cuh"
+#include "kernels/matmul_int.cuh"
 
 #include "cuda_test_support.h"
 

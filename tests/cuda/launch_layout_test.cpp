@@ -4,7 +4,7 @@
 // the device's), and the layouts make the choices the kernels count on.
 #include "cuda_test_support.h"
 
-#include "launch_layout.h"
+#include "kernels/launch_layout.h"
 
 #include <algorithm>
 #include <bit>

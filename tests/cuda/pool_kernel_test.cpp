@@ -3,7 +3,7 @@
 // override, ceil mode's partial windows, and adaptive windows that overlap.
 #include "emulated_launch.h"
 
-#include "pool.cuh"
+#include "kernels/pool.cuh"
 
 #include "cuda_test_support.h"
 

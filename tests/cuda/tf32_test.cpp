@@ -2,7 +2,7 @@
 // is 1; CTest runs the product case twice, without the variable and with it set to 1.
 #include "cuda_test_support.h"
 
-#include "environment.h"
+#include "runtime/environment.h"
 
 #include <cstdlib>
 #include <cstring>

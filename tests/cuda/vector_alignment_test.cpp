@@ -3,7 +3,7 @@
 // a vector, and how many elements a scalar head takes to reach the next aligned one.
 #include "cuda_test_support.h"
 
-#include "vector_alignment.h"
+#include "kernels/vector_alignment.h"
 
 #include <cstdint>
 

@@ -171,6 +171,26 @@ TEST_CASE("a descriptor of ABI 1.1 has no events, whatever lies past its end") {
   CHECK((accepted.event_elapsed == nullptr));
 }
 
+TEST_CASE("a descriptor of ABI 1.3 has no DLPack device type, whatever lies past its end") {
+  bp_plugin plugin = valid_descriptor();
+  plugin.struct_size = offsetof(bp_plugin, attach_core) + sizeof(plugin.attach_core);
+  plugin.abi_minor = 3;
+  plugin.dlpack_device_type = kDLCUDA;  // past struct_size: must not be read
+  CHECK(accept_descriptor(&plugin).dlpack_device_type == 0);
+  plugin.struct_size = sizeof(bp_plugin);
+  plugin.abi_minor = 4;
+  CHECK(accept_descriptor(&plugin).dlpack_device_type == kDLCUDA);
+}
+
+TEST_CASE("a negative DLPack device type is refused with what to declare instead") {
+  bp_plugin plugin = valid_descriptor();
+  plugin.dlpack_device_type = -2;
+  CHECK(rejection(&plugin) ==
+        "its dlpack_device_type is -2, which no DLPack device type is: set the DLDeviceType of "
+        "dlpack.h that says what its device pointers are (kDLCUDA, kDLOpenCL, kDLCPU for host "
+        "addresses, kDLExtDev for others), or 0 to leave it to the core");
+}
+
 TEST_CASE("kernels install in ops.yaml order whatever the plugin's order") {
   bp_plugin plugin = valid_descriptor();
   const bp_kernel kernels[] = {kernel_for(OpId::mul_out, another_kernel),

@@ -2,8 +2,8 @@
 // second process would) loads the binary instead of compiling, a damaged or stale entry is
 // rebuilt, an unwritable cache folder only warns, and a compile error carries the build log.
 // Skipped where no OpenCL device exists.
-#include "cl_call.h"
-#include "program_builder.h"
+#include "runtime/cl_call.h"
+#include "runtime/program_builder.h"
 #include "temporary_folder.h"
 
 #include <doctest/doctest.h>

@@ -1,6 +1,6 @@
 // The disk cache on its own: entries round-trip, and a missing, damaged, stale or unwritable
 // entry is a miss (or a warning), never an error or a wrong binary.
-#include "program_cache.h"
+#include "runtime/program_cache.h"
 #include "temporary_folder.h"
 
 #include <doctest/doctest.h>

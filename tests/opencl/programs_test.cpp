@@ -1,8 +1,8 @@
 // The plugin's own programs: every kernel the ops launch builds, for every dtype, on every
 // OpenCL device (through the runtime, its disk cache included). Catches a kernel that fails to
 // compile on some dtype or device without going through the core.
-#include "kernel_source.h"
-#include "runtime.h"
+#include "runtime/kernel_source.h"
+#include "runtime/runtime.h"
 
 #include <backplane/sdk/dtype.hpp>
 
@@ -97,7 +97,15 @@ TEST_CASE("programs: Double on a device without fp64 is refused rather than misc
   Runtime& runtime = Runtime::get();
   for (int index = 0; index < runtime.devices().count(); ++index) {
     Device& device = runtime.device(index);
-    if (device.has_fp64()) continue;
+    INFO(device.label());
+    CHECK_NOTHROW(device.require_double_precision_for("exp", DType::Float32));
+    if (device.has_fp64()) {
+      CHECK_NOTHROW(device.require_double_precision_for("exp", DType::Float64));
+      continue;
+    }
+    const std::string refusal = "exp: " + device.label() + " has no double precision (cl_khr_fp64)";
+    CHECK_THROWS_WITH_AS(device.require_double_precision_for("exp", DType::Float64),
+                         doctest::Contains(refusal.c_str()), bp::plugin::Error);
     CHECK_THROWS_WITH_AS(device.program(KernelSource::Elementwise, DType::Float64),
                          doctest::Contains("cl_khr_fp64"), bp::plugin::Error);
   }

@@ -19,6 +19,9 @@ class Device {
   constexpr Device(int16_t type, int16_t index) : type_(type), index_(index) {}
 
   static constexpr int16_t kHostType = 0;
+  // The host's name in device strings, as PyTorch names it. The plugin of that name provides
+  // the host's kernels.
+  static constexpr std::string_view kHostName = "cpu";
   static constexpr Device cpu() { return Device(); }
 
   // Dense id of the backend's device type: 0 is the host ("cpu"), others follow load order.

@@ -15,8 +15,12 @@
 
 namespace bp::detail {
 
-// DLPack's device type for a device of a plugin: what its backend's memory is.
+// DLPack's device type for a device of a plugin, as install_backend recorded it for the
+// device's type; kDLExtDev for a type no backend was installed for.
 DLDeviceType plugin_dlpack_device_type(Device device);
+// Recorded by install_backend: the loader decides what a backend's devices are called in
+// DLPack. A device type outside the dispatch table is a bp::Error.
+void set_dlpack_device_type(int16_t device_type, DLDeviceType dlpack_device_type);
 
 // to_dlpack and element_size of each dtype, indexed by its value: a load instead of a switch.
 struct DLPackElement {

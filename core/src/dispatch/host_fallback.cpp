@@ -2,7 +2,7 @@
 
 #include <backplane/backplane.h>
 
-#include "runtime/log.h"
+#include "support/log.h"
 #include "tensor/copy_contiguous.h"
 
 #include <array>

@@ -1,12 +1,13 @@
 #include "dispatch/op_trace.h"
 
-#include "runtime/log.h"
+#include "support/log.h"
 
 #include <fmt/format.h>
 
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -103,6 +104,33 @@ std::optional<std::filesystem::path> trace_target(const std::string& path) {
   return std::nullopt;
 }
 
+// Writes what was traced to the path tracing started with (through a temporary file renamed
+// over it) and turns tracing off; failures are logged. Registered by start_tracing as an exit
+// handler of its own.
+void finish_tracing() noexcept {
+  if (!g_tracing.exchange(false)) return;
+  TraceState& s = state();
+  try {
+    std::string json;
+    {
+      std::lock_guard lock(s.mutex);
+      json = trace_json(s);
+    }
+    const std::string temporary = s.target + ".partial";
+    {
+      std::ofstream out(temporary, std::ios::trunc | std::ios::binary);
+      out << json;
+      if (!out.flush()) {
+        throw std::system_error(errno, std::generic_category(), "writing " + temporary);
+      }
+    }
+    std::filesystem::rename(temporary, s.target);
+  } catch (const std::exception& e) {
+    log(LogLevel::Error, "BACKPLANE_TRACE: the trace could not be written to {}: {}", s.path,
+        e.what());
+  }
+}
+
 }  // namespace
 
 int64_t trace_clock_ns() noexcept {
@@ -156,31 +184,8 @@ std::optional<std::string> start_tracing(const std::string& path) {
   s.target = target->string();
   s.epoch = std::chrono::steady_clock::now();
   g_tracing.store(true, std::memory_order_relaxed);
+  std::atexit(finish_tracing);
   return std::nullopt;
-}
-
-void finish_tracing() noexcept {
-  if (!g_tracing.exchange(false)) return;
-  TraceState& s = state();
-  try {
-    std::string json;
-    {
-      std::lock_guard lock(s.mutex);
-      json = trace_json(s);
-    }
-    const std::string temporary = s.target + ".partial";
-    {
-      std::ofstream out(temporary, std::ios::trunc | std::ios::binary);
-      out << json;
-      if (!out.flush()) {
-        throw std::system_error(errno, std::generic_category(), "writing " + temporary);
-      }
-    }
-    std::filesystem::rename(temporary, s.target);
-  } catch (const std::exception& e) {
-    log(LogLevel::Error, "BACKPLANE_TRACE: the trace could not be written to {}: {}", s.path,
-        e.what());
-  }
 }
 
 }  // namespace bp::detail

@@ -42,10 +42,8 @@ class OpTraceScope {
 // Starts tracing into `path`, or, when it is a link, into the file the link leads to (which
 // need not exist yet). Whether that file can be written is probed now, so that a path that
 // cannot be written is known at once. Returns why it could not start, leaving tracing off.
+// Once started, tracing writes what it traced at exit, from an exit handler of its own,
+// through a temporary file renamed over the path; a failure then is logged.
 std::optional<std::string> start_tracing(const std::string& path);
-
-// Writes what was traced to the path tracing started with (through a temporary file renamed
-// over it) and turns tracing off. Failures are logged; called once, at exit.
-void finish_tracing() noexcept;
 
 }  // namespace bp::detail

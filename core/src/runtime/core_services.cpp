@@ -1,6 +1,6 @@
 #include "runtime/core_services.h"
 
-#include "runtime/log.h"
+#include "support/log.h"
 
 #include <fmt/format.h>
 

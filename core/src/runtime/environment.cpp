@@ -1,5 +1,7 @@
 #include "runtime/environment.h"
 
+#include <backplane/device.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -145,7 +147,7 @@ LogLevelParse parse_log_level(std::string_view value) {
 FallbackPolicyParse parse_fallback_policy(std::string_view value) {
   const std::string lower = to_lower(trim(value));
   if (lower == "off") return {FallbackPolicy::Off, std::nullopt};
-  if (lower == "cpu") return {FallbackPolicy::Cpu, std::nullopt};
+  if (lower == Device::kHostName) return {FallbackPolicy::Cpu, std::nullopt};
   return {FallbackPolicy::Off,
           fmt::format("BACKPLANE_FALLBACK={} is not a fallback policy: use cpu (run ops a "
                       "backend lacks on the CPU) or off; using off",

@@ -2,7 +2,7 @@
 // directly. A bad value never stops loading: it becomes a warning and the default applies.
 #pragma once
 
-#include "runtime/log.h"
+#include "support/log.h"
 
 #include <optional>
 #include <string>

@@ -6,14 +6,11 @@
 #include <backplane/runtime.h>
 #include <core_generated/OpTable.h>
 
+#include "dispatch/dispatch.h"
+
 #include <vector>
 
 namespace bp::detail {
-
-struct AcceptedKernel {
-  OpId op;
-  bp_kernel_fn fn;
-};
 
 struct KernelReview {
   std::vector<AcceptedKernel> accepted;  // in ops.yaml order

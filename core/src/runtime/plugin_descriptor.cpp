@@ -1,12 +1,12 @@
 #include "runtime/plugin_descriptor.h"
 
-#include "runtime/abi_field.h"
 #include "runtime/plugin_rejected.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <iterator>
 #include <string_view>
 #include <utility>
@@ -17,12 +17,14 @@ namespace {
 // How far a descriptor of ABI 1.`minor` reaches: each minor version added fields at its end. A
 // plugin of a newer minor version than the core's has at least the core's fields.
 constexpr size_t descriptor_size_of_minor(uint32_t minor) {
-  static_assert(BP_ABI_MINOR == 3, "a new minor version: add the size of its descriptor here");
+  static_assert(BP_ABI_MINOR == 4, "a new minor version: add the size of its descriptor here");
   switch (minor) {
     case 0: return offsetof(bp_plugin, kernel_count) + sizeof(bp_plugin::kernel_count);
     case 1: return offsetof(bp_plugin, read_counters) + sizeof(bp_plugin::read_counters);
     case 2: return offsetof(bp_plugin, event_elapsed) + sizeof(bp_plugin::event_elapsed);
-    default: return offsetof(bp_plugin, attach_core) + sizeof(bp_plugin::attach_core);
+    case 3: return offsetof(bp_plugin, attach_core) + sizeof(bp_plugin::attach_core);
+    // 1.4 ends with an int32_t, and its descriptor with the padding after it.
+    default: return sizeof(bp_plugin);
   }
 }
 
@@ -134,33 +136,10 @@ bp_plugin accept_descriptor(const bp_plugin* plugin) {
         alignof(bp_plugin)));
   }
 
+  // Fields past the plugin's struct_size stay zero. None is cut in two: struct_size is a
+  // multiple of alignof(bp_plugin), which no field of the descriptor straddles.
   bp_plugin readable{};
-  readable.struct_size = plugin->struct_size;
-  readable.abi_major = BP_ABI_FIELD(*plugin, abi_major);
-  readable.abi_minor = BP_ABI_FIELD(*plugin, abi_minor);
-  readable.name = BP_ABI_FIELD(*plugin, name);
-  readable.version = BP_ABI_FIELD(*plugin, version);
-  readable.last_error = BP_ABI_FIELD(*plugin, last_error);
-  readable.init = BP_ABI_FIELD(*plugin, init);
-  readable.shutdown = BP_ABI_FIELD(*plugin, shutdown);
-  readable.device_count = BP_ABI_FIELD(*plugin, device_count);
-  readable.device_properties = BP_ABI_FIELD(*plugin, device_properties);
-  readable.allocate = BP_ABI_FIELD(*plugin, allocate);
-  readable.deallocate = BP_ABI_FIELD(*plugin, deallocate);
-  readable.copy_host_to_device = BP_ABI_FIELD(*plugin, copy_host_to_device);
-  readable.copy_device_to_host = BP_ABI_FIELD(*plugin, copy_device_to_host);
-  readable.copy_device_to_device = BP_ABI_FIELD(*plugin, copy_device_to_device);
-  readable.synchronize = BP_ABI_FIELD(*plugin, synchronize);
-  readable.kernels = BP_ABI_FIELD(*plugin, kernels);
-  readable.kernel_count = BP_ABI_FIELD(*plugin, kernel_count);
-  readable.read_counters = BP_ABI_FIELD(*plugin, read_counters);
-  readable.event_create = BP_ABI_FIELD(*plugin, event_create);
-  readable.event_destroy = BP_ABI_FIELD(*plugin, event_destroy);
-  readable.event_record = BP_ABI_FIELD(*plugin, event_record);
-  readable.event_query = BP_ABI_FIELD(*plugin, event_query);
-  readable.event_synchronize = BP_ABI_FIELD(*plugin, event_synchronize);
-  readable.event_elapsed = BP_ABI_FIELD(*plugin, event_elapsed);
-  readable.attach_core = BP_ABI_FIELD(*plugin, attach_core);
+  std::memcpy(&readable, plugin, std::min(plugin->struct_size, sizeof(bp_plugin)));
 
   if (readable.name == nullptr || !is_backend_name(readable.name)) {
     throw PluginRejected(fmt::format(
@@ -182,6 +161,13 @@ bp_plugin accept_descriptor(const bp_plugin* plugin) {
   check_memory_functions(readable);
   check_event_functions(readable);
   check_kernel_table(readable);
+  if (readable.dlpack_device_type < 0) {
+    throw PluginRejected(fmt::format(
+        "its dlpack_device_type is {}, which no DLPack device type is: set the DLDeviceType of "
+        "dlpack.h that says what its device pointers are (kDLCUDA, kDLOpenCL, kDLCPU for host "
+        "addresses, kDLExtDev for others), or 0 to leave it to the core",
+        readable.dlpack_device_type));
+  }
   return readable;
 }
 

@@ -88,7 +88,7 @@ StartedPlugin start_plugin(const bp_plugin& plugin, const std::filesystem::path&
   }
   info.refused_kernels = std::move(review.refused);
 
-  auto backend = std::make_unique<PluginBackend>(plugin, std::move(info), device_type);
+  auto backend = std::make_unique<Backend>(plugin, std::move(info), device_type);
   return {std::move(backend), std::move(review.accepted)};
 }
 

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "runtime/kernel_review.h"
-#include "runtime/plugin_backend.h"
+#include "runtime/backend.h"
 
 #include <boost/dll/shared_library.hpp>
 
@@ -19,7 +19,7 @@ namespace bp::detail {
 bp_plugin read_descriptor(const boost::dll::shared_library& library);
 
 struct StartedPlugin {
-  std::unique_ptr<PluginBackend> backend;
+  std::unique_ptr<Backend> backend;
   std::vector<AcceptedKernel> kernels;  // for the dispatch table
 };
 

@@ -7,75 +7,104 @@
 #include <backplane/device.h>
 #include <backplane/runtime.h>
 
+#include "dispatch/dispatch.h"
+#include "runtime/backend.h"
+#include "runtime/core_services.h"
 #include "runtime/environment.h"
+#include "runtime/plugin_search.h"
+#include "runtime/warning_list.h"
 
+#include <boost/dll/shared_library.hpp>
+
+#include <array>
+#include <atomic>
 #include <cstdint>
+#include <deque>
+#include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace bp::detail {
 
-// One loaded plugin, with wrappers that turn a non-OK status into a bp::Error carrying the
-// plugin's message (ErrorCode::OutOfMemory for BP_STATUS_OUT_OF_MEMORY).
-class Backend {
- public:
-  virtual ~Backend() = default;
-  virtual const PluginInfo& info() const = 0;
-  virtual int16_t device_type() const = 0;
-  virtual int32_t device_count() const = 0;
-  // True when the plugin leaves memory to the core: its device pointers are host addresses.
-  virtual bool uses_host_memory() const = 0;
-  virtual void* allocate(int32_t device, uint64_t bytes) const = 0;
-  virtual void deallocate(int32_t device, void* ptr) const noexcept = 0;
-  virtual void copy_host_to_device(int32_t device, void* dst, uint64_t dst_offset,
-                                   const void* src, uint64_t bytes) const = 0;
-  virtual void copy_device_to_host(int32_t device, void* dst, const void* src,
-                                   uint64_t src_offset, uint64_t bytes) const = 0;
-  virtual void copy_device_to_device(int32_t device, void* dst, uint64_t dst_offset,
-                                     const void* src, uint64_t src_offset,
-                                     uint64_t bytes) const = 0;
-  virtual void synchronize(int32_t device) const = 0;
-  // Events (ABI 1.2). has_events() is false for a plugin without them; calling the other event
-  // functions of such a backend is a bug in the core (ErrorCode::Internal).
-  virtual bool has_events() const = 0;
-  virtual bp_event create_event(int32_t device) const = 0;
-  virtual void destroy_event(int32_t device, bp_event event) const noexcept = 0;
-  virtual void record_event(int32_t device, bp_event event) const = 0;
-  virtual bool event_complete(int32_t device, bp_event event) const = 0;
-  virtual void synchronize_event(int32_t device, bp_event event) const = 0;
-  virtual double event_elapsed_ms(int32_t device, bp_event start, bp_event end) const = 0;
-  // True once the plugin has shut down, at process exit: its kernels have left the dispatch
-  // table, and every call into it throws.
-  virtual bool has_shut_down() const = 0;
-  // The plugin's message for the calling thread's latest failure.
-  virtual std::string last_error() const = 0;
-  // The plugin's counters as they are now; empty when it reports none.
-  virtual std::vector<BackendCounter> counters() const = 0;
-};
-
 class Registry {
  public:
   // The process-wide registry, with the plugins chosen by the environment loaded.
   static Registry& get();
 
-  // nullptr for the host when no cpu plugin is loaded.
-  virtual const Backend* backend(int16_t device_type) const = 0;
-  virtual std::optional<int16_t> device_type_of(std::string_view backend_name) const = 0;
-  virtual std::string_view device_type_name(int16_t device_type) const = 0;
-  // "cpu, opencl": for messages that list what is available.
-  virtual std::string loaded_backend_names() const = 0;
-  virtual RuntimeInfo info() const = 0;
-  // BACKPLANE_FALLBACK as read when the plugins loaded.
-  virtual FallbackPolicy fallback_policy() const = 0;
-  // BACKPLANE_DEFAULT_DEVICE as resolved once the plugins loaded; the host when unset.
-  virtual Device default_device() const = 0;
-  virtual PluginInfo load(const std::string& path) = 0;
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
 
- protected:
-  ~Registry() = default;
+  // nullptr for the host when no cpu plugin is loaded.
+  const Backend* backend(int16_t device_type) const;
+  std::optional<int16_t> device_type_of(std::string_view backend_name) const;
+  std::string_view device_type_name(int16_t device_type) const;
+  // "cpu, opencl": for messages that list what is available.
+  std::string loaded_backend_names() const;
+  RuntimeInfo info() const;
+  // BACKPLANE_FALLBACK as read when the plugins loaded.
+  FallbackPolicy fallback_policy() const;
+  // BACKPLANE_DEFAULT_DEVICE as resolved once the plugins loaded; the host when unset.
+  // Written once, by resolve_default_device inside get()'s call_once, which orders it before
+  // every read.
+  Device default_device() const { return default_device_; }
+  PluginInfo load(const std::string& path);
+
+ private:
+  enum class Origin {
+    Explicit,     // bp::load_plugin: BACKPLANE_BACKENDS does not apply
+    Environment,  // found through BACKPLANE_PLUGIN_PATH or the default folder
+  };
+
+  Registry() = default;
+
+  void load_from_environment();
+  // BACKPLANE_DEFAULT_DEVICE against the backends that loaded. Called once loading is done and
+  // without the lock: parsing asks this registry for names and device counts, which lock it.
+  void resolve_default_device();
+  // In reverse load order. Each backend's kernels leave the dispatch table first, so that an
+  // op run later in the exit (by a static destructor) is an error rather than a call into a
+  // plugin that has shut down. Then the caching allocator gives the plugin back the memory no
+  // tensor holds, so that its shutdown (or a leak checker) sees only what tensors still hold.
+  // The libraries stay loaded: their code may still be referenced.
+  void shut_down_plugins() noexcept;
+
+  void load_candidate(const PluginCandidate& candidate);
+  // Loads one plugin file. Returns nullptr when BACKPLANE_BACKENDS leaves its backend out;
+  // throws PluginRejected with the reason when it cannot load. `promised` is the backend a
+  // file found in a folder is named after, which BACKPLANE_BACKENDS was checked against.
+  const Backend* load_file(const std::filesystem::path& file, Origin origin,
+                           const std::optional<std::string>& promised = std::nullopt);
+  // The host type for "cpu"; otherwise the next free type, which publish() then takes.
+  int16_t device_type_for(const std::string& name) const;
+  // Makes the backend visible to lock-free readers: the name first, then the type count.
+  const Backend* publish(std::unique_ptr<Backend> backend);
+  const Backend* loaded_backend_named(std::string_view name) const;
+  std::vector<const Backend*> plugins_in_type_order() const;
+  // A name in BACKPLANE_BACKENDS that no plugin has is most likely a typo.
+  void check_selected_names_exist();
+  void record_warning(std::string warning);
+  void record_failure(const std::filesystem::path& file, std::string reason, LogLevel level);
+
+  mutable std::mutex mutex_;  // guards everything below but the atomics and type_names_
+  LoaderEnvironment environment_;
+  std::deque<boost::dll::shared_library> libraries_;
+  std::vector<std::unique_ptr<Backend>> plugins_;  // in load order
+  std::deque<PluginCoreServices> core_services_;  // one per plugin started, never moved
+  std::vector<PluginFailure> failures_;
+  WarningList warnings_;  // locks itself: plugins report into it from any thread
+  std::set<std::filesystem::path> attempted_files_;
+  std::set<std::string> found_names_;  // backend names of every plugin seen, loaded or not
+
+  // Read without the lock. type_names_[t] is written before type_count_ grows past t.
+  std::array<std::atomic<const Backend*>, kMaxDeviceTypes> by_type_{};
+  std::array<std::string, kMaxDeviceTypes> type_names_;
+  std::atomic<int16_t> type_count_{1};  // the host type always exists
+  Device default_device_;
 };
 
 // "cuda:1", "cuda" (index 0) or "cpu" against `registry`'s loaded backends; a bp::Error says

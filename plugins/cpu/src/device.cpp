@@ -102,6 +102,7 @@ void configure_plugin(bp_plugin& plugin) {
   plugin.copy_device_to_host = nullptr;
   plugin.copy_device_to_device = nullptr;
   plugin.synchronize = nullptr;
+  plugin.dlpack_device_type = kDLCPU;
 }
 
 }  // namespace bp::cpu

@@ -1,6 +1,6 @@
 // The fused attention kernel (attention_block.h) on the GPU: its Lane as PTX instructions.
-#include "attention_block.h"
-#include "groups.cuh"
+#include "kernels/attention_block.h"
+#include "kernels/groups.cuh"
 
 #include <numbers>
 
@@ -8,6 +8,9 @@ namespace bp::cuda {
 namespace {
 
 constexpr std::string_view kOp = "_scaled_dot_product_fused_attention";
+
+// The dtypes the tensor cores' mma.sync takes as 16-bit inputs.
+constexpr plugin::DTypeSet kFusedDTypes = plugin::dtype_set({DType::Float16, DType::BFloat16});
 
 __device__ __forceinline__ uint32_t shared_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -48,15 +51,15 @@ struct DeviceLane {
   __device__ void multiply_accumulate(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
     if constexpr (std::is_same_v<T, __half>) {
       asm volatile(
-          "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-          "{%0, %1, %2, %3};\n"
+          "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+          "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
           : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
           : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
     } else {
       static_assert(std::is_same_v<T, __nv_bfloat16>);
       asm volatile(
-          "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-          "{%0, %1, %2, %3};\n"
+          "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+          "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
           : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
           : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
     }
@@ -122,17 +125,19 @@ void launch_for_head_dim(const AttentionShape& shape, const void* const* data, d
 
 }  // namespace
 
-void launch_fused_attention(DType dtype, const AttentionShape& shape, const void* const* data, double scale,
-                            const LaunchTarget& target) {
+void launch_fused_attention(DType dtype, const AttentionShape& shape, const void* const* data,
+                            double scale, const LaunchTarget& target) {
   if (shape.batches == 0 || shape.query_length == 0) return;
-  dispatch_dtype<HalfDType>(kOp, dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  using Kernel = kernel_dtypes::_scaled_dot_product_fused_attention_out;
+  plugin::visit_dtype<Kernel, kFusedDTypes>(dtype, [&](auto tag) {
+    using T = device_t<typename decltype(tag)::type>;
     switch (shape.head_dim) {
       case 64: return launch_for_head_dim<T, 64>(shape, data, scale, target);
       case 128: return launch_for_head_dim<T, 128>(shape, data, scale, target);
     }
-    throw plugin::Error(BP_STATUS_UNIMPLEMENTED, std::string(kOp) + ": the fused kernel takes head sizes 64 and " +
-                                                     "128, got " + std::to_string(shape.head_dim));
+    throw plugin::Error(BP_STATUS_UNIMPLEMENTED,
+                        std::string(kOp) + ": the fused kernel takes head sizes 64 and 128, got " +
+                            std::to_string(shape.head_dim));
   });
 }
 

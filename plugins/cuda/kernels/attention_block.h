@@ -27,11 +27,11 @@
 // that the host compiler runs this very code.
 #pragma once
 
-#include "geometry.h"
-#include "host_device.h"
-#include "launch.h"
-#include "launch_layout.h"
-#include "vector_alignment.h"
+#include "kernels/geometry.h"
+#include "kernels/host_device.h"
+#include "kernels/launch.h"
+#include "kernels/launch_layout.h"
+#include "kernels/vector_alignment.h"
 
 #include <algorithm>
 #include <cmath>

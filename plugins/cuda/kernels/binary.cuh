@@ -6,7 +6,7 @@
 // (tests/cuda/emulated_launch.h).
 #pragma once
 
-#include "device_support.cuh"
+#include "kernels/device_support.cuh"
 
 #include <backplane/sdk/wrapping_arithmetic.hpp>
 

@@ -1,6 +1,6 @@
 // Comparisons (Bool results, NaN compares false) and where, which moves elements unchanged and
 // so needs one kernel per element width rather than per dtype.
-#include "elementwise_launch.cuh"
+#include "kernels/elementwise_launch.cuh"
 
 namespace bp::cuda {
 namespace {
@@ -25,10 +25,10 @@ struct Select {
   __device__ Bits operator()(bool pick_self, Bits self, Bits other) const { return pick_self ? self : other; }
 };
 
-template <typename Fn>
-void compare(std::string_view op, DType dtype, const ElementwiseLaunch<3>& launch, Fn fn) {
-  dispatch_dtype<AnyDType>(op, dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+template <typename Kernel, typename Fn>
+void compare(DType dtype, const ElementwiseLaunch<3>& launch, Fn fn) {
+  plugin::visit_dtype<Kernel>(dtype, [&](auto tag) {
+    using T = device_t<typename decltype(tag)::type>;
     launch_elementwise<bool, T, T>(launch, fn);
   });
 }
@@ -37,9 +37,9 @@ void compare(std::string_view op, DType dtype, const ElementwiseLaunch<3>& launc
 
 void launch_compare(CompareOp op, DType dtype, const ElementwiseLaunch<3>& launch) {
   switch (op) {
-    case CompareOp::Eq: return compare("eq", dtype, launch, Equal{});
-    case CompareOp::Lt: return compare("lt", dtype, launch, Less{});
-    case CompareOp::Gt: return compare("gt", dtype, launch, Greater{});
+    case CompareOp::Eq: return compare<kernel_dtypes::eq_Tensor_out>(dtype, launch, Equal{});
+    case CompareOp::Lt: return compare<kernel_dtypes::lt_Tensor_out>(dtype, launch, Less{});
+    case CompareOp::Gt: return compare<kernel_dtypes::gt_Tensor_out>(dtype, launch, Greater{});
   }
 }
 

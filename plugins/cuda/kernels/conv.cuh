@@ -9,7 +9,7 @@
 // (tests/cuda/emulated_launch.h).
 #pragma once
 
-#include "device_support.cuh"
+#include "kernels/device_support.cuh"
 
 #include <algorithm>
 #include <cstdint>

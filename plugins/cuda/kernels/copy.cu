@@ -1,6 +1,6 @@
 // Launches of copies, conversions, fills and arange (kernels in copy.cuh).
-#include "copy.cuh"
-#include "elementwise_launch.cuh"
+#include "kernels/copy.cuh"
+#include "kernels/elementwise_launch.cuh"
 
 namespace bp::cuda {
 namespace {
@@ -50,8 +50,8 @@ void launch_fill_bits(size_t element_size, uint64_t bits, const ElementwiseLaunc
 void launch_arange(DType dtype, void* out, int64_t count, int64_t stride, const Scalar& start,
                    const Scalar& step, const LaunchTarget& target) {
   if (count == 0) return;
-  dispatch_dtype<NonBoolDType>("arange", dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  plugin::visit_dtype<kernel_dtypes::arange_start_out>(dtype, [&](auto tag) {
+    using T = device_t<typename decltype(tag)::type>;
     using Value = std::conditional_t<kIsFloating<T>, double, int64_t>;
     const unsigned int blocks = grid_blocks(count, kElementwiseThreads, target);
     arange_kernel<<<blocks, kElementwiseThreads, 0, target.stream>>>(static_cast<T*>(out), count, stride,

@@ -7,7 +7,7 @@
 // (tests/cuda/emulated_launch.h).
 #pragma once
 
-#include "elementwise.cuh"
+#include "kernels/elementwise.cuh"
 
 namespace bp::cuda {
 // Internal to each includer: the kernel library and the host tests each compile their own.

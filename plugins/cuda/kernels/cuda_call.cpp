@@ -1,4 +1,4 @@
-#include "cuda_call.h"
+#include "kernels/cuda_call.h"
 
 namespace bp::cuda {
 

@@ -1,12 +1,16 @@
-// What every kernel shares: the device type of each dtype and the type it computes in, the
-// conversions between them (those of the CPU backend), 16-byte vectors, warp and team
+// What every kernel shares: the device type of each SDK storage type and the type it computes
+// in, the conversions between them (those of the CPU backend), 16-byte vectors, warp and team
 // reductions, grid-stride loops, and launch checks.
 #pragma once
 
-#include "launch.h"
-#include "launch_layout.h"
-#include "vector_alignment.h"
+#include "kernels/launch.h"
+#include "kernels/launch_layout.h"
+#include "kernels/vector_alignment.h"
 
+#include <backplane/sdk/dispatch.hpp>
+#include <backplane/sdk/dtype_set.hpp>
+#include <backplane/sdk/half.hpp>
+#include <backplane/sdk/kernel_dtypes.h>
 #include <backplane/sdk/status.hpp>
 
 #include <cuda_bf16.h>
@@ -25,28 +29,25 @@ namespace bp::cuda {
 
 // --- element types ------------------------------------------------------------------------------
 
+// The device type that holds elements of an SDK storage type (bp::plugin::StorageType): CUDA's
+// own 16-bit floats, whose conversions and arithmetic the GPU has, for Half and BFloat16; the
+// storage type itself otherwise (Bool is one byte holding 0 or 1). Kernels are instantiated
+// through bp::plugin::visit_dtype for the dtypes their op declares in ops.yaml
+// (<backplane/sdk/kernel_dtypes.h>), each tag's type mapped through device_t.
 template <typename T>
-struct DeviceTypeTag {
+struct DeviceType {
   using type = T;
 };
-
-// The device type of each dtype's elements; Bool is one byte holding 0 or 1.
-template <typename Fn>
-decltype(auto) visit_device_type(DType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DType::Float32: return fn(DeviceTypeTag<float>{});
-    case DType::Float64: return fn(DeviceTypeTag<double>{});
-    case DType::Float16: return fn(DeviceTypeTag<__half>{});
-    case DType::BFloat16: return fn(DeviceTypeTag<__nv_bfloat16>{});
-    case DType::Int8: return fn(DeviceTypeTag<int8_t>{});
-    case DType::UInt8: return fn(DeviceTypeTag<uint8_t>{});
-    case DType::Int32: return fn(DeviceTypeTag<int32_t>{});
-    case DType::Int64: return fn(DeviceTypeTag<int64_t>{});
-    case DType::Bool: return fn(DeviceTypeTag<bool>{});
-  }
-  throw plugin::Error(BP_STATUS_UNIMPLEMENTED,
-                      "unknown dtype code " + std::to_string(static_cast<int>(dtype)));
-}
+template <>
+struct DeviceType<Half> {
+  using type = __half;
+};
+template <>
+struct DeviceType<BFloat16> {
+  using type = __nv_bfloat16;
+};
+template <typename T>
+using device_t = typename DeviceType<T>::type;
 
 template <typename T>
 inline constexpr bool kIsHalfType = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
@@ -59,41 +60,14 @@ using compute_t = std::conditional_t<kIsHalfType<T>, float, T>;
 template <typename T>
 inline constexpr bool kIsFloating = std::is_floating_point_v<compute_t<T>>;
 
-// Predicates over device types, for dispatch_dtype.
-template <typename T>
-struct AnyDType : std::true_type {};
-template <typename T>
-struct NonBoolDType : std::bool_constant<!std::is_same_v<T, bool>> {};
-template <typename T>
-struct FloatingDType : std::bool_constant<kIsFloating<T>> {};
-template <typename T>
-struct IntegerDType : std::bool_constant<std::is_integral_v<T> && !std::is_same_v<T, bool>> {};
-template <typename T>
-struct HalfDType : std::bool_constant<kIsHalfType<T>> {};
-
-// Calls fn(DeviceTypeTag<T>{}) for `dtype` when Supported<T> holds; otherwise `op` has no
-// kernel for it. Only supported types are instantiated.
-template <template <typename> class Supported, typename Fn>
-void dispatch_dtype(std::string_view op, DType dtype, Fn&& fn) {
-  visit_device_type(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (Supported<T>::value) {
-      fn(tag);
-    } else {
-      throw plugin::Error(BP_STATUS_UNIMPLEMENTED, std::string(op) + ": not implemented for '" +
-                                                       std::string(dtype_name(dtype)) + "'");
-    }
-  });
-}
-
 // Unsigned integers of each element width, for kernels that move bits.
 template <typename Fn>
 void visit_bits_type(size_t element_size, Fn&& fn) {
   switch (element_size) {
-    case 1: return fn(DeviceTypeTag<uint8_t>{});
-    case 2: return fn(DeviceTypeTag<uint16_t>{});
-    case 4: return fn(DeviceTypeTag<uint32_t>{});
-    case 8: return fn(DeviceTypeTag<uint64_t>{});
+    case 1: return fn(plugin::TypeTag<uint8_t>{});
+    case 2: return fn(plugin::TypeTag<uint16_t>{});
+    case 4: return fn(plugin::TypeTag<uint32_t>{});
+    case 8: return fn(plugin::TypeTag<uint64_t>{});
   }
   throw plugin::Error(BP_STATUS_INTERNAL,
                       "no element type is " + std::to_string(element_size) + " bytes wide");

@@ -10,7 +10,7 @@
 // kernels too (tests/cuda/emulated_launch.h).
 #pragma once
 
-#include "device_support.cuh"
+#include "kernels/device_support.cuh"
 
 #include <utility>
 
@@ -23,7 +23,7 @@ inline constexpr int kElementwiseThreads = 256;
 // Vectors each thread loads before computing: independent loads in flight hide latency. Two
 // per operand, with two blocks per multiprocessor at least (launch bounds: at most 128
 // registers, no spills), keep some 32 KB in flight per multiprocessor, more than the memory
-// system's latency-bandwidth product needs; four doubled the registers for no gain.
+// system's latency-bandwidth product needs; more would cost registers for no gain.
 inline constexpr int kElementwiseUnroll = 2;
 inline constexpr int kElementwiseMinBlocks = 2;
 

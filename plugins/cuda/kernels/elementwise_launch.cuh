@@ -2,7 +2,7 @@
 // function over an ElementwiseLaunch, dense or strided.
 #pragma once
 
-#include "elementwise.cuh"
+#include "kernels/elementwise.cuh"
 
 #include <utility>
 

@@ -1,8 +1,8 @@
 // Launches of embedding's and index_select's gather (gather.cuh), and the report of the first
 // index out of range once the launch is done.
-#include "cuda_call.h"
-#include "elementwise_launch.cuh"
-#include "gather.cuh"
+#include "kernels/cuda_call.h"
+#include "kernels/elementwise_launch.cuh"
+#include "kernels/gather.cuh"
 
 namespace bp::cuda {
 

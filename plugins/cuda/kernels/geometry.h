@@ -4,7 +4,7 @@
 // one element offset per operand. Compiled by both the host compiler and nvcc.
 #pragma once
 
-#include "host_device.h"
+#include "kernels/host_device.h"
 
 #include <cstdint>
 

@@ -11,7 +11,7 @@
 // split order, so the result does not depend on timing.
 #pragma once
 
-#include "device_support.cuh"
+#include "kernels/device_support.cuh"
 
 namespace bp::cuda {
 
@@ -200,9 +200,8 @@ __device__ __forceinline__ constexpr Width<W> width_of(const Vec<T, W>&) {
 // Calls visit(element, p) for the members p of [begin, end) that lane `lane` of a team of `team`
 // handles (every team-th, in its own order), of the group whose first member (in operand 0,
 // whose elements are T) is at `first`. Dense members are read with 16-byte vectors from the
-// first aligned one on. Its own walk rather than for_spans over a GroupOperand: on an H200 the
-// reductions read bfloat16 rows at 0.53x-0.63x of copy bandwidth this way, and at 0.34x-0.44x
-// through the operand's run-time choice between vectors and members.
+// first aligned one on. Its own walk rather than for_spans over a GroupOperand: the operand's
+// run-time choice between vectors and members costs the reductions much of their bandwidth.
 template <typename T, int N, typename Visit>
 __device__ __forceinline__ void for_members(const T* __restrict__ first, const GroupShape<N>& shape, int64_t begin,
                                             int64_t end, int lane, int team, Visit&& visit) {

@@ -1,13 +1,16 @@
 // The kernels' entry points, as the host code calls them: plain C++ functions defined in the
 // .cu files next to their kernels, each choosing the kernel instance for a dtype and launching
-// it on the given stream. A dtype an op does not take is refused with BP_STATUS_UNIMPLEMENTED
-// ("sub: not implemented for 'Bool'", as the CPU backend says). Launch failures throw
-// bp::plugin::Error with the CUDA error.
+// it on the given stream. Each op's kernels are instantiated for the dtypes the op declares in
+// ops.yaml (bp::plugin::kernel_dtypes), less those the plugin does not take, and any other
+// dtype is refused by bp::plugin::visit_dtype with BP_STATUS_UNIMPLEMENTED and the message
+// every backend gives. A launch shared by several ops takes the op's kernel_dtypes type as its
+// template argument. Launch failures throw bp::plugin::Error with the CUDA error.
 #pragma once
 
-#include "geometry.h"
+#include "kernels/geometry.h"
 
 #include <backplane/sdk/dtype.hpp>
+#include <backplane/sdk/kernel_dtypes.h>
 #include <backplane/sdk/scalar.hpp>
 
 #include <cuda_runtime_api.h>
@@ -17,6 +20,8 @@
 #include <optional>
 
 namespace bp::cuda {
+
+namespace kernel_dtypes = plugin::kernel_dtypes;
 
 // Where and how wide a launch may be.
 struct LaunchTarget {
@@ -40,10 +45,12 @@ struct ElementwiseLaunch {
 
 // --- elementwise (binary.cu, unary.cu, compare.cu, copy.cu) -----------------------------------
 
-enum class BinaryOp { Add, Mul, Div, Maximum, Minimum };
-// out = self op other; Add computes self + alpha * other (subtraction is Add with -alpha).
-// Operands: out, self, other, all of `dtype`.
-void launch_binary(BinaryOp op, DType dtype, const ElementwiseLaunch<3>& launch, const Scalar& alpha);
+enum class BinaryOp { Add, Sub, Mul, Div, Maximum, Minimum };
+// out = self op other. Add and Sub both compute self + alpha * other, on the dtypes add and sub
+// take: for Sub the caller passes sub's alpha negated. Operands: out, self, other, all of
+// `dtype`.
+void launch_binary(BinaryOp op, DType dtype, const ElementwiseLaunch<3>& launch,
+                   const Scalar& alpha);
 
 enum class UnaryOp { Neg, Abs, Exp, Log, Sqrt, Tanh, Sigmoid, Relu, GeluErf, GeluTanh, Silu };
 // Operands: out, self, both of `dtype`.
@@ -89,7 +96,9 @@ void launch_sum(DType dtype, const GroupShape<2>& shape, const void* input, void
                 const LaunchTarget& target, GroupScratch& scratch);
 
 // The largest member of each group (NaN above everything) and the position of its first
-// occurrence. Operands: input, values (of `dtype`, may be null), indices (Int64, may be null).
+// occurrence, for Kernel: kernel_dtypes::amax_out, max_dim_max or argmax_out. Operands: input,
+// values (of `dtype`, may be null), indices (Int64, may be null).
+template <typename Kernel>
 void launch_max(DType dtype, const GroupShape<3>& shape, const void* input, void* values,
                 int64_t* indices, const LaunchTarget& target, GroupScratch& scratch);
 
@@ -197,11 +206,13 @@ struct MatrixOperand {
 };
 
 // out = alpha * (a @ b) + beta * addend over `batches` (n x k) @ (k x m) products, accumulated
-// in int64 and wrapped to `dtype` (Char, Byte, Int, Long). Without an addend (null data), beta
-// is ignored.
+// in int64 and wrapped to `dtype` (Int8, UInt8, Int32 or Int64; the others are refused), for
+// Kernel: kernel_dtypes::mm_out, bmm_out or addmm_out. Without an addend (null data), beta is
+// ignored.
+template <typename Kernel>
 void launch_integer_matmul(DType dtype, int64_t batches, int64_t n, int64_t k, int64_t m,
-                           const MatrixOperand& a, const MatrixOperand& b, const MatrixOperand& addend,
-                           void* out, const int64_t (&out_strides)[3], const Scalar& alpha,
-                           const Scalar& beta, const LaunchTarget& target);
+                           const MatrixOperand& a, const MatrixOperand& b,
+                           const MatrixOperand& addend, void* out, const int64_t (&out_strides)[3],
+                           const Scalar& alpha, const Scalar& beta, const LaunchTarget& target);
 
 }  // namespace bp::cuda

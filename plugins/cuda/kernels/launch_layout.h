@@ -3,7 +3,7 @@
 // without a GPU (tests/cuda/launch_layout_test.cpp).
 #pragma once
 
-#include "launch.h"
+#include "kernels/launch.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -23,8 +23,8 @@ inline constexpr int kColumnSlices = 8;
 // These teams are sized by bytes, not members, so that a 16-bit row gets as many vectors per
 // thread as a float32 one, in half the team.
 inline constexpr int64_t kRowBytesPerThread = 64;
-// Members each thread of a reduction team reads, whatever their size: the layout whose speed was
-// measured on an H200 (bench/README.md).
+// Members each thread of a reduction team reads, whatever their size: sized by bytes, as the
+// softmax and norm teams are, the reductions sum 16-bit rows more slowly.
 inline constexpr int64_t kReductionMembersPerThread = 32;
 
 // The members per thread that make `bytes_per_thread` of `element_size`-byte members.

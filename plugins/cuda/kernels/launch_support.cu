@@ -1,6 +1,6 @@
 // Host-side helpers of the launches: error checks and launch shapes.
-#include "cuda_call.h"
-#include "groups.cuh"
+#include "kernels/cuda_call.h"
+#include "kernels/groups.cuh"
 
 #include <bit>
 

@@ -6,7 +6,7 @@
 // (tests/cuda/emulated_launch.h).
 #pragma once
 
-#include "device_support.cuh"
+#include "kernels/device_support.cuh"
 
 namespace bp::cuda {
 // Internal to each includer: the kernel library and the host tests each compile their own.

@@ -1,7 +1,7 @@
 // Normalisations: the launches of layer norm and RMS norm (kernels in norm.cuh), and batch norm
 // (inference), elementwise over per-channel statistics in float (double for Double).
-#include "elementwise_launch.cuh"
-#include "norm.cuh"
+#include "kernels/elementwise_launch.cuh"
+#include "kernels/norm.cuh"
 
 #include <limits>
 
@@ -26,8 +26,8 @@ struct BatchNorm {
 void launch_layer_norm(DType dtype, const GroupShape<kNormOperands>& shape, const void* const* data, double eps,
                        const LaunchTarget& target) {
   if (shape.groups == 0) return;
-  dispatch_dtype<FloatingDType>("native_layer_norm", dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  plugin::visit_dtype<kernel_dtypes::native_layer_norm_out>(dtype, [&](auto tag) {
+    using T = device_t<typename decltype(tag)::type>;
     auto operand = [&](int k) { return static_cast<T*>(const_cast<void*>(data[k])); };
     const CachedRowLayout layout =
         prepare_cached_rows(reinterpret_cast<const void*>(&layer_norm_rows<T>), "layer_norm", shape.groups,
@@ -44,8 +44,8 @@ void launch_layer_norm(DType dtype, const GroupShape<kNormOperands>& shape, cons
 void launch_rms_norm(DType dtype, const GroupShape<3>& shape, const void* input, void* out, const void* weight,
                      std::optional<double> eps, const LaunchTarget& target) {
   if (shape.groups == 0 || shape.group_size == 0) return;
-  dispatch_dtype<FloatingDType>("rms_norm", dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  plugin::visit_dtype<kernel_dtypes::rms_norm_out>(dtype, [&](auto tag) {
+    using T = device_t<typename decltype(tag)::type>;
     using C = compute_t<T>;
     const C epsilon = eps ? static_cast<C>(*eps) : std::numeric_limits<C>::epsilon();
     const CachedRowLayout layout =
@@ -60,8 +60,8 @@ void launch_rms_norm(DType dtype, const GroupShape<3>& shape, const void* input,
 }
 
 void launch_batch_norm(DType dtype, const ElementwiseLaunch<6>& launch, double eps, bool has_weight, bool has_bias) {
-  dispatch_dtype<FloatingDType>("batch_norm", dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  plugin::visit_dtype<kernel_dtypes::batch_norm_inference_out>(dtype, [&](auto tag) {
+    using T = device_t<typename decltype(tag)::type>;
     using C = compute_t<T>;
     launch_elementwise<T, T, T, T, T, T>(launch, BatchNorm<C>{static_cast<C>(eps), has_weight, has_bias});
   });

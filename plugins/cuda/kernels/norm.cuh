@@ -7,7 +7,7 @@
 // (tests/cuda/emulated_launch.h).
 #pragma once
 
-#include "groups.cuh"
+#include "kernels/groups.cuh"
 
 #include <functional>
 #include <limits>

@@ -1,12 +1,13 @@
 // Launches of the reductions (kernels in reduce.cuh).
-#include "reduce.cuh"
+#include "kernels/reduce.cuh"
 
 namespace bp::cuda {
 namespace {
 
 template <typename T, typename Policy>
-void launch_reduction(const GroupShape<Policy::kOperands>& shape, const void* input, const Policy& policy,
-                      const LaunchTarget& target, GroupScratch& scratch, std::string_view name) {
+void launch_reduction(const GroupShape<Policy::kOperands>& shape, const void* input,
+                      const Policy& policy, const LaunchTarget& target, GroupScratch& scratch,
+                      std::string_view name) {
   using Acc = typename Policy::Acc;
   if (shape.groups == 0) return;
   const T* in = static_cast<const T*>(input);
@@ -29,30 +30,38 @@ void launch_reduction(const GroupShape<Policy::kOperands>& shape, const void* in
 
 }  // namespace
 
-void launch_sum(DType dtype, const GroupShape<2>& shape, const void* input, void* out, bool average,
-                const LaunchTarget& target, GroupScratch& scratch) {
+void launch_sum(DType dtype, const GroupShape<2>& shape, const void* input, void* out,
+                bool average, const LaunchTarget& target, GroupScratch& scratch) {
   const char* name = average ? "mean" : "sum";
+  const auto launch = [&](auto tag) {
+    using T = device_t<typename decltype(tag)::type>;
+    const SumPolicy<T> policy{static_cast<T*>(out), average, shape.group_size};
+    launch_reduction<T>(shape, input, policy, target, scratch, name);
+  };
   if (average) {
-    dispatch_dtype<FloatingDType>(name, dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      launch_reduction<T>(shape, input, SumPolicy<T>{static_cast<T*>(out), true, shape.group_size}, target, scratch,
-                          name);
-    });
-    return;
+    plugin::visit_dtype<kernel_dtypes::mean_out>(dtype, launch);
+  } else {
+    plugin::visit_dtype<kernel_dtypes::sum_IntList_out>(dtype, launch);
   }
-  dispatch_dtype<AnyDType>(name, dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    launch_reduction<T>(shape, input, SumPolicy<T>{static_cast<T*>(out), false, shape.group_size}, target, scratch,
-                        name);
+}
+
+template <typename Kernel>
+void launch_max(DType dtype, const GroupShape<3>& shape, const void* input, void* values,
+                int64_t* indices, const LaunchTarget& target, GroupScratch& scratch) {
+  plugin::visit_dtype<Kernel>(dtype, [&](auto tag) {
+    using T = device_t<typename decltype(tag)::type>;
+    const MaxPolicy<T> policy{static_cast<T*>(values), indices};
+    launch_reduction<T>(shape, input, policy, target, scratch, "max");
   });
 }
 
-void launch_max(DType dtype, const GroupShape<3>& shape, const void* input, void* values, int64_t* indices,
-                const LaunchTarget& target, GroupScratch& scratch) {
-  dispatch_dtype<AnyDType>("max", dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    launch_reduction<T>(shape, input, MaxPolicy<T>{static_cast<T*>(values), indices}, target, scratch, "max");
-  });
-}
+template void launch_max<kernel_dtypes::amax_out>(DType, const GroupShape<3>&, const void*, void*,
+                                                  int64_t*, const LaunchTarget&, GroupScratch&);
+template void launch_max<kernel_dtypes::max_dim_max>(DType, const GroupShape<3>&, const void*,
+                                                     void*, int64_t*, const LaunchTarget&,
+                                                     GroupScratch&);
+template void launch_max<kernel_dtypes::argmax_out>(DType, const GroupShape<3>&, const void*,
+                                                    void*, int64_t*, const LaunchTarget&,
+                                                    GroupScratch&);
 
 }  // namespace bp::cuda

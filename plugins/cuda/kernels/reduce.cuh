@@ -5,7 +5,7 @@
 // (tests/cuda/emulated_launch.h).
 #pragma once
 
-#include "groups.cuh"
+#include "kernels/groups.cuh"
 
 namespace bp::cuda {
 // Internal to each includer: the kernel library and the host tests each compile their own.

@@ -1,29 +1,34 @@
 // Launches of softmax and log_softmax (kernels in softmax.cuh).
-#include "softmax.cuh"
+#include "kernels/softmax.cuh"
 
 namespace bp::cuda {
 
-void launch_softmax(DType dtype, const GroupShape<2>& shape, const void* input, void* out, bool logarithm,
-                    const LaunchTarget& target) {
+void launch_softmax(DType dtype, const GroupShape<2>& shape, const void* input, void* out,
+                    bool logarithm, const LaunchTarget& target) {
   const char* name = logarithm ? "log_softmax" : "softmax";
   if (shape.groups == 0 || shape.group_size == 0) return;
-  dispatch_dtype<FloatingDType>(name, dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  const auto launch = [&](auto tag) {
+    using T = device_t<typename decltype(tag)::type>;
     const T* in = static_cast<const T*>(input);
     T* o = static_cast<T*>(out);
     if (prefers_columns(shape)) {
-      softmax_columns<<<grid_blocks(shape.groups, kGroupBlockThreads, target), kGroupBlockThreads, 0, target.stream>>>(
-          shape, in, o, logarithm);
+      const unsigned int blocks = grid_blocks(shape.groups, kGroupBlockThreads, target);
+      softmax_columns<<<blocks, kGroupBlockThreads, 0, target.stream>>>(shape, in, o, logarithm);
       check_launch(name);
       return;
     }
-    const CachedRowLayout layout = prepare_cached_rows(reinterpret_cast<const void*>(&softmax_rows<T>), name,
-                                                       shape.groups, shape.group_size, sizeof(compute_t<T>),
-                                                       members_per_thread(kRowBytesPerThread, sizeof(T)), target);
-    softmax_rows<<<layout.rows.blocks, dim3(layout.rows.team, layout.rows.slots), layout.shared_bytes,
-                   target.stream>>>(shape, in, o, logarithm, layout.cached);
+    const CachedRowLayout layout = prepare_cached_rows(
+        reinterpret_cast<const void*>(&softmax_rows<T>), name, shape.groups, shape.group_size,
+        sizeof(compute_t<T>), members_per_thread(kRowBytesPerThread, sizeof(T)), target);
+    softmax_rows<<<layout.rows.blocks, dim3(layout.rows.team, layout.rows.slots),
+                   layout.shared_bytes, target.stream>>>(shape, in, o, logarithm, layout.cached);
     check_launch(name);
-  });
+  };
+  if (logarithm) {
+    plugin::visit_dtype<kernel_dtypes::log_softmax_int_out>(dtype, launch);
+  } else {
+    plugin::visit_dtype<kernel_dtypes::softmax_int_out>(dtype, launch);
+  }
 }
 
 }  // namespace bp::cuda

@@ -1,11 +1,11 @@
-// The element functions of one tensor: neg, abs, relu on every dtype that has them; exp, log,
-// sqrt, tanh, sigmoid, gelu and silu on floating dtypes (the 16-bit ones computed in float).
+// The element functions of one tensor: neg, abs and relu, for integers and floats; exp, log,
+// sqrt, tanh, sigmoid, gelu and silu, for floats (the 16-bit ones computed in float).
 //
 // Launched by unary.cu; a header so that the host tests compile these functions too
 // (tests/cuda/emulated_launch.h).
 #pragma once
 
-#include "device_support.cuh"
+#include "kernels/device_support.cuh"
 
 namespace bp::cuda {
 // Internal to each includer: the kernel library and the host tests each compile their own.
@@ -77,10 +77,10 @@ __device__ __forceinline__ float approximate_reciprocal(float x) {
 
 // The standard normal CDF in float, Phi(x) = erfc(-x / sqrt 2) / 2, through the Chebyshev fit of
 // erfc in Numerical Recipes in C (2nd ed., section 6.2; fractional error below 1.2e-7): one
-// reciprocal and one power of 2, a third of the instructions of CUDA's erfcf and a division,
-// which made GELU on 16-bit data bound by arithmetic rather than memory. In float its error stays
-// within 1e-5 relative for x >= -8, where Phi is above 1e-15 (measured with the host's
-// arithmetic; the GPU's reciprocal and power of 2 add a few parts in 1e7).
+// reciprocal and one power of 2, far cheaper than CUDA's erfcf and a division, so that GELU on
+// 16-bit data stays bound by memory rather than arithmetic. In float its error stays within 1e-5
+// relative for x >= -8, where Phi is above 1e-15 (the GPU's approximate reciprocal and power of
+// 2 add a few parts in 1e7).
 __device__ __forceinline__ float standard_normal_cdf(float x) {
   constexpr float kLog2e = 1.44269504088896340736f;
   const float z = fabsf(x) * 0.70710678118654752f;

@@ -3,7 +3,7 @@
 // Compiled by both the host compiler and nvcc.
 #pragma once
 
-#include "host_device.h"
+#include "kernels/host_device.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -4,7 +4,7 @@
 //   fused_attention, for GPUs: one work-item per query row of one leading index, walking the
 //     keys KEY_CHUNK at a time. A score is PARTS partial sums along the head dim, which a
 //     compiler keeps in one vector register where a single running sum would have to stay in
-//     order (on PoCL, 2.4x faster); values are added four keys at a time.
+//     order; values are added four keys at a time.
 //   fused_attention_rows, for CPU devices: each work-item takes ROW_WORK query rows and walks
 //     the keys KEY_BLOCK at a time, its scores and its output running as vector multiply-adds on
 //     sums held in registers, as matmul_rows does. It reads the keys from a copy with the
@@ -149,8 +149,8 @@ __attribute__((always_inline)) inline compute_t sum16(const product16_t v) {
 // The keys of every leading index in blocks of KEY_BLOCK positions, each block with positions
 // along rows: element (e, j) of block b of leading index i at ((i * blocks + b) * embedding + e)
 // * KEY_BLOCK + j, in the compute type, and 0 past key_length. A block is one work-item's, so
-// that each writes whole vectors into consecutive memory (one work-item per position ran 2.5x
-// slower on PoCL); the block's key rows stay in the cache while it walks their columns.
+// that each writes whole vectors into consecutive memory, and the block's key rows stay in the
+// cache while it walks their columns.
 __kernel void transpose_keys(const long key_length, const int embedding, const int leading_ndim,
                              const long8 leading_size, HEAD_MATRIX(__global const elem_t, key),
                              __global compute_t* key_blocks) {

@@ -182,8 +182,8 @@ typedef long16 product16_t;
 #define MIN_NAN(a, b) (IS_NAN(a) ? (a) : IS_NAN(b) ? (b) : (b) < (a) ? (b) : (a))
 
 // Elements at, ..., at + 7 of p as a compute8_t, and a compute8_t stored to them: one vector
-// access with vector conversions for the floating dtypes (for float16 and bfloat16, 8 elements
-// converted one by one run 2-4x slower on PoCL), element by element for the others.
+// access with vector conversions for the floating dtypes (so that float16 and bfloat16 convert
+// 8 elements at once rather than one by one), element by element for the others.
 #if DTYPE == DT_FLOAT32 || DTYPE == DT_FLOAT64
 #define LOAD8(p, at) vload8(0, (p) + (at))
 #define STORE8(p, at, v) vstore8((v), 0, (p) + (at))

@@ -1,5 +1,5 @@
 // Elementwise kernels for one dtype (-DDTYPE): arithmetic, functions of one tensor,
-// comparisons, where, fill and arange, each in the two forms of ELEMENTWISE_KERNEL. Inputs
+// comparisons, where, batch norm, fill and arange, each in the two forms of ELEMENTWISE_KERNEL. Inputs
 // arrive broadcast to out's shape and converted to the program's dtype (the core's meta step),
 // so every operand is walked over one shape. Float-only functions exist only in floating
 // programs; the host refuses them elsewhere. A kernel whose op shares its name with a built-in
@@ -40,10 +40,9 @@ UNARY_KERNEL(relu, x < (compute_t)0 ? (compute_t)0 : x)
 // scalar (the built-in functions, and saturating_tanh, have vector versions). In programs for
 // CPU devices each also comes as name_dense8, the dense form taking 8 consecutive elements per
 // work-item as one vector: PoCL runs a math function of a vector as vector instructions, but
-// calls its scalar version once per element across work-items (exact GELU 13x faster).
-// Their strided form, in tiles, likewise takes 8 columns of a tile's row at a time (exp of a
-// transposed matrix 3.9x faster), each operand's 8 elements as one vector access where its
-// columns are consecutive (out's always are, as the core passes it today).
+// calls its scalar version once per element across work-items. Their strided form, in tiles,
+// likewise takes 8 columns of a tile's row at a time, each operand's 8 elements as one vector
+// access where its columns are consecutive (out's always are: the core passes it dense).
 #ifdef WALK_IN_TILES
 #define UNARY_OCTETS_OF_ROW(BODY, expr)                                                        \
   long j = 0;                                                                                  \

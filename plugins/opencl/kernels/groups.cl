@@ -32,7 +32,7 @@
 // The offset of member p of a group in operand `name`, and that member of the group that starts
 // at `start`, loaded. Members along one dimension (after merging: a row, a column) take one
 // product instead of unravel's dot product of eight, which also lets PoCL vectorise loops over
-// them (softmax over rows 2.8x faster); the branch is the same for the whole launch.
+// them; the branch is the same for the whole launch.
 #define MEMBER_OFFSET(name, p)                                                                 \
   (member_ndim <= 1 ? (p) * name##_member.s0                                                   \
                     : MEMBER_AT(name, unravel(p, member_ndim, member_size)))
@@ -40,17 +40,15 @@
 
 // Lanes take the members of their group 8 at a time, as a vector: a math function of the vector
 // (exp) runs as vector instructions where the driver's library has vector versions, as PoCL's
-// does (softmax over rows 3.3x faster there than one exp per member), and sums and maxima run
-// in 8 independent lanes. Octet o holds members 8o to 8o + 7 (of a run, in reductions: see
-// reduction.cl); a lane takes octets LANE, LANE + LANES, ..., then the members past the last
-// whole octet one by one.
+// does, and sums and maxima run in 8 independent lanes. Octet o holds members 8o to 8o + 7 (of
+// a run, in reductions: see reduction.cl); a lane takes octets LANE, LANE + LANES, ..., then the
+// members past the last whole octet one by one.
 //
 // FOR_EACH_OCTET(o, statements) runs the statements for each of this lane's `octets`, in one
 // of two copies of the loop: one for kernels whose member operands are all dense
 // (`dense_members`: members along one dimension, one element apart), where LOAD_MEMBERS8 and
 // STORE_MEMBERS8 are one vector access each, and one for any layout. PoCL does not hoist that
-// choice out of the loop itself (softmax over 2048 rows of 2048: 3.5 ms this way, 4.7 with it
-// made per access).
+// choice out of the loop itself.
 #define FOR_EACH_OCTET(o, ...)                                                                 \
   if (dense_members) {                                                                         \
     const bool dense_ = true;                                                                  \
@@ -124,14 +122,13 @@
   const long skip = own_first - gc.s0;
 
 // Tiles of side-by-side kernels hold 8 groups, or TILE_OCTETS times as many where the rows of
-// groups are that wide. Reading 64 consecutive float32 elements (256 bytes) from each member
-// row where 8 read half a cache line before jumping to the next member's page made sums and
-// softmax over the columns of a 2048 x 2048 float32 matrix 3.0x and 1.8x faster on PoCL.
+// groups are that wide: a tile of 8 float32 groups reads half a cache line of each member row
+// before jumping to the next member's page, one of 64 reads 256 consecutive bytes.
 #define TILE_OCTETS 8
 
 // The functions that run a tile: inlined into each kernel, where their `octets` becomes a
-// constant, so that their arrays, indexed in unrolled loops, stay in registers (PoCL left a
-// plain `inline` function a call, and sums over columns took twice the time).
+// constant, so that their arrays, indexed in unrolled loops, stay in registers (PoCL leaves a
+// plain `inline` function a call).
 #define TILE_FUNCTION __attribute__((always_inline)) inline
 
 // The two kernels of a side-by-side op: `name`, whose work-items run `tile` (a TILE_FUNCTION,

@@ -106,8 +106,7 @@ __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1))) void matmul(
 // matmul_rows passes the constant 1 where b's rows are dense, which turns each vector of b into
 // one load, and ROW_WORK and COL_WORK as the block's `rows` and `cols` where it is whole, which
 // drops the checks at the edges of out. sum_row_block must be inlined for that: PoCL leaves it
-// a call otherwise, and every vector of b a gather. On PoCL, mm of 1024^3 float32 runs at 3.6x
-// the GFLOP/s of an array of scalar sums (bench/README.md).
+// a call otherwise, and every vector of b a gather.
 
 // Adds row i's products for this k; rows past the block's own sum zeros.
 #define ADD_ROW_PRODUCTS(i)                                                                    \

@@ -63,10 +63,11 @@ __kernel void softmax(GROUP_PARAMS, GROUPED(__global const elem_t, in),
 // the output (kernels/groups.cl): softmax's three passes over all of them at once. Written over
 // its input, a tile overlapping the one before may read that tile's outputs in the groups it
 // skips: those are not stored, and each group's statistics are its own.
-TILE_FUNCTION void softmax_tile(const long group_size, const int member_ndim, const long8 member_size,
-                                __global const elem_t* in, const long8 in_member, const long in_start,
-                                __global elem_t* out, const long8 out_member, const long out_start,
-                                const long skip, const int logarithm, const int octets) {
+TILE_FUNCTION void softmax_tile(const long group_size, const int member_ndim,
+                                const long8 member_size, __global const elem_t* in,
+                                const long8 in_member, const long in_start, __global elem_t* out,
+                                const long8 out_member, const long out_start, const long skip,
+                                const int logarithm, const int octets) {
   compute8_t max[TILE_OCTETS];
 #pragma unroll
   for (int k = 0; k < octets; ++k) max[k] = -INFINITY;
@@ -127,7 +128,8 @@ SIDE_BY_SIDE_KERNELS(softmax_side_by_side, SOFTMAX_SIDE_BY_SIDE_PARAMS, softmax_
 // mean squared deviation) in acc_t stay accurate where E[x^2] - E[x]^2 would cancel.
 __kernel void layer_norm(GROUP_PARAMS, GROUPED(__global const elem_t, in),
                          GROUPED(__global elem_t, out), PER_GROUP(__global elem_t, mean),
-                         PER_GROUP(__global elem_t, rstd), PER_MEMBER(__global const elem_t, weight),
+                         PER_GROUP(__global elem_t, rstd),
+                         PER_MEMBER(__global const elem_t, weight),
                          PER_MEMBER(__global const elem_t, bias), const int has_weight,
                          const int has_bias, const acc_t eps) {
   __local acc_t scratch[WG_SIZE];

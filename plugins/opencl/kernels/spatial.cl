@@ -21,9 +21,10 @@ inline long at4(const long4 c, const long4 stride) {
 // out[n, o, y, x] = bias[o] + sum over the group's input channels i and the kernel taps (r, s)
 // of in[n, g * in_per_group + i, y * stride - padding + r * dilation, ...] * weight[o, i, r, s],
 // accumulated in acc_t: conv2d in the Gpu kernel shape. Taps in the padding contribute nothing.
-__kernel void conv2d(const long total, __global elem_t* out, const long out_base, const long4 out_size,
-                     const long4 out_stride, __global const elem_t* in, const long in_base,
-                     const long4 in_size, const long4 in_stride, __global const elem_t* weight,
+__kernel void conv2d(const long total, __global elem_t* out, const long out_base,
+                     const long4 out_size, const long4 out_stride, __global const elem_t* in,
+                     const long in_base, const long4 in_size, const long4 in_stride,
+                     __global const elem_t* weight,
                      const long weight_base, const long4 weight_size, const long4 weight_stride,
                      __global const elem_t* bias, const long bias_base, const long bias_stride,
                      const int has_bias, const long2 stride, const long2 padding,
@@ -59,8 +60,8 @@ __kernel void conv2d(const long total, __global elem_t* out, const long out_base
 // otherwise the sum over the taps is divided by the product of the two divisors, or by
 // `divisor_override` when that is not 0. Work-items: dim 0, the output columns (rounded up to
 // whole work-groups); dim 1, the output rows; dim 2, the channels. Each takes its output in
-// every image in turn, so that none divides to find its coordinates (three 64-bit divisions an
-// output took most of the kernel's time on PoCL).
+// every image in turn, so that none divides to find its coordinates (three 64-bit divisions
+// per output would take most of the kernel's time).
 __kernel void pool2d(__global elem_t* out, const long out_base, const long4 out_size,
                      const long4 out_stride, __global const elem_t* in, const long in_base,
                      const long4 in_stride, __global const long* axes, const long2 step,
@@ -104,7 +105,7 @@ __kernel void pool2d(__global elem_t* out, const long out_base, const long4 out_
 // group) by CONV_COLUMNS consecutive output columns of one output row of one image, alone. For
 // every input channel and tap it reads CONV_CHANNELS weights and CONV_COLUMNS inputs, and the
 // sums along the columns run as vector instructions, as in matmul_rows; they are in product_t
-// (17x faster than conv2d on PoCL, which sums one output per work-item in acc_t).
+// (conv2d sums one output per work-item in acc_t).
 #define CONV_CHANNELS 8  // the block of EACH_BLOCK_ROW
 #define CONV_COLUMNS 32
 

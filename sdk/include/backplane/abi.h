@@ -16,7 +16,7 @@
  * Minor versions: 1.0 is the first; 1.1 added bp_counter, bp_plugin::read_counters and the
  * kernel argument type bp_optional_float (schema `float?`); 1.2 added events (bp_event and the
  * bp_plugin::event_* functions); 1.3 added the core's services to plugins (bp_core_services,
- * bp_log_level and bp_plugin::attach_core).
+ * bp_log_level and bp_plugin::attach_core); 1.4 added bp_plugin::dlpack_device_type.
  *
  * The small value types passed *by value* to kernels (bp_scalar and the list/optional structs)
  * carry no `struct_size`: their layout is frozen for a major version, because a kernel's C
@@ -35,7 +35,7 @@ extern "C" {
 #endif
 
 #define BP_ABI_MAJOR 1
-#define BP_ABI_MINOR 3
+#define BP_ABI_MINOR 4
 
 /* The symbol every plugin exports; its type is bp_plugin_entry_fn. */
 #define BP_PLUGIN_ENTRY_SYMBOL "backplane_plugin_entry"
@@ -312,6 +312,15 @@ typedef struct bp_plugin {
    * valid until the process exits. A core older than 1.3 never calls it, so a plugin must do
    * without (bp::plugin::warn then writes to stderr itself). */
   void (*attach_core)(const bp_core_services* services);
+
+  /* ABI 1.4. What the plugin's device pointers are, as a DLDeviceType of dlpack.h: the
+   * device_type of DLTensor::device in the views its kernels receive, and what the core tells
+   * DLPack consumers. kDLCUDA for CUDA device memory, kDLOpenCL for cl_mem objects, kDLCPU for
+   * addresses the host can use (also memory the plugin allocates itself with malloc),
+   * kDLExtDev for memory DLPack has no type for. 0 (or a plugin older than 1.4) leaves it to the
+   * core, which says kDLCPU for a plugin without memory functions and otherwise guesses from
+   * the backend's name, kDLExtDev when the name tells it nothing. A negative value is refused. */
+  int32_t dlpack_device_type;
 } bp_plugin;
 
 /* The exported entry point. The core passes its own ABI version, so that a plugin may adapt
