@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "code_template.h"
 #include "file_writer.h"
 #include "model.h"
 
@@ -29,6 +30,9 @@ std::string generate_meta_functions_h(const NativeFunctions& functions);
 std::string generate_kernels_h(const NativeFunctions& functions);
 // (gen_kernel_dtypes.cpp)
 std::string generate_kernel_dtypes_h(const NativeFunctions& functions);
+// The first statement of a kernel op's wrapper in Kernels.h: the check of its declared
+// argument's dtype, or none for an op that takes every dtype.
+TemplateLines kernel_dtype_check(const NativeFunction& op);
 
 // The source a generated file's first line names (${source} in the templates): only the file
 // name, so that the outputs do not depend on where the tree is checked out.

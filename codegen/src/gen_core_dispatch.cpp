@@ -110,6 +110,7 @@ TemplateValues kernel_wrapper(const NativeFunction& op) {
       {"cpp_name", op.func.name.cpp_name()},
       {"parameters", kernel_wrapper_parameters(op.func)},
       {"host_arguments", comma_list(host_arguments)},
+      {"dtype_check", kernel_dtype_check(op)},
       {"device_tensor", device_source->name},
       {"arguments", comma_list(argument_names)},
       {"abi_conversions", conversions},

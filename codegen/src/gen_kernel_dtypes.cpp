@@ -1,5 +1,8 @@
 // <backplane/sdk/kernel_dtypes.h>: what ops.yaml's `dtypes:` and `dtypes_of:` say about each
-// kernel op, as types that the SDK's visit_dtype and require_dtype_of take.
+// kernel op, as types that the SDK's visit_dtype and require_dtype_of take; and the core's check
+// of the declared argument in each kernel wrapper (Kernels.h).
+#include <fmt/format.h>
+
 #include "embedded_templates.h"
 #include "gen_core.h"
 
@@ -53,6 +56,13 @@ std::string generate_kernel_dtypes_h(const NativeFunctions& functions) {
                                                  {"source", source_file_name(functions.path)},
                                                  {"kernels", kernels},
                                              });
+}
+
+TemplateLines kernel_dtype_check(const NativeFunction& op) {
+  // An op that takes every dtype has nothing to check, and its path to the kernel stays as short.
+  if (*op.dtypes == DTypeClass::All) return {};
+  return {fmt::format("check_kernel_dtype<plugin::kernel_dtypes::{}>({});",
+                      op.func.name.cpp_name(), op.dtypes_of)};
 }
 
 }  // namespace bp::codegen

@@ -201,7 +201,7 @@ TEST_CASE("Functions.cpp runs meta on copies, then the kernel on what meta left"
     CHECK(contains(cpp,
                    "Tensor& neg_(Tensor& self) {\n"
                    "  Tensor self_ = self;\n"
-                   "  auto specs = meta::unary_signed(self_);\n"
+                   "  auto specs = meta::unary(self_);\n"
                    "  const detail::ReadTensors read_views{self_};\n"
                    "  detail::OutArg out_arg(self, specs[0], detail::OutArg::Kind::InPlace, "
                    "\"neg_\", \"self\", read_views, detail::Aliasing::SameView);\n"));
@@ -353,4 +353,21 @@ TEST_CASE("Kernels: the device is the first written tensor's, and arguments beco
   CHECK(contains(cpp, "fn(to_dlpack_input(self), approximate_str.c_str(), &out_dl)"));
   CHECK(contains(cpp,
                  "fn(to_dlpack_input(self), to_abi(dim), to_abi(keepdim), to_abi(dtype), &out_dl)"));
+}
+
+TEST_CASE("Kernels: an op refuses undeclared dtypes of its declared argument first") {
+  const std::string cpp = generate_kernels_h(ops());
+  CHECK(contains(cpp,
+                 "\ninline void sub_out(const Tensor& self, const Tensor& other, const Scalar& "
+                 "alpha, const Tensor& out) {\n"
+                 "  check_kernel_dtype<plugin::kernel_dtypes::sub_out>(out);\n"
+                 "  const Device device = out.device();\n"));
+  // An op that takes every dtype has no check on its path (add.out above); every other has one.
+  for (const NativeFunction* op : ops().kernel_ops()) {
+    CAPTURE(op->func.name.str());
+    const bool checked =
+        contains(cpp, fmt::format("  check_kernel_dtype<plugin::kernel_dtypes::{}>({});\n",
+                                  op->func.name.cpp_name(), op->dtypes_of));
+    CHECK(checked == (op->dtypes != DTypeClass::All));
+  }
 }

@@ -174,7 +174,7 @@ double sum_of(const Values& window) {
 TEST_CASE("conv2d matches direct convolution for every stride, padding, dilation and groups") {
   for (const Device device : test_devices("conv2d.out")) {
     INFO("device " << device.str());
-    for (const DType dtype : floating_dtypes()) {
+    for (const DType dtype : declared_dtypes<kernel_dtypes::conv2d_out>()) {
       for (const ConvCase& c : kConvCases) {
         for (const Layout layout : {Layout::Contiguous, Layout::Transposed, Layout::Sliced}) {
           INFO(name_of(dtype) << " " << name_of(layout) << " " << describe(c));
@@ -221,7 +221,7 @@ TEST_CASE("conv2d: one int stands for both dims, and out= may be strided") {
 TEST_CASE("conv2d over no input channels gives the bias, and over an empty batch nothing") {
   for (const Device device : test_devices("conv2d.out")) {
     INFO("device " << device.str());
-    for (const DType dtype : floating_dtypes()) {
+    for (const DType dtype : declared_dtypes<kernel_dtypes::conv2d_out>()) {
       INFO(name_of(dtype));
       for (const ConvCase& c : {ConvCase{{2, 0, 5, 5}, {3, 0, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1},
                                 ConvCase{{0, 4, 5, 5}, {6, 2, 3, 3}, {2, 1}, {0, 1}, {1, 1}, 2}}) {
@@ -265,7 +265,8 @@ TEST_CASE("conv2d refuses arguments that do not describe a convolution") {
   check_error([&] { bp::conv2d(input, weight.to(bp::kFloat64), std::nullopt, 1, 0, 1, 2); },
               "weight has dtype Double but the input has Float");
   check_error([&] { bp::conv2d(input.to(bp::kInt32), weight.to(bp::kInt32), std::nullopt, 1, 0, 1, 2); },
-              "expected a floating-point input, got Int");
+              "conv2d.out takes Float32, Float64, Float16 or BFloat16, but out is Int32; convert "
+              "with .to(bp::kFloat32)");
   check_error([&] { bp::conv2d(input, bp::zeros({6, 2, 0, 3})); },
               "conv2d: weight of shape [6, 2, 0, 3] has a 0x3 kernel; a kernel must be at least 1x1");
   check_error([&] { bp::conv2d(bp::zeros({1, 2, 2, 2}), bp::zeros({1, 2, 5, 5})); },
@@ -273,7 +274,8 @@ TEST_CASE("conv2d refuses arguments that do not describe a convolution") {
 }
 
 TEST_CASE("max_pool2d and avg_pool2d match direct pooling, with and without ceil_mode") {
-  for (const DType dtype : floating_dtypes()) {
+  for (const DType dtype :
+       declared_dtypes<kernel_dtypes::max_pool2d_out, kernel_dtypes::avg_pool2d_out>()) {
     for (const PoolCase& p : kPoolCases) {
       for (const Layout layout : {Layout::Contiguous, Layout::Transposed, Layout::Sliced}) {
         INFO(name_of(dtype) << " " << name_of(layout) << " input " << shape_string(p.input)
@@ -349,7 +351,7 @@ TEST_CASE("adaptive_avg_pool2d averages PyTorch's overlapping windows") {
                                 {{2, 9, 4, 4}, {4, 4}},  {{1, 3, 1, 1}, {2, 3}}};
   for (const Device device : test_devices("adaptive_avg_pool2d.out")) {
     INFO("device " << device.str());
-    for (const DType dtype : floating_dtypes()) {
+    for (const DType dtype : declared_dtypes<kernel_dtypes::adaptive_avg_pool2d_out>()) {
       for (const AdaptiveCase& c : cases) {
         INFO(name_of(dtype) << " input " << shape_string(c.input) << " to " << c.output.h << "x"
                             << c.output.w);
@@ -396,7 +398,7 @@ TEST_CASE("pooling refuses windows that cannot be placed") {
   check_error([&] { bp::max_pool2d(bp::zeros({2, 4, 4}, bp::kInt64), {2}); },
               "expected a 4-D input (N, C, H, W), got shape [2, 4, 4]");
   check_error([&] { bp::avg_pool2d(bp::zeros({1, 1, 4, 4}, bp::kInt64), {2}); },
-              "expected a floating-point input, got Long");
+              "avg_pool2d.out takes Float32, Float64, Float16 or BFloat16, but out is Int64");
   check_error([&] { bp::adaptive_avg_pool2d(input, {0, 2}); },
               "output_size must be positive for every dim");
   check_error([&] { bp::adaptive_avg_pool2d(bp::zeros({1, 2, 0, 3}), {1}); },

@@ -69,10 +69,10 @@ constexpr MatmulShape kShapes[] = {{3, 4, 5}, {1, 7, 1}, {4, 1, 3}, {2, 0, 3}, {
 
 }  // namespace
 
-TEST_CASE("mm and bmm for every non-Bool dtype and layout, including empty dims") {
+TEST_CASE("mm and bmm for every dtype they take and every layout, including empty dims") {
   for (const Device device : test_devices()) {
     INFO("device " << device.str());
-    for (const DType dtype : non_bool_dtypes()) {
+    for (const DType dtype : declared_dtypes<kernel_dtypes::mm_out, kernel_dtypes::bmm_out>()) {
       for (const Layout layout : kAllLayouts) {
         for (const MatmulShape& s : kShapes) {
           INFO(name_of(dtype) << " " << name_of(layout) << " (" << s.n << " x " << s.k << ") @ ("
@@ -121,7 +121,7 @@ TEST_CASE("addmm: beta * self + alpha * (mat1 @ mat2), self broadcast, in place 
   const Shape self_shapes[] = {{3, 4}, {4}, {1, 4}, {3, 1}, {}};
   for (const Device device : test_devices()) {
     INFO("device " << device.str());
-    for (const DType dtype : non_bool_dtypes()) {
+    for (const DType dtype : declared_dtypes<kernel_dtypes::addmm_out>()) {
       for (const auto& [beta, alpha] : coefficients) {
         for (const Shape& self_shape : self_shapes) {
           INFO(name_of(dtype) << " beta " << beta << " alpha " << alpha << " self "
@@ -225,8 +225,8 @@ TEST_CASE("_addmm_activation: an empty inner dim activates beta * self, and inte
         bp::_addmm_activation(bp::zeros({2}, bp::kInt32), bp::zeros({2, 2}, bp::kInt32),
                               bp::zeros({2, 2}, bp::kInt32));
       },
-      "_addmm_activation: expected floating-point operands, got Int; convert them with "
-      ".to(bp::kFloat32), or call addmm and then relu or gelu");
+      "_addmm_activation.out takes Float32, Float64, Float16 or BFloat16, but out is Int32; "
+      "convert with .to(bp::kFloat32)");
   check_error(
       [] { bp::_addmm_activation(bp::zeros({3}), bp::zeros({2, 2}), bp::zeros({2, 4})); },
       "_addmm_activation: self of shape [3] cannot be broadcast to the product's shape [2, 4]");

@@ -81,7 +81,8 @@ TEST_CASE("softmax and log_softmax along every dim, for floating dtypes and ever
   for (const Device device : test_devices()) {
     INFO("device " << device.str());
     for (const SoftmaxOp& op : softmax_ops()) {
-      for (const DType dtype : floating_dtypes()) {
+      for (const DType dtype : declared_dtypes<kernel_dtypes::softmax_int_out,
+                                               kernel_dtypes::log_softmax_int_out>()) {
         for (const Layout layout : kAllLayouts) {
           for (const int64_t dim : {0, 1, 2, -1}) {
             INFO(op.name << " " << name_of(dtype) << " " << name_of(layout) << " dim " << dim);
@@ -152,7 +153,7 @@ TEST_CASE(
   const double eps = 1e-5;
   for (const Device device : test_devices()) {
     INFO("device " << device.str());
-    for (const DType dtype : floating_dtypes()) {
+    for (const DType dtype : declared_dtypes<kernel_dtypes::native_layer_norm_out>()) {
       for (const Layout layout : kAllLayouts) {
         for (const size_t axis : {size_t{1}, size_t{2}}) {
           const Shape normalized_shape(shape.begin() + static_cast<std::ptrdiff_t>(axis),
@@ -268,7 +269,7 @@ TEST_CASE("rms_norm with and without weight, given eps or the dtype's epsilon") 
   const Shape shape = {2, 3, 4};
   for (const Device device : test_devices("rms_norm.out")) {
     INFO("device " << device.str());
-    for (const DType dtype : floating_dtypes()) {
+    for (const DType dtype : declared_dtypes<kernel_dtypes::rms_norm_out>()) {
       // eps=None is the epsilon of the dtype the kernel computes in: float32 for the half types.
       const double default_eps = dtype == bp::kFloat64
                                      ? std::numeric_limits<double>::epsilon()
@@ -311,7 +312,7 @@ TEST_CASE("batch_norm in inference mode normalises each channel with the running
   const double eps = 1e-5;
   for (const Device device : test_devices("batch_norm_inference.out")) {
     INFO("device " << device.str());
-    for (const DType dtype : floating_dtypes()) {
+    for (const DType dtype : declared_dtypes<kernel_dtypes::batch_norm_inference_out>()) {
       for (const Layout layout : kAllLayouts) {
         for (const bool affine : {false, true}) {
           INFO(name_of(dtype) << " " << name_of(layout) << (affine ? " with" : " without")

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <backplane/backplane.h>
+#include <backplane/sdk/kernel_dtypes.h>
 
 #include <doctest/doctest.h>
 
@@ -23,6 +24,18 @@ using Values = std::vector<double>;
 
 // --- dtypes ------------------------------------------------------------------------------------
 
+namespace kernel_dtypes = bp::plugin::kernel_dtypes;
+
+// The dtypes ops.yaml declares that each of `Kernels` takes (each is a kernel op's type in
+// kernel_dtypes: kernel_dtypes::sub_out): what a test sweeps where it tests ops on every dtype
+// they take, so that the suite checks what ops.yaml says.
+template <typename... Kernels>
+std::vector<DType> declared_dtypes() {
+  return bp::plugin::dtypes_in((bp::plugin::kAllDTypeSet & ... & Kernels::dtypes));
+}
+
+// Dtypes of inputs that an op converts before its kernel runs (exp of integers, copy_ from any
+// dtype), and of cases that need a kind of number (NaN, Bool).
 std::vector<DType> all_dtypes();
 std::vector<DType> floating_dtypes();
 std::vector<DType> non_bool_dtypes();

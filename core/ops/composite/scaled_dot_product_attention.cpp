@@ -156,7 +156,7 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
                                     const std::optional<Tensor>& attn_mask, double dropout_p,
                                     bool is_causal, std::optional<double> scale,
                                     bool enable_gqa) {
-  meta::check_attention_operands(kOp, query, key, value);
+  meta::check_floating_attention_operands(kOp, query, key, value);
   if (dropout_p != 0.0) {
     throw Error(fmt::format("{}: dropout_p must be 0, got {}; Backplane computes attention for "
                             "inference, without dropout",

@@ -12,6 +12,18 @@
 
 namespace bp::meta {
 
+namespace {
+
+[[noreturn]] void throw_attention_dtypes(std::string_view op, const Tensor& query,
+                                         const Tensor& key, const Tensor& value) {
+  throw Error(fmt::format("{}: query, key and value must share one floating-point dtype, got "
+                          "{}, {}, {}",
+                          op, dtype_name(query.dtype()), dtype_name(key.dtype()),
+                          dtype_name(value.dtype())));
+}
+
+}  // namespace
+
 void check_attention_operands(std::string_view op, const Tensor& query, const Tensor& key,
                               const Tensor& value) {
   for (const Tensor* t : {&query, &key, &value}) support::check_defined(*t);
@@ -29,13 +41,15 @@ void check_attention_operands(std::string_view op, const Tensor& query, const Te
                     op, detail::format_shape(query.sizes()), detail::format_shape(key.sizes()),
                     detail::format_shape(value.sizes())));
   }
-  if (!is_floating_point(query.dtype()) || key.dtype() != query.dtype() ||
-      value.dtype() != query.dtype()) {
-    throw Error(fmt::format(
-        "{}: query, key and value must share one floating-point dtype, got "
-        "{}, {}, {}",
-        op, dtype_name(query.dtype()), dtype_name(key.dtype()), dtype_name(value.dtype())));
+  if (key.dtype() != query.dtype() || value.dtype() != query.dtype()) {
+    throw_attention_dtypes(op, query, key, value);
   }
+}
+
+void check_floating_attention_operands(std::string_view op, const Tensor& query,
+                                       const Tensor& key, const Tensor& value) {
+  check_attention_operands(op, query, key, value);
+  if (!is_floating_point(query.dtype())) throw_attention_dtypes(op, query, key, value);
 }
 
 bool same_leading_dims(const Tensor& a, const Tensor& b) {
@@ -43,7 +57,8 @@ bool same_leading_dims(const Tensor& a, const Tensor& b) {
          std::equal(a.sizes().begin(), a.sizes().end() - 2, b.sizes().begin());
 }
 
-// _scaled_dot_product_fused_attention: the shared operand rules, and leading dims (batch,
+// _scaled_dot_product_fused_attention: the shared operand rules (the dtypes it takes are
+// ops.yaml's), and leading dims (batch,
 // heads, ...) equal in all three, since the kernel does not broadcast. out is (..., L, Ev) in
 // query's dtype.
 std::array<OutputSpec, 1> _scaled_dot_product_fused_attention_out(

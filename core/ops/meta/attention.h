@@ -8,12 +8,16 @@
 
 namespace bp::meta {
 
-// query (..., L, E), key (..., S, E) and value (..., S, Ev), all defined and of one
-// floating-point dtype; otherwise a bp::Error that starts with `op` and shows the shapes or
-// dtypes. Leading dims are not compared here: the composite broadcasts them, the fused op
-// requires them equal.
+// query (..., L, E), key (..., S, E) and value (..., S, Ev), all defined and of one dtype;
+// otherwise a bp::Error that starts with `op` and shows the shapes or dtypes. Leading dims are
+// not compared here: the composite broadcasts them, the fused op requires them equal.
 void check_attention_operands(std::string_view op, const Tensor& query, const Tensor& key,
                               const Tensor& value);
+
+// The same, and that dtype floating point: the composite's rule. It picks a path before any
+// kernel op sees the dtype, so it refuses an integer dtype itself.
+void check_floating_attention_operands(std::string_view op, const Tensor& query,
+                                       const Tensor& key, const Tensor& value);
 
 // True when `a` and `b` (at least 2 dims each) have the same dims before their last two.
 bool same_leading_dims(const Tensor& a, const Tensor& b);

@@ -119,20 +119,9 @@ std::array<OutputSpec, 1> where_self_out(Tensor& condition, Tensor& self, Tensor
   return {OutputSpec{std::move(shape), dtype, device}};
 }
 
-// abs: out has self's shape and dtype, whatever it is.
+// abs, neg, relu: out has self's shape and dtype.
 std::array<OutputSpec, 1> unary(Tensor& self) {
   const Device device = common_device({&self});
-  return {OutputSpec{DimVector(self.sizes()), self.dtype(), device}};
-}
-
-// neg, relu: as unary; self is never Bool.
-std::array<OutputSpec, 1> unary_signed(Tensor& self) {
-  const Device device = common_device({&self});
-  if (self.dtype() == kBool) {
-    throw Error(
-        "neg and relu do not support Bool tensors, as in PyTorch; to invert a mask use "
-        "bp::eq(mask, false), or convert first with .to(bp::kInt64)");
-  }
   return {OutputSpec{DimVector(self.sizes()), self.dtype(), device}};
 }
 
@@ -145,17 +134,11 @@ std::array<OutputSpec, 1> unary_float(Tensor& self) {
   return {OutputSpec{DimVector(self.sizes()), dtype, device}};
 }
 
-// gelu: self and out share self's floating-point dtype; approximate is "none" or "tanh".
+// gelu: self and out share self's dtype; approximate is "none" or "tanh".
 std::array<OutputSpec, 1> gelu_out(Tensor& self, std::string_view approximate) {
   const Device device = common_device({&self});
   if (approximate != "none" && approximate != "tanh") {
     throw Error(fmt::format("gelu: approximate must be 'none' or 'tanh', got '{}'", approximate));
-  }
-  if (!is_floating_point(self.dtype())) {
-    throw Error(
-        fmt::format("gelu: expected a floating-point tensor, got {}; convert with "
-                    ".to(bp::kFloat32)",
-                    dtype_name(self.dtype())));
   }
   return {OutputSpec{DimVector(self.sizes()), self.dtype(), device}};
 }

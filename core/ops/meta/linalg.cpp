@@ -1,6 +1,6 @@
 // Meta functions of the matrix products. As in PyTorch the operands must share one dtype (no
-// promotion) and Bool is not supported. The kernel may assume the shapes checked below, one
-// dtype throughout and one device; the output is contiguous.
+// promotion); which dtypes each product takes, ops.yaml declares. The kernel may assume the
+// shapes checked below, one dtype throughout and one device; the output is contiguous.
 #include "meta_support.h"
 
 #include <core_generated/MetaFunctions.h>
@@ -24,10 +24,6 @@ void check_same_dtype(const Tensor& a, const Tensor& b, const char* op, const ch
         fmt::format("{}: expected {} and {} to have the same dtype, but got {} != {}; "
                     "convert one with .to(dtype)",
                     op, name_a, name_b, dtype_name(a.dtype()), dtype_name(b.dtype())));
-  }
-  if (a.dtype() == kBool) {
-    throw Error(
-        fmt::format("{}: Bool tensors are not supported; convert with .to(bp::kFloat32)", op));
   }
 }
 
@@ -95,19 +91,12 @@ std::array<OutputSpec, 1> addmm_out(Tensor& self, Tensor& mat1, Tensor& mat2,
   return addmm_like("addmm", self, mat1, mat2);
 }
 
-// _addmm_activation: addmm's rules, for floating dtypes only (ReLU and GELU of integers are not
-// defined the same way everywhere).
+// _addmm_activation: addmm's rules (ops.yaml lets it take floating dtypes only: ReLU and GELU
+// of integers are not defined the same way everywhere).
 std::array<OutputSpec, 1> _addmm_activation_out(Tensor& self, Tensor& mat1, Tensor& mat2,
                                                 const Scalar& /*beta*/, const Scalar& /*alpha*/,
                                                 bool /*use_gelu*/) {
-  const char* const op = "_addmm_activation";
-  std::array<OutputSpec, 1> outputs = addmm_like(op, self, mat1, mat2);
-  if (!is_floating_point(mat1.dtype())) {
-    throw Error(fmt::format("{}: expected floating-point operands, got {}; convert them with "
-                            ".to(bp::kFloat32), or call addmm and then relu or gelu",
-                            op, dtype_name(mat1.dtype())));
-  }
-  return outputs;
+  return addmm_like("_addmm_activation", self, mat1, mat2);
 }
 
 }  // namespace bp::meta

@@ -134,11 +134,7 @@ Device common_device(std::span<const Tensor> tensors) {
   return device.value_or(Device::cpu());
 }
 
-void check_same_float_dtype(const Tensor& t, DType dtype, std::string_view what) {
-  if (!is_floating_point(t.dtype())) {
-    throw Error(fmt::format("{} must be floating point, got {}; convert it with .to(bp::kFloat32)",
-                            what, dtype_name(t.dtype())));
-  }
+void check_same_dtype(const Tensor& t, DType dtype, std::string_view what) {
   if (t.dtype() != dtype) {
     throw Error(fmt::format("{} has dtype {} but the input has {}; convert it with .to({})", what,
                             dtype_name(t.dtype()), dtype_name(dtype), dtype_name(dtype)));

@@ -41,9 +41,9 @@ Device elementwise_device(std::initializer_list<const Tensor*> tensors);
 // PyTorch's C++ API treats as None too).
 inline Tensor* present(std::optional<Tensor>& t) { return t && t->defined() ? &*t : nullptr; }
 
-// `what` (e.g. "conv2d: weight") must be floating point and have `dtype`; the message names both
-// dtypes and the conversion to make.
-void check_same_float_dtype(const Tensor& t, DType dtype, std::string_view what);
+// `what` (e.g. "conv2d: weight") must have `dtype`; the message names both dtypes and the
+// conversion to make.
+void check_same_dtype(const Tensor& t, DType dtype, std::string_view what);
 
 // True when both tensors are defined, neither is a wrapped number, and they share one device,
 // one dtype and one shape. Device agreement, type promotion and broadcasting then change

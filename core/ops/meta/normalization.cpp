@@ -10,19 +10,13 @@
 
 namespace bp::meta {
 
-// softmax, log_softmax: self and out have the dtype argument, else self's dtype, which must be
-// floating point (PyTorch has no integer softmax; dtype=Float32 converts an integer input).
-// out has self's shape. The kernel wraps dim itself; it is in range (0 or -1 for a 0-dim self).
+// softmax, log_softmax: self and out have the dtype argument, else self's dtype (PyTorch has
+// no integer softmax; dtype=Float32 converts an integer input). out has self's shape. The
+// kernel wraps dim itself; it is in range (0 or -1 for a 0-dim self).
 std::array<OutputSpec, 1> softmax_like(Tensor& self, int64_t dim, std::optional<DType> dtype) {
   const Device device = support::common_device({&self});
   detail::wrap_dim("softmax/log_softmax", dim, self.dim());
   const DType out_dtype = dtype.value_or(self.dtype());
-  if (!is_floating_point(out_dtype)) {
-    throw Error(
-        fmt::format("softmax and log_softmax need a floating-point dtype, got {}; pass "
-                    "dtype=bp::kFloat32 to compute in floating point",
-                    dtype_name(out_dtype)));
-  }
   DimVector shape(self.sizes());
   if (self.dtype() != out_dtype) self = self.to(out_dtype);
   return {OutputSpec{std::move(shape), out_dtype, device}};
@@ -31,7 +25,7 @@ std::array<OutputSpec, 1> softmax_like(Tensor& self, int64_t dim, std::optional<
 namespace {
 
 // Layer norm and RMS norm normalise over the trailing dims of `input` that `normalized_shape`
-// names; `input` is floating point.
+// names.
 void check_normalized_input(std::string_view op, const Tensor& input,
                             IntArrayRef normalized_shape) {
   if (normalized_shape.empty()) {
@@ -46,11 +40,6 @@ void check_normalized_input(std::string_view op, const Tensor& input,
                             "but got an input of shape {}",
                             op, shape, shape.substr(1, shape.size() - 2),
                             detail::format_shape(input.sizes())));
-  }
-  if (!is_floating_point(input.dtype())) {
-    throw Error(fmt::format("{}: expected a floating-point input, got {}; convert with "
-                            ".to(bp::kFloat32)",
-                            op, dtype_name(input.dtype())));
   }
 }
 
@@ -68,11 +57,10 @@ void prepare_parameter(std::string_view op, const char* name, Tensor& parameter,
 
 }  // namespace
 
-// native_layer_norm: input is floating point; weight and bias, when present, have exactly
-// normalized_shape and are converted to input's dtype; input's trailing dims equal
-// normalized_shape. Outputs: out with input's shape, then mean and rstd (1 / sqrt(var + eps),
-// biased variance) with input's leading dims and a 1 for each normalized dim; all three have
-// input's dtype.
+// native_layer_norm: weight and bias, when present, have exactly normalized_shape and are
+// converted to input's dtype; input's trailing dims equal normalized_shape. Outputs: out with
+// input's shape, then mean and rstd (1 / sqrt(var + eps), biased variance) with input's leading
+// dims and a 1 for each normalized dim; all three have input's dtype.
 std::array<OutputSpec, 3> native_layer_norm_out(Tensor& input, IntArrayRef normalized_shape,
                                                 std::optional<Tensor>& weight,
                                                 std::optional<Tensor>& bias,
@@ -111,7 +99,7 @@ std::array<OutputSpec, 1> rms_norm_out(Tensor& input, IntArrayRef normalized_sha
   return {OutputSpec{DimVector(input.sizes()), input.dtype(), device}};
 }
 
-// batch_norm_inference: input is floating point with at least 2 dims, (N, C, ...); running_mean,
+// batch_norm_inference: input has at least 2 dims, (N, C, ...); running_mean,
 // running_var and the optional weight and bias are 1-D of C elements, converted to input's
 // dtype. out has input's shape and dtype.
 std::array<OutputSpec, 1> batch_norm_inference_out(Tensor& input, std::optional<Tensor>& weight,
@@ -125,11 +113,6 @@ std::array<OutputSpec, 1> batch_norm_inference_out(Tensor& input, std::optional<
   if (input.dim() < 2) {
     throw Error(fmt::format("{}: expected an input of at least 2 dims (N, C, ...), got shape {}",
                             op, detail::format_shape(input.sizes())));
-  }
-  if (!is_floating_point(input.dtype())) {
-    throw Error(fmt::format("{}: expected a floating-point input, got {}; convert with "
-                            ".to(bp::kFloat32)",
-                            op, dtype_name(input.dtype())));
   }
   if (!(eps >= 0)) {
     throw Error(fmt::format("{}: eps must be a non-negative number, got {}", op, eps));

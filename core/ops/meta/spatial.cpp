@@ -43,14 +43,6 @@ void check_pair(std::string_view op, const char* name, IntArrayRef values, int64
   }
 }
 
-void check_floating(std::string_view op, const Tensor& t) {
-  if (!is_floating_point(t.dtype())) {
-    throw Error(fmt::format("{}: expected a floating-point input, got {}; convert with "
-                            ".to(bp::kFloat32)",
-                            op, dtype_name(t.dtype())));
-  }
-}
-
 // What an op calls its window's kernel size along dim `d`: pooling's kernel_size argument, or
 // conv2d's weight dims.
 enum class KernelArgument { KernelSize, Weight };
@@ -135,7 +127,6 @@ void check_pooling_padding(std::string_view op, const Window2d& window) {
 Window2d checked_pooling_window(std::string_view op, const Tensor& self, IntArrayRef kernel_size,
                                 IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation) {
   check_4d(op, "input", self);
-  check_floating(op, self);
   check_pair(op, "kernel_size", kernel_size, 1);
   check_pair(op, "stride", stride, 1, /*allow_empty=*/true);
   check_pair(op, "padding", padding, 0);
@@ -147,8 +138,8 @@ Window2d checked_pooling_window(std::string_view op, const Tensor& self, IntArra
 
 }  // namespace
 
-// conv2d: input (N, C_in, H, W) and weight (C_out, C_in / groups, kH, kW) share a floating-point
-// dtype, and so does bias, (C_out), when present; groups divides C_in and C_out. out is
+// conv2d: input (N, C_in, H, W) and weight (C_out, C_in / groups, kH, kW) share one dtype, and
+// so does bias, (C_out), when present; groups divides C_in and C_out. out is
 // (N, C_out, H_out, W_out) with input's dtype.
 std::array<OutputSpec, 1> conv2d_out(Tensor& input, Tensor& weight, std::optional<Tensor>& bias,
                                      IntArrayRef stride, IntArrayRef padding,
@@ -162,8 +153,7 @@ std::array<OutputSpec, 1> conv2d_out(Tensor& input, Tensor& weight, std::optiona
                             "least 1x1",
                             detail::format_shape(weight.sizes()), weight.size(2), weight.size(3)));
   }
-  check_floating(op, input);
-  support::check_same_float_dtype(weight, input.dtype(), "conv2d: weight");
+  support::check_same_dtype(weight, input.dtype(), "conv2d: weight");
   check_pair(op, "stride", stride, 1);
   check_pair(op, "padding", padding, 0);
   check_pair(op, "dilation", dilation, 1);
@@ -187,7 +177,7 @@ std::array<OutputSpec, 1> conv2d_out(Tensor& input, Tensor& weight, std::optiona
                             out_channels, groups));
   }
   if (Tensor* b = support::present(bias)) {
-    support::check_same_float_dtype(*b, input.dtype(), "conv2d: bias");
+    support::check_same_dtype(*b, input.dtype(), "conv2d: bias");
     if (b->dim() != 1 || b->size(0) != out_channels) {
       throw Error(fmt::format("conv2d: expected a bias of shape [{}] (one per output channel), "
                               "got shape {}",
@@ -203,7 +193,7 @@ std::array<OutputSpec, 1> conv2d_out(Tensor& input, Tensor& weight, std::optiona
                      input.dtype(), device}};
 }
 
-// max_pool2d: a floating-point (N, C, H, W) self; padding at most half the kernel. out is
+// max_pool2d: an (N, C, H, W) self; padding at most half the kernel. out is
 // (N, C, H_out, W_out) with self's dtype.
 std::array<OutputSpec, 1> max_pool2d_out(Tensor& self, IntArrayRef kernel_size,
                                          IntArrayRef stride, IntArrayRef padding,
@@ -240,13 +230,12 @@ std::array<OutputSpec, 1> avg_pool2d_out(Tensor& self, IntArrayRef kernel_size,
                      self.dtype(), device}};
 }
 
-// adaptive_avg_pool2d: a floating-point (N, C, H, W) self with H, W > 0; output_size is one or
+// adaptive_avg_pool2d: an (N, C, H, W) self with H, W > 0; output_size is one or
 // two positive ints. out is (N, C, output_size...).
 std::array<OutputSpec, 1> adaptive_avg_pool2d_out(Tensor& self, IntArrayRef output_size) {
   constexpr std::string_view op = "adaptive_avg_pool2d";
   const Device device = support::common_device({&self});
   check_4d(op, "input", self);
-  check_floating(op, self);
   check_pair(op, "output_size", output_size, 1);
   if (self.size(2) == 0 || self.size(3) == 0) {
     throw Error(fmt::format("{}: expected an input with non-zero height and width, got shape {}",
