@@ -76,7 +76,7 @@ TEST_CASE("unary ops keep the dtype, promote to floating, or refuse Bool as PyTo
   const Tensor mask = ones({2}, kBool);
   check_invalid_argument([&] { neg(mask); },
                          {"neg.out takes Float32, Float64, Float16, BFloat16, Int8, UInt8, Int32 "
-                          "or Int64, but out is Bool; convert with .to(bp::kFloat32)"});
+                          "or Int64, but self is Bool; convert with .to(bp::kFloat32)"});
   check_invalid_argument([&] { relu(mask); }, {"Bool"});
 }
 
@@ -85,7 +85,7 @@ TEST_CASE("gelu needs a floating-point tensor and a known approximation") {
   check_invalid_argument([] { gelu(ones({2}), "fast"); },
                          {"gelu: approximate must be 'none' or 'tanh', got 'fast'"});
   check_invalid_argument([] { gelu(ones({2}, kInt64)); },
-                         {"gelu.out takes Float32, Float64, Float16 or BFloat16, but out is "
+                         {"gelu.out takes Float32, Float64, Float16 or BFloat16, but self is "
                           "Int64; convert with .to(bp::kFloat32)"});
 }
 

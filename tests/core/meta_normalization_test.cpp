@@ -50,5 +50,5 @@ TEST_CASE("native_layer_norm checks normalized_shape against input, weight and b
       [] {
         native_layer_norm(ones({2, 3}, kInt32), {3}, std::nullopt, std::nullopt, 1e-5);
       },
-      {"native_layer_norm.out takes Float32, Float64, Float16 or BFloat16, but out0 is Int32"});
+      {"native_layer_norm.out takes Float32, Float64, Float16 or BFloat16, but input is Int32"});
 }

@@ -265,7 +265,7 @@ TEST_CASE("conv2d refuses arguments that do not describe a convolution") {
   check_error([&] { bp::conv2d(input, weight.to(bp::kFloat64), std::nullopt, 1, 0, 1, 2); },
               "weight has dtype Double but the input has Float");
   check_error([&] { bp::conv2d(input.to(bp::kInt32), weight.to(bp::kInt32), std::nullopt, 1, 0, 1, 2); },
-              "conv2d.out takes Float32, Float64, Float16 or BFloat16, but out is Int32; convert "
+              "conv2d.out takes Float32, Float64, Float16 or BFloat16, but input is Int32; convert "
               "with .to(bp::kFloat32)");
   check_error([&] { bp::conv2d(input, bp::zeros({6, 2, 0, 3})); },
               "conv2d: weight of shape [6, 2, 0, 3] has a 0x3 kernel; a kernel must be at least 1x1");
@@ -398,7 +398,7 @@ TEST_CASE("pooling refuses windows that cannot be placed") {
   check_error([&] { bp::max_pool2d(bp::zeros({2, 4, 4}, bp::kInt64), {2}); },
               "expected a 4-D input (N, C, H, W), got shape [2, 4, 4]");
   check_error([&] { bp::avg_pool2d(bp::zeros({1, 1, 4, 4}, bp::kInt64), {2}); },
-              "avg_pool2d.out takes Float32, Float64, Float16 or BFloat16, but out is Int64");
+              "avg_pool2d.out takes Float32, Float64, Float16 or BFloat16, but self is Int64");
   check_error([&] { bp::adaptive_avg_pool2d(input, {0, 2}); },
               "output_size must be positive for every dim");
   check_error([&] { bp::adaptive_avg_pool2d(bp::zeros({1, 2, 0, 3}), {1}); },
