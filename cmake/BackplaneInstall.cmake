@@ -21,6 +21,12 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/sdk/include/ ${PROJECT_SOURCE_DIR}/core/
 install(FILES ${PROJECT_SOURCE_DIR}/core/ops/ops.yaml
         DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane/docs)
+# Each bundled backend is documented in its own folder's README; the docs link to them as
+# ../plugins/<name>/README.md, which this layout keeps valid once installed.
+foreach(backend IN ITEMS cpu cuda opencl)
+  install(FILES ${PROJECT_SOURCE_DIR}/plugins/${backend}/README.md
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane/plugins/${backend})
+endforeach()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/samples/vendor_plugin
         DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane/samples)
 
