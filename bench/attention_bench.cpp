@@ -17,8 +17,8 @@ struct AttentionShape {
   int64_t batch, heads, sequence, head_dim;
 };
 
-const AttentionShape kShapes[] = {{1, 8, 512, 64},   {1, 8, 1024, 64},  {1, 8, 2048, 64},
-                                  {1, 8, 512, 128},  {1, 8, 1024, 128}, {1, 8, 2048, 128}};
+const AttentionShape kShapes[] = {{1, 8, 512, 64},  {1, 8, 1024, 64},  {1, 8, 2048, 64},
+                                  {1, 8, 512, 128}, {1, 8, 1024, 128}, {1, 8, 2048, 128}};
 
 // The positions a causal query attends to (key <= query), or every position.
 bp::Tensor keep_mask(int64_t sequence, bool causal) {
@@ -42,9 +42,8 @@ void attention(benchmark::State& state, AttentionShape s, bool causal, bool fuse
   // Two products of 2 * L * S * E multiply-adds each; a causal mask halves the useful part.
   const double flops = 4.0 * static_cast<double>(s.batch * s.heads) * s.sequence * s.sequence *
                        s.head_dim * (causal ? 0.5 : 1.0);
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(static_cast<double>(state.iterations()) * flops * 1e-9,
-                         benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * flops * 1e-9, benchmark::Counter::kIsRate);
 }
 
 // One decoding step of grouped-query attention (32 query heads over 8 key/value heads, one query
@@ -93,22 +92,21 @@ void register_benchmarks() {
         ->UseRealTime();
   }
   for (const bool repeat_heads : {false, true}) {
-    benchmark::RegisterBenchmark(
-        repeat_heads ? "gqa decode q32 kv8 cached 4096 dim 128/repeated heads"
-                     : "gqa decode q32 kv8 cached 4096 dim 128/enable_gqa",
-        grouped_query_decode, repeat_heads)
+    benchmark::RegisterBenchmark(repeat_heads
+                                     ? "gqa decode q32 kv8 cached 4096 dim 128/repeated heads"
+                                     : "gqa decode q32 kv8 cached 4096 dim 128/enable_gqa",
+                                 grouped_query_decode, repeat_heads)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   }
   for (const AttentionShape& s : kShapes) {
     for (const bool causal : {false, true}) {
-      const std::string name = "sdpa b" + std::to_string(s.batch) + " h" +
-                               std::to_string(s.heads) + " seq " + std::to_string(s.sequence) +
-                               " dim " + std::to_string(s.head_dim) +
-                               (causal ? " causal" : "");
+      const std::string name = "sdpa b" + std::to_string(s.batch) + " h" + std::to_string(s.heads) +
+                               " seq " + std::to_string(s.sequence) + " dim " +
+                               std::to_string(s.head_dim) + (causal ? " causal" : "");
       for (const bool fused : {true, false}) {
-        benchmark::RegisterBenchmark((name + (fused ? "/fused" : "/composite")).c_str(),
-                                     attention, s, causal, fused)
+        benchmark::RegisterBenchmark((name + (fused ? "/fused" : "/composite")).c_str(), attention,
+                                     s, causal, fused)
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
       }

@@ -1,7 +1,7 @@
 // The CUDA backend against the limits of the GPU it runs on, each pair measured in one run:
 //   - elementwise ops (add, mul, relu, gelu on 64M elements, Float and BFloat16) and row ops
-//     (sum over each row, softmax, layer norm, RMS norm on 8192x8192 and 32768x4096) as bytes moved per
-//     second, next to a device-to-device cudaMemcpy's (bytes read plus written);
+//     (sum over each row, softmax, layer norm, RMS norm on 8192x8192 and 32768x4096) as bytes moved
+//     per second, next to a device-to-device cudaMemcpy's (bytes read plus written);
 //   - mm and addmm (4096^3, 8192^3; Float and BFloat16) next to cuBLASLt called directly with
 //     the same types, compute type and, for addmm, bias epilogue (TF32 for Float only when
 //     BACKPLANE_CUDA_ALLOW_TF32=1, for both);
@@ -46,7 +46,8 @@
 namespace {
 
 void check(cudaError_t error, const char* what) {
-  if (error != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(error));
+  if (error != cudaSuccess)
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(error));
 }
 
 void check(cublasStatus_t status, const char* what) {
@@ -57,7 +58,8 @@ void check(cublasStatus_t status, const char* what) {
 
 #if BACKPLANE_BENCH_CUDNN
 void check(cudnnStatus_t status, const char* what) {
-  if (status != CUDNN_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": " + cudnnGetErrorString(status));
+  if (status != CUDNN_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(what) + ": " + cudnnGetErrorString(status));
 }
 #endif
 
@@ -77,7 +79,10 @@ using Op = std::function<void()>;
 bp::Tensor device_values(const std::vector<int64_t>& sizes, bp::DType dtype, bp::Device device) {
   int64_t numel = 1;
   for (const int64_t size : sizes) numel *= size;
-  return bp::arange(numel, bp::kFloat32, device).mul(1.0 / static_cast<double>(numel)).view(sizes).to(dtype);
+  return bp::arange(numel, bp::kFloat32, device)
+      .mul(1.0 / static_cast<double>(numel))
+      .view(sizes)
+      .to(dtype);
 }
 
 // Times `op` (waited for) and reports `bytes` moved per call as bytes per second.
@@ -102,7 +107,11 @@ void BM_memcpy(benchmark::State& state, bp::Device device, int64_t bytes) {
   check(cudaMalloc(&dst, bytes), "cudaMalloc");
   check(cudaMemset(src, 0, bytes), "cudaMemset");
   run_memory_bound(
-      state, [&] { check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync"); },
+      state,
+      [&] {
+        check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream),
+              "cudaMemcpyAsync");
+      },
       2 * bytes);
   cudaFree(src);
   cudaFree(dst);
@@ -111,35 +120,52 @@ void BM_memcpy(benchmark::State& state, bp::Device device, int64_t bytes) {
 
 enum class Elementwise { Add, Mul, Relu, Gelu };
 
-void BM_elementwise(benchmark::State& state, bp::Device device, Elementwise which, bp::DType dtype, int64_t n) {
+void BM_elementwise(benchmark::State& state, bp::Device device, Elementwise which, bp::DType dtype,
+                    int64_t n) {
   const bp::Tensor a = device_values({n}, dtype, device), b = device_values({n}, dtype, device);
   bp::Tensor out = bp::empty({n}, dtype, device);
   const auto element = static_cast<int64_t>(bp::element_size(dtype));
   switch (which) {
-    case Elementwise::Add: return run_memory_bound(state, [&] { bp::add_out(out, a, b); }, 3 * n * element);
-    case Elementwise::Mul: return run_memory_bound(state, [&] { bp::mul_out(out, a, b); }, 3 * n * element);
-    case Elementwise::Relu: return run_memory_bound(state, [&] { bp::relu_out(out, a); }, 2 * n * element);
-    case Elementwise::Gelu: return run_memory_bound(state, [&] { bp::gelu_out(out, a); }, 2 * n * element);
+    case Elementwise::Add:
+      return run_memory_bound(
+          state, [&] { bp::add_out(out, a, b); }, 3 * n * element);
+    case Elementwise::Mul:
+      return run_memory_bound(
+          state, [&] { bp::mul_out(out, a, b); }, 3 * n * element);
+    case Elementwise::Relu:
+      return run_memory_bound(
+          state, [&] { bp::relu_out(out, a); }, 2 * n * element);
+    case Elementwise::Gelu:
+      return run_memory_bound(
+          state, [&] { bp::gelu_out(out, a); }, 2 * n * element);
   }
 }
 
 enum class RowOp { Sum, Softmax, LayerNorm, RmsNorm };
 
-void BM_rows(benchmark::State& state, bp::Device device, RowOp which, bp::DType dtype, int64_t rows, int64_t cols) {
+void BM_rows(benchmark::State& state, bp::Device device, RowOp which, bp::DType dtype, int64_t rows,
+             int64_t cols) {
   const bp::Tensor x = device_values({rows, cols}, dtype, device);
-  const bp::Tensor weight = device_values({cols}, dtype, device), bias = device_values({cols}, dtype, device);
+  const bp::Tensor weight = device_values({cols}, dtype, device),
+                   bias = device_values({cols}, dtype, device);
   bp::Tensor out = bp::empty({rows, cols}, dtype, device);
   bp::Tensor sums = bp::empty({rows}, dtype, device);
   bp::Tensor mean = bp::empty({rows, 1}, dtype, device), rstd = bp::empty({rows, 1}, dtype, device);
   const int64_t bytes = rows * cols * static_cast<int64_t>(bp::element_size(dtype));
   switch (which) {
-    case RowOp::Sum: return run_memory_bound(state, [&] { bp::sum_out(sums, x, {1}); }, bytes);
-    case RowOp::Softmax: return run_memory_bound(state, [&] { bp::softmax_out(out, x, 1); }, 2 * bytes);
+    case RowOp::Sum:
+      return run_memory_bound(
+          state, [&] { bp::sum_out(sums, x, {1}); }, bytes);
+    case RowOp::Softmax:
+      return run_memory_bound(
+          state, [&] { bp::softmax_out(out, x, 1); }, 2 * bytes);
     case RowOp::LayerNorm:
       return run_memory_bound(
-          state, [&] { bp::native_layer_norm_out(out, mean, rstd, x, {cols}, weight, bias, 1e-5); }, 2 * bytes);
+          state, [&] { bp::native_layer_norm_out(out, mean, rstd, x, {cols}, weight, bias, 1e-5); },
+          2 * bytes);
     case RowOp::RmsNorm:
-      return run_memory_bound(state, [&] { bp::rms_norm_out(out, x, {cols}, weight, 1e-5); }, 2 * bytes);
+      return run_memory_bound(
+          state, [&] { bp::rms_norm_out(out, x, {cols}, weight, 1e-5); }, 2 * bytes);
   }
 }
 
@@ -151,8 +177,9 @@ bool tf32_allowed() {
 }
 
 void report_flops(benchmark::State& state, double flops_per_iteration) {
-  state.counters["TFLOP/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * flops_per_iteration / 1e12,
-                                                 benchmark::Counter::kIsRate);
+  state.counters["TFLOP/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * flops_per_iteration / 1e12,
+                         benchmark::Counter::kIsRate);
 }
 
 double matmul_flops(int64_t n) {
@@ -160,11 +187,14 @@ double matmul_flops(int64_t n) {
   return 2.0 * size * size * size;
 }
 
-void BM_matmul(benchmark::State& state, bp::Device device, bp::DType dtype, int64_t n, bool with_bias) {
-  const bp::Tensor a = device_values({n, n}, dtype, device), b = device_values({n, n}, dtype, device);
+void BM_matmul(benchmark::State& state, bp::Device device, bp::DType dtype, int64_t n,
+               bool with_bias) {
+  const bp::Tensor a = device_values({n, n}, dtype, device),
+                   b = device_values({n, n}, dtype, device);
   const bp::Tensor bias = device_values({n}, dtype, device);
   bp::Tensor out = bp::empty({n, n}, dtype, device);
-  run_memory_bound(state, [&] { with_bias ? bp::addmm_out(out, bias, a, b) : bp::mm_out(out, a, b); }, 0);
+  run_memory_bound(
+      state, [&] { with_bias ? bp::addmm_out(out, bias, a, b) : bp::mm_out(out, a, b); }, 0);
   report_flops(state, matmul_flops(n));
 }
 
@@ -179,7 +209,8 @@ class ReferenceMatmul {
         dtype == bp::kFloat32 && tf32_allowed() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     check(cublasLtCreate(&handle_), "cublasLtCreate");
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-    for (void** buffer : {&a_, &b_, &out_}) check(cudaMalloc(buffer, n * n * element), "cudaMalloc");
+    for (void** buffer : {&a_, &b_, &out_})
+      check(cudaMalloc(buffer, n * n * element), "cudaMalloc");
     check(cudaMalloc(&bias_, n * element), "cudaMalloc");
     check(cudaMemset(a_, 0, n * n * element), "cudaMemset");
     check(cudaMemset(b_, 0, n * n * element), "cudaMemset");
@@ -188,19 +219,23 @@ class ReferenceMatmul {
     check(cublasLtMatmulDescCreate(&desc_, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
     if (with_bias) {
       const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-      check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue), "bias");
-      check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_, sizeof bias_), "bias");
+      check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                           sizeof epilogue),
+            "bias");
+      check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_,
+                                           sizeof bias_),
+            "bias");
     }
     check(cublasLtMatrixLayoutCreate(&layout_, type, n, n, n), "cublasLtMatrixLayoutCreate");
     cublasLtMatmulPreference_t preference = nullptr;
     check(cublasLtMatmulPreferenceCreate(&preference), "cublasLtMatmulPreferenceCreate");
     const uint64_t workspace = kWorkspaceBytes;
-    check(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
-                                               sizeof workspace),
+    check(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                               &workspace, sizeof workspace),
           "workspace");
     int count = 0;
-    check(cublasLtMatmulAlgoGetHeuristic(handle_, desc_, layout_, layout_, layout_, layout_, preference, 1, &algo_,
-                                         &count),
+    check(cublasLtMatmulAlgoGetHeuristic(handle_, desc_, layout_, layout_, layout_, layout_,
+                                         preference, 1, &algo_, &count),
           "cublasLtMatmulAlgoGetHeuristic");
     cublasLtMatmulPreferenceDestroy(preference);
     if (count == 0) throw std::runtime_error("cuBLASLt has no algorithm");
@@ -217,8 +252,8 @@ class ReferenceMatmul {
 
   void run() {
     const float alpha = 1, beta = 0;
-    check(cublasLtMatmul(handle_, desc_, &alpha, b_, layout_, a_, layout_, &beta, out_, layout_, out_, layout_,
-                         &algo_.algo, workspace_, kWorkspaceBytes, stream_),
+    check(cublasLtMatmul(handle_, desc_, &alpha, b_, layout_, a_, layout_, &beta, out_, layout_,
+                         out_, layout_, &algo_.algo, workspace_, kWorkspaceBytes, stream_),
           "cublasLtMatmul");
   }
 
@@ -237,10 +272,12 @@ class ReferenceMatmul {
   void* workspace_ = nullptr;
 };
 
-void BM_reference_matmul(benchmark::State& state, bp::Device device, bp::DType dtype, int64_t n, bool with_bias) {
+void BM_reference_matmul(benchmark::State& state, bp::Device device, bp::DType dtype, int64_t n,
+                         bool with_bias) {
   check(cudaSetDevice(device.index()), "cudaSetDevice");
   ReferenceMatmul reference(dtype, n, with_bias);
-  run_memory_bound(state, [&] { reference.run(); }, 0);
+  run_memory_bound(
+      state, [&] { reference.run(); }, 0);
   report_flops(state, matmul_flops(n));
 }
 
@@ -249,31 +286,39 @@ void BM_reference_matmul(benchmark::State& state, bp::Device device, bp::DType d
 // One layer's input, weight and bias at `batch`, Float16 in NCHW on the device.
 struct ConvOperands {
   ConvOperands(const bench::ConvLayer& layer, int64_t batch, bp::Device device)
-      : input(device_values({batch, layer.in_channels, layer.size, layer.size}, bp::kFloat16, device)),
-        weight(
-            device_values({layer.out_channels, layer.in_channels, layer.kernel, layer.kernel}, bp::kFloat16, device)),
+      : input(device_values({batch, layer.in_channels, layer.size, layer.size}, bp::kFloat16,
+                            device)),
+        weight(device_values({layer.out_channels, layer.in_channels, layer.kernel, layer.kernel},
+                             bp::kFloat16, device)),
         bias(device_values({layer.out_channels}, bp::kFloat16, device)) {}
   bp::Tensor input, weight, bias;
 };
 
-void BM_conv2d(benchmark::State& state, bp::Device device, const bench::ConvLayer& layer, int64_t batch) {
+void BM_conv2d(benchmark::State& state, bp::Device device, const bench::ConvLayer& layer,
+               int64_t batch) {
   const ConvOperands operands(layer, batch, device);
   run_memory_bound(
-      state, [&] { bp::conv2d(operands.input, operands.weight, operands.bias, {layer.stride}, {layer.padding}); }, 0);
+      state,
+      [&] {
+        bp::conv2d(operands.input, operands.weight, operands.bias, {layer.stride}, {layer.padding});
+      },
+      0);
   report_flops(state, layer.flops(batch));
 }
 
 #if BACKPLANE_BENCH_CUDNN
 // Where a device tensor's first element lives, for handing the tensor to cuDNN.
 void* device_address(const bp::Tensor& tensor) {
-  return static_cast<char*>(tensor.impl()->storage()->data()) + tensor.storage_offset() * tensor.element_size();
+  return static_cast<char*>(tensor.impl()->storage()->data()) +
+         tensor.storage_offset() * tensor.element_size();
 }
 
 cudnnTensorDescriptor_t half_nchw_descriptor(bp::IntArrayRef sizes) {
   cudnnTensorDescriptor_t descriptor = nullptr;
   check(cudnnCreateTensorDescriptor(&descriptor), "cudnnCreateTensorDescriptor");
-  check(cudnnSetTensor4dDescriptor(descriptor, CUDNN_TENSOR_NCHW, CUDNN_DATA_HALF, static_cast<int>(sizes[0]),
-                                   static_cast<int>(sizes[1]), static_cast<int>(sizes[2]), static_cast<int>(sizes[3])),
+  check(cudnnSetTensor4dDescriptor(descriptor, CUDNN_TENSOR_NCHW, CUDNN_DATA_HALF,
+                                   static_cast<int>(sizes[0]), static_cast<int>(sizes[1]),
+                                   static_cast<int>(sizes[2]), static_cast<int>(sizes[3])),
         "cudnnSetTensor4dDescriptor");
   return descriptor;
 }
@@ -286,8 +331,9 @@ class ReferenceConv {
  public:
   ReferenceConv(const bench::ConvLayer& layer, const ConvOperands& operands)
       : operands_(operands),
-        out_(bp::empty({operands.input.size(0), layer.out_channels, layer.out_size(), layer.out_size()}, bp::kFloat16,
-                       operands.input.device())) {
+        out_(bp::empty(
+            {operands.input.size(0), layer.out_channels, layer.out_size(), layer.out_size()},
+            bp::kFloat16, operands.input.device())) {
     check(cudnnCreate(&handle_), "cudnnCreate");
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     check(cudnnSetStream(handle_, stream_), "cudnnSetStream");
@@ -295,29 +341,36 @@ class ReferenceConv {
     bias_descriptor_ = half_nchw_descriptor({1, layer.out_channels, 1, 1});
     out_descriptor_ = half_nchw_descriptor(out_.sizes());
     check(cudnnCreateFilterDescriptor(&weight_descriptor_), "cudnnCreateFilterDescriptor");
-    check(cudnnSetFilter4dDescriptor(weight_descriptor_, CUDNN_DATA_HALF, CUDNN_TENSOR_NCHW,
-                                     static_cast<int>(layer.out_channels), static_cast<int>(layer.in_channels),
-                                     static_cast<int>(layer.kernel), static_cast<int>(layer.kernel)),
+    check(cudnnSetFilter4dDescriptor(
+              weight_descriptor_, CUDNN_DATA_HALF, CUDNN_TENSOR_NCHW,
+              static_cast<int>(layer.out_channels), static_cast<int>(layer.in_channels),
+              static_cast<int>(layer.kernel), static_cast<int>(layer.kernel)),
           "cudnnSetFilter4dDescriptor");
     check(cudnnCreateConvolutionDescriptor(&conv_descriptor_), "cudnnCreateConvolutionDescriptor");
     const auto padding = static_cast<int>(layer.padding), stride = static_cast<int>(layer.stride);
     check(cudnnSetConvolution2dDescriptor(conv_descriptor_, padding, padding, stride, stride, 1, 1,
                                           CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
           "cudnnSetConvolution2dDescriptor");
-    check(cudnnSetConvolutionMathType(conv_descriptor_, CUDNN_TENSOR_OP_MATH), "cudnnSetConvolutionMathType");
+    check(cudnnSetConvolutionMathType(conv_descriptor_, CUDNN_TENSOR_OP_MATH),
+          "cudnnSetConvolutionMathType");
     cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int count = 0;
-    check(cudnnFindConvolutionForwardAlgorithm(handle_, input_descriptor_, weight_descriptor_, conv_descriptor_,
-                                               out_descriptor_, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, results),
+    check(cudnnFindConvolutionForwardAlgorithm(handle_, input_descriptor_, weight_descriptor_,
+                                               conv_descriptor_, out_descriptor_,
+                                               CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, results),
           "cudnnFindConvolutionForwardAlgorithm");
-    const auto fastest = std::find_if(results, results + count,
-                                      [](const auto& result) { return result.status == CUDNN_STATUS_SUCCESS; });
-    if (fastest == results + count) throw std::runtime_error("cuDNN has no algorithm for " + std::string(layer.name));
+    const auto fastest = std::find_if(results, results + count, [](const auto& result) {
+      return result.status == CUDNN_STATUS_SUCCESS;
+    });
+    if (fastest == results + count)
+      throw std::runtime_error("cuDNN has no algorithm for " + std::string(layer.name));
     algorithm_ = fastest->algo;
     // The math type the measurement ran the algorithm with (the descriptor's, or a compatible one).
-    check(cudnnSetConvolutionMathType(conv_descriptor_, fastest->mathType), "cudnnSetConvolutionMathType");
-    check(cudnnGetConvolutionForwardWorkspaceSize(handle_, input_descriptor_, weight_descriptor_, conv_descriptor_,
-                                                  out_descriptor_, algorithm_, &workspace_bytes_),
+    check(cudnnSetConvolutionMathType(conv_descriptor_, fastest->mathType),
+          "cudnnSetConvolutionMathType");
+    check(cudnnGetConvolutionForwardWorkspaceSize(handle_, input_descriptor_, weight_descriptor_,
+                                                  conv_descriptor_, out_descriptor_, algorithm_,
+                                                  &workspace_bytes_),
           "cudnnGetConvolutionForwardWorkspaceSize");
     if (workspace_bytes_ > 0) check(cudaMalloc(&workspace_, workspace_bytes_), "cudaMalloc");
   }
@@ -325,7 +378,8 @@ class ReferenceConv {
     cudaFree(workspace_);
     cudnnDestroyConvolutionDescriptor(conv_descriptor_);
     cudnnDestroyFilterDescriptor(weight_descriptor_);
-    for (cudnnTensorDescriptor_t descriptor : {input_descriptor_, bias_descriptor_, out_descriptor_}) {
+    for (cudnnTensorDescriptor_t descriptor :
+         {input_descriptor_, bias_descriptor_, out_descriptor_}) {
       cudnnDestroyTensorDescriptor(descriptor);
     }
     cudnnDestroy(handle_);
@@ -336,12 +390,13 @@ class ReferenceConv {
 
   void run() {
     const float one = 1, zero = 0;
-    check(cudnnConvolutionForward(handle_, &one, input_descriptor_, device_address(operands_.input), weight_descriptor_,
-                                  device_address(operands_.weight), conv_descriptor_, algorithm_, workspace_,
-                                  workspace_bytes_, &zero, out_descriptor_, device_address(out_)),
+    check(cudnnConvolutionForward(handle_, &one, input_descriptor_, device_address(operands_.input),
+                                  weight_descriptor_, device_address(operands_.weight),
+                                  conv_descriptor_, algorithm_, workspace_, workspace_bytes_, &zero,
+                                  out_descriptor_, device_address(out_)),
           "cudnnConvolutionForward");
-    check(cudnnAddTensor(handle_, &one, bias_descriptor_, device_address(operands_.bias), &one, out_descriptor_,
-                         device_address(out_)),
+    check(cudnnAddTensor(handle_, &one, bias_descriptor_, device_address(operands_.bias), &one,
+                         out_descriptor_, device_address(out_)),
           "cudnnAddTensor");
   }
 
@@ -360,11 +415,13 @@ class ReferenceConv {
   void* workspace_ = nullptr;
 };
 
-void BM_reference_conv2d(benchmark::State& state, bp::Device device, const bench::ConvLayer& layer, int64_t batch) {
+void BM_reference_conv2d(benchmark::State& state, bp::Device device, const bench::ConvLayer& layer,
+                         int64_t batch) {
   check(cudaSetDevice(device.index()), "cudaSetDevice");
   const ConvOperands operands(layer, batch, device);
   ReferenceConv reference(layer, operands);
-  run_memory_bound(state, [&] { reference.run(); }, 0);
+  run_memory_bound(
+      state, [&] { reference.run(); }, 0);
   report_flops(state, layer.flops(batch));
 }
 #endif
@@ -378,7 +435,8 @@ struct AttentionOperands {
   AttentionOperands(int64_t length, bp::Device device)
       : query(values(length, device)), key(values(length, device)), value(values(length, device)) {}
   static bp::Tensor values(int64_t length, bp::Device device) {
-    return device_values({kAttentionBatch, kAttentionHeads, length, kAttentionHeadDim}, bp::kBFloat16, device);
+    return device_values({kAttentionBatch, kAttentionHeads, length, kAttentionHeadDim},
+                         bp::kBFloat16, device);
   }
   bp::Tensor query, key, value;
 };
@@ -408,7 +466,8 @@ void BM_attention(benchmark::State& state, bp::Device device, int64_t length, bo
   // Where the backend declines to fuse a case, scaled_dot_product_attention quietly takes the
   // composite path, and this row would time that instead.
   try {
-    bp::_scaled_dot_product_fused_attention(attention.query, attention.key, attention.value, is_causal);
+    bp::_scaled_dot_product_fused_attention(attention.query, attention.key, attention.value,
+                                            is_causal);
   } catch (const bp::Error& error) {
     if (error.code() != bp::ErrorCode::NotImplemented) throw;
     state.SkipWithError(("no fused kernel for this case: " + std::string(error.what())).c_str());
@@ -417,20 +476,26 @@ void BM_attention(benchmark::State& state, bp::Device device, int64_t length, bo
   run_attention(
       state,
       [&] {
-        bp::scaled_dot_product_attention(attention.query, attention.key, attention.value, std::nullopt, 0.0, is_causal);
+        bp::scaled_dot_product_attention(attention.query, attention.key, attention.value,
+                                         std::nullopt, 0.0, is_causal);
       },
       attention_flops(length, is_causal));
 }
 
 // The same attention through the composite path, which any explicit mask selects: all true, or
 // the causal mask (key position j attends for query position i when j <= i).
-void BM_attention_composite(benchmark::State& state, bp::Device device, int64_t length, bool is_causal) {
+void BM_attention_composite(benchmark::State& state, bp::Device device, int64_t length,
+                            bool is_causal) {
   const AttentionOperands attention(length, device);
-  const bp::Tensor mask = is_causal ? bp::lt(bp::arange(length, bp::kInt64, device).view({1, length}),
-                                             bp::arange(1, length + 1, 1, bp::kInt64, device).view({length, 1}))
-                                    : bp::ones({length, length}, bp::kBool, device);
+  const bp::Tensor mask =
+      is_causal ? bp::lt(bp::arange(length, bp::kInt64, device).view({1, length}),
+                         bp::arange(1, length + 1, 1, bp::kInt64, device).view({length, 1}))
+                : bp::ones({length, length}, bp::kBool, device);
   run_attention(
-      state, [&] { bp::scaled_dot_product_attention(attention.query, attention.key, attention.value, mask); },
+      state,
+      [&] {
+        bp::scaled_dot_product_attention(attention.query, attention.key, attention.value, mask);
+      },
       attention_flops(length, is_causal));
 }
 
@@ -474,20 +539,23 @@ std::vector<bench::Target> register_benchmarks(bp::Device device) {
     const int64_t bytes = elements * static_cast<int64_t>(bp::element_size(dtype));
     const std::string memcpy_name = "memcpy 64M " + type + " (reference)/" + gpu;
     benchmark::RegisterBenchmark(memcpy_name.c_str(), BM_memcpy, device, bytes)->UseRealTime();
-    for (const auto& [which, name] : {std::pair{Elementwise::Add, "add"}, std::pair{Elementwise::Mul, "mul"},
-                                      std::pair{Elementwise::Relu, "relu"}, std::pair{Elementwise::Gelu, "gelu"}}) {
+    for (const auto& [which, name] :
+         {std::pair{Elementwise::Add, "add"}, std::pair{Elementwise::Mul, "mul"},
+          std::pair{Elementwise::Relu, "relu"}, std::pair{Elementwise::Gelu, "gelu"}}) {
       const std::string op = std::string(name) + " 64M " + type;
-      benchmark::RegisterBenchmark((op + "/" + gpu).c_str(), BM_elementwise, device, which, dtype, elements)
+      benchmark::RegisterBenchmark((op + "/" + gpu).c_str(), BM_elementwise, device, which, dtype,
+                                   elements)
           ->UseRealTime();
       targets.push_back({op + " vs memcpy", op + "/" + gpu, memcpy_name, Measure::Rate, 0.9});
     }
     for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{8192, 8192}, {32768, 4096}}) {
       const std::string shape = std::to_string(rows) + "x" + std::to_string(cols) + " " + type;
-      for (const auto& [which, name] : {std::pair{RowOp::Sum, "sum over rows"}, std::pair{RowOp::Softmax, "softmax"},
-                                        std::pair{RowOp::LayerNorm, "layer_norm"},
-                                        std::pair{RowOp::RmsNorm, "rms_norm"}}) {
+      for (const auto& [which, name] :
+           {std::pair{RowOp::Sum, "sum over rows"}, std::pair{RowOp::Softmax, "softmax"},
+            std::pair{RowOp::LayerNorm, "layer_norm"}, std::pair{RowOp::RmsNorm, "rms_norm"}}) {
         const std::string op = std::string(name) + " " + shape;
-        benchmark::RegisterBenchmark((op + "/" + gpu).c_str(), BM_rows, device, which, dtype, rows, cols)
+        benchmark::RegisterBenchmark((op + "/" + gpu).c_str(), BM_rows, device, which, dtype, rows,
+                                     cols)
             ->UseRealTime();
         targets.push_back({op + " vs memcpy", op + "/" + gpu, memcpy_name, Measure::Rate, 0.85});
       }
@@ -496,10 +564,11 @@ std::vector<bench::Target> register_benchmarks(bp::Device device) {
       const std::string size = std::to_string(n) + "^3 " + type;
       for (const bool with_bias : {false, true}) {
         const std::string op = with_bias ? "addmm " : "mm ";
-        benchmark::RegisterBenchmark((op + size + "/" + gpu).c_str(), BM_matmul, device, dtype, n, with_bias)
+        benchmark::RegisterBenchmark((op + size + "/" + gpu).c_str(), BM_matmul, device, dtype, n,
+                                     with_bias)
             ->UseRealTime();
-        benchmark::RegisterBenchmark((op + size + " cuBLASLt (reference)/" + gpu).c_str(), BM_reference_matmul,
-                                     device, dtype, n, with_bias)
+        benchmark::RegisterBenchmark((op + size + " cuBLASLt (reference)/" + gpu).c_str(),
+                                     BM_reference_matmul, device, dtype, n, with_bias)
             ->UseRealTime();
         targets.push_back({op + size + " vs cuBLASLt", op + size + "/" + gpu,
                            op + size + " cuBLASLt (reference)/" + gpu, Measure::Rate, 0.95});
@@ -508,36 +577,44 @@ std::vector<bench::Target> register_benchmarks(bp::Device device) {
   }
   const int64_t conv_batch = 32;
   for (const bench::ConvLayer& layer : bench::kResNet50Layers) {
-    const std::string name =
-        std::string("conv2d ") + layer.name + " batch " + std::to_string(conv_batch) + " " + dtype_label(bp::kFloat16);
-    benchmark::RegisterBenchmark((name + "/" + gpu).c_str(), BM_conv2d, device, layer, conv_batch)->UseRealTime();
-#if BACKPLANE_BENCH_CUDNN
-    benchmark::RegisterBenchmark((name + " cuDNN (reference)/" + gpu).c_str(), BM_reference_conv2d, device, layer,
-                                 conv_batch)
+    const std::string name = std::string("conv2d ") + layer.name + " batch " +
+                             std::to_string(conv_batch) + " " + dtype_label(bp::kFloat16);
+    benchmark::RegisterBenchmark((name + "/" + gpu).c_str(), BM_conv2d, device, layer, conv_batch)
         ->UseRealTime();
-    targets.push_back({name + " vs cuDNN", name + "/" + gpu, name + " cuDNN (reference)/" + gpu, Measure::Rate, 0.9});
+#if BACKPLANE_BENCH_CUDNN
+    benchmark::RegisterBenchmark((name + " cuDNN (reference)/" + gpu).c_str(), BM_reference_conv2d,
+                                 device, layer, conv_batch)
+        ->UseRealTime();
+    targets.push_back({name + " vs cuDNN", name + "/" + gpu, name + " cuDNN (reference)/" + gpu,
+                       Measure::Rate, 0.9});
 #endif
   }
   for (const int64_t length : {int64_t{2048}, int64_t{8192}}) {
     for (const bool is_causal : {false, true}) {
-      const std::string name = "attention " + std::to_string(kAttentionBatch) + "x" + std::to_string(kAttentionHeads) +
-                               "x" + std::to_string(length) + "x" + std::to_string(kAttentionHeadDim) + " " +
+      const std::string name = "attention " + std::to_string(kAttentionBatch) + "x" +
+                               std::to_string(kAttentionHeads) + "x" + std::to_string(length) +
+                               "x" + std::to_string(kAttentionHeadDim) + " " +
                                dtype_label(bp::kBFloat16) + (is_causal ? " causal" : "");
-      benchmark::RegisterBenchmark((name + "/" + gpu).c_str(), BM_attention, device, length, is_causal)->UseRealTime();
-      benchmark::RegisterBenchmark((name + " composite path (reference)/" + gpu).c_str(), BM_attention_composite,
-                                   device, length, is_causal)
+      benchmark::RegisterBenchmark((name + "/" + gpu).c_str(), BM_attention, device, length,
+                                   is_causal)
+          ->UseRealTime();
+      benchmark::RegisterBenchmark((name + " composite path (reference)/" + gpu).c_str(),
+                                   BM_attention_composite, device, length, is_causal)
           ->UseRealTime();
       targets.push_back({name + " vs the composite path", name + "/" + gpu,
                          name + " composite path (reference)/" + gpu, Measure::Rate, 3.0});
-      targets.push_back({name + " vs mm 4096^3 bf16 (FLOP rate)", name + "/" + gpu, "mm 4096^3 bf16/" + gpu,
-                         Measure::Rate, 0.5});
+      targets.push_back({name + " vs mm 4096^3 bf16 (FLOP rate)", name + "/" + gpu,
+                         "mm 4096^3 bf16/" + gpu, Measure::Rate, 0.5});
     }
   }
-  benchmark::RegisterBenchmark(("add 1 element, end to end/" + gpu).c_str(), BM_add_one_element, device);
-  benchmark::RegisterBenchmark(("bare kernel launch + synchronize (reference)/" + gpu).c_str(), BM_bare_launch,
+  benchmark::RegisterBenchmark(("add 1 element, end to end/" + gpu).c_str(), BM_add_one_element,
                                device);
-  targets.push_back({"add 1 element, end to end, vs a bare launch + synchronize", "add 1 element, end to end/" + gpu,
-                     "bare kernel launch + synchronize (reference)/" + gpu, Measure::Time, 1.5, /*at_most=*/true});
+  benchmark::RegisterBenchmark(("bare kernel launch + synchronize (reference)/" + gpu).c_str(),
+                               BM_bare_launch, device);
+  targets.push_back({"add 1 element, end to end, vs a bare launch + synchronize",
+                     "add 1 element, end to end/" + gpu,
+                     "bare kernel launch + synchronize (reference)/" + gpu, Measure::Time, 1.5,
+                     /*at_most=*/true});
   return targets;
 }
 
@@ -561,9 +638,9 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   if (console) {
-    bench::TargetTableReporter reporter(std::move(targets), isatty(fileno(stdout))
-                                                                ? bench::TargetTableReporter::OO_ColorTabular
-                                                                : bench::TargetTableReporter::OO_Tabular);
+    bench::TargetTableReporter reporter(
+        std::move(targets), isatty(fileno(stdout)) ? bench::TargetTableReporter::OO_ColorTabular
+                                                   : bench::TargetTableReporter::OO_Tabular);
     benchmark::RunSpecifiedBenchmarks(&reporter);
   } else {
     benchmark::RunSpecifiedBenchmarks();

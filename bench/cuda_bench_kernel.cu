@@ -7,7 +7,8 @@ __global__ void add_one_element(const float* a, const float* b, float* out) { *o
 
 }  // namespace
 
-cudaError_t launch_add_one_element(const float* a, const float* b, float* out, cudaStream_t stream) {
+cudaError_t launch_add_one_element(const float* a, const float* b, float* out,
+                                   cudaStream_t stream) {
   add_one_element<<<1, 1, 0, stream>>>(a, b, out);
   return cudaGetLastError();
 }

@@ -64,8 +64,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
     for (const Run& run : runs) {
       if (bench::summarises(run)) {
         const bool median = run.run_type == Run::RT_Aggregate;
-        times_[run.run_name.function_name] = {run.GetAdjustedRealTime(),
-                                              run.GetAdjustedCPUTime(),
+        times_[run.run_name.function_name] = {run.GetAdjustedRealTime(), run.GetAdjustedCPUTime(),
                                               benchmark::GetTimeUnitString(run.time_unit),
                                               median ? run.repetitions : 1};
       }

@@ -6,9 +6,9 @@
 //   add, mul: two 64 MB inputs read, one 64 MB output written (192 MB);
 //   where: those and a 16 MB condition (208 MB);
 //   index_select of every other column: 32 MB read (every other element), 32 MB written;
-//   relu, tanh, sqrt, log, gelu (exact and tanh), a transposed copy, softmax (over rows or columns),
-//   log_softmax, layer_norm (of x or of its transpose), rms_norm, memcpy: 64 MB read, 64 MB
-//   written
+//   relu, tanh, sqrt, log, gelu (exact and tanh), a transposed copy, softmax (over rows or
+//   columns), log_softmax, layer_norm (of x or of its transpose), rms_norm, memcpy: 64 MB read, 64
+//   MB written
 //     (128 MB; layer norm's weight, bias, mean and rstd add 64 KB, rms norm's weight 16 KB);
 //   sum over either dim, and amax over columns, of 4096 x 4096: 64 MB read, 16 KB written;
 //   argmax over rows: 64 MB read, 32 KB written.
@@ -213,8 +213,8 @@ void run_layer_norm(benchmark::State& state, bool transposed) {
   bp::Tensor mean = bp::empty({kSide, 1});
   bp::Tensor rstd = bp::empty({kSide, 1});
   run_square(state, 2 * kBytes + 4 * kRowBytes, [&](const bp::Tensor& x) {
-    bp::native_layer_norm_out(out, mean, rstd, transposed ? x.transpose(0, 1) : x, {kSide},
-                              weight, bias, 1e-5);
+    bp::native_layer_norm_out(out, mean, rstd, transposed ? x.transpose(0, 1) : x, {kSide}, weight,
+                              bias, 1e-5);
   });
 }
 
@@ -227,9 +227,8 @@ BENCHMARK(BM_layer_norm_transposed_4096x4096)->UseRealTime();
 void BM_rms_norm_4096x4096(benchmark::State& state) {
   const bp::Tensor weight = bp::arange(kSide, bp::kFloat32).mul(1.0 / kSide);
   bp::Tensor out = bp::empty({kSide, kSide});
-  run_square(state, 2 * kBytes + kRowBytes, [&](const bp::Tensor& x) {
-    bp::rms_norm_out(out, x, {kSide}, weight, 1e-6);
-  });
+  run_square(state, 2 * kBytes + kRowBytes,
+             [&](const bp::Tensor& x) { bp::rms_norm_out(out, x, {kSide}, weight, 1e-6); });
 }
 BENCHMARK(BM_rms_norm_4096x4096)->UseRealTime();
 
@@ -307,9 +306,8 @@ void run_dtype_case(benchmark::State& state, const DTypeCase& c, bp::DType dtype
     c.op(out, rows, a, b, float32);
     benchmark::ClobberMemory();
   }
-  const double bytes_per_element =
-      c.tensors_moved * static_cast<double>(bp::element_size(dtype)) +
-      c.float32_tensors_read * static_cast<double>(sizeof(float));
+  const double bytes_per_element = c.tensors_moved * static_cast<double>(bp::element_size(dtype)) +
+                                   c.float32_tensors_read * static_cast<double>(sizeof(float));
   state.SetBytesProcessed(static_cast<int64_t>(static_cast<double>(state.iterations()) *
                                                static_cast<double>(kElements) * bytes_per_element));
 }

@@ -57,8 +57,8 @@ void BM_Mm1024(benchmark::State& state, bp::Device device) {
     bp::mm_out(out, a, b);
     wait_for(out);
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * n * n * n / 1e9,
-                                                 benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * 2.0 * n * n * n / 1e9, benchmark::Counter::kIsRate);
 }
 
 // conv2d of ResNet-50's res2 3x3 layer, batch 1: 64 channels of 56 x 56, a 3 x 3 kernel, 64
@@ -69,15 +69,23 @@ void BM_Conv2dRes2(benchmark::State& state, bp::Device device) {
   wait_for(bp::conv2d(input, weight, std::nullopt, {1, 1}, {1, 1}));
   for (auto _ : state) wait_for(bp::conv2d(input, weight, std::nullopt, {1, 1}, {1, 1}));
   const double flops = 2.0 * 64 * 56 * 56 * 64 * 9;
-  state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * flops / 1e9,
-                                                 benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * flops / 1e9, benchmark::Counter::kIsRate);
 }
 
 // Group kernels over a 2048 x 2048 Float matrix: softmax over rows and over columns, layer norm
 // (with weight and bias) and RMS norm (with weight) over rows (two or three reads of each
 // group), sums over rows and over columns (one), and a sum of everything (one group of 4M
 // members); bytes count one read of the input and one write of the output.
-enum class GroupKernel { SoftmaxRows, SoftmaxColumns, LayerNormRows, RmsNormRows, SumRows, SumColumns, SumAll };
+enum class GroupKernel {
+  SoftmaxRows,
+  SoftmaxColumns,
+  LayerNormRows,
+  RmsNormRows,
+  SumRows,
+  SumColumns,
+  SumAll
+};
 
 constexpr std::pair<GroupKernel, const char*> kGroupKernels[] = {
     {GroupKernel::SoftmaxRows, "softmax rows 2048^2 Float/"},
@@ -92,11 +100,13 @@ constexpr std::pair<GroupKernel, const char*> kGroupKernels[] = {
 void BM_GroupKernel(benchmark::State& state, bp::Device device, GroupKernel kernel) {
   const int64_t n = 2048;
   const bp::Tensor x = bp::randn({n, n}).to(device);
-  const bool same_shape = kernel == GroupKernel::SoftmaxRows || kernel == GroupKernel::SoftmaxColumns ||
-                          kernel == GroupKernel::LayerNormRows || kernel == GroupKernel::RmsNormRows;
+  const bool same_shape =
+      kernel == GroupKernel::SoftmaxRows || kernel == GroupKernel::SoftmaxColumns ||
+      kernel == GroupKernel::LayerNormRows || kernel == GroupKernel::RmsNormRows;
   const bp::Tensor weight = bp::randn({n}).to(device), bias = bp::randn({n}).to(device);
-  bp::Tensor mean = bp::empty({n, 1}, bp::kFloat32, device), rstd = bp::empty({n, 1}, bp::kFloat32, device);
-  const std::vector<int64_t> out_shape = same_shape                       ? std::vector<int64_t>{n, n}
+  bp::Tensor mean = bp::empty({n, 1}, bp::kFloat32, device),
+             rstd = bp::empty({n, 1}, bp::kFloat32, device);
+  const std::vector<int64_t> out_shape = same_shape ? std::vector<int64_t>{n, n}
                                          : kernel == GroupKernel::SumAll ? std::vector<int64_t>{}
                                                                          : std::vector<int64_t>{n};
   bp::Tensor out = bp::empty(out_shape, bp::kFloat32, device);
@@ -104,7 +114,9 @@ void BM_GroupKernel(benchmark::State& state, bp::Device device, GroupKernel kern
     switch (kernel) {
       case GroupKernel::SoftmaxRows: bp::softmax_out(out, x, 1); break;
       case GroupKernel::SoftmaxColumns: bp::softmax_out(out, x, 0); break;
-      case GroupKernel::LayerNormRows: bp::native_layer_norm_out(out, mean, rstd, x, {n}, weight, bias, 1e-5); break;
+      case GroupKernel::LayerNormRows:
+        bp::native_layer_norm_out(out, mean, rstd, x, {n}, weight, bias, 1e-5);
+        break;
       case GroupKernel::RmsNormRows: bp::rms_norm_out(out, x, {n}, weight, 1e-6); break;
       case GroupKernel::SumRows: bp::sum_out(out, x, {1}); break;
       case GroupKernel::SumColumns: bp::sum_out(out, x, {0}); break;
@@ -121,11 +133,11 @@ void BM_GroupKernel(benchmark::State& state, bp::Device device, GroupKernel kern
 // Elementwise ops over a 4096 x 4096 Float matrix x whose operands are not all dense, so that
 // they take the backend's strided path. Bytes count each operand's distinct elements once.
 enum class Strided {
-  AddRow,         // x + a row of 4096, broadcast down the columns (a bias)
-  AddColumn,      // x + a column of 4096, broadcast along the rows
-  WhereColumn,    // where(a Bool column, x, y)
-  CopyTransposed, // x transposed, copied into a contiguous matrix
-  ExpTransposed   // exp of x transposed, into a contiguous matrix
+  AddRow,          // x + a row of 4096, broadcast down the columns (a bias)
+  AddColumn,       // x + a column of 4096, broadcast along the rows
+  WhereColumn,     // where(a Bool column, x, y)
+  CopyTransposed,  // x transposed, copied into a contiguous matrix
+  ExpTransposed    // exp of x transposed, into a contiguous matrix
 };
 
 void BM_Strided(benchmark::State& state, bp::Device device, Strided op) {
@@ -147,7 +159,8 @@ void BM_Strided(benchmark::State& state, bp::Device device, Strided op) {
   run();
   for (auto _ : state) run();
   const int64_t matrices = op == Strided::WhereColumn ? 3 : 2;
-  state.SetBytesProcessed(state.iterations() * matrices * n * n * static_cast<int64_t>(sizeof(float)));
+  state.SetBytesProcessed(state.iterations() * matrices * n * n *
+                          static_cast<int64_t>(sizeof(float)));
 }
 
 constexpr std::pair<Strided, const char*> kStridedOps[] = {
@@ -166,13 +179,14 @@ void BM_Attention(benchmark::State& state, bp::Device device, bool fused) {
   const auto input = [&] { return bp::randn({1, heads, positions, head_dim}).to(device); };
   const bp::Tensor q = input(), k = input(), v = input();
   const std::optional<bp::Tensor> mask =
-      fused ? std::nullopt
-            : std::optional<bp::Tensor>(bp::full({positions, positions}, true, bp::kBool).to(device));
+      fused
+          ? std::nullopt
+          : std::optional<bp::Tensor>(bp::full({positions, positions}, true, bp::kBool).to(device));
   wait_for(bp::scaled_dot_product_attention(q, k, v, mask));
   for (auto _ : state) wait_for(bp::scaled_dot_product_attention(q, k, v, mask));
   const double flops = 4.0 * heads * positions * positions * head_dim;  // two products
-  state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * flops / 1e9,
-                                                 benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * flops / 1e9, benchmark::Counter::kIsRate);
 }
 
 // Runs this program as `--first-kernel device` with `environment` added; returns seconds from
@@ -193,7 +207,8 @@ double time_child(const std::string& self, const std::string& device,
   if (posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv, envp.data()) != 0) return -1;
   int status = 0;
   waitpid(pid, &status, 0);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? seconds : -1;
 }
 
@@ -205,9 +220,9 @@ int first_kernel(const char* device) {
 }
 
 enum class Caches {
-  Cold,         // ours and the driver's own (PoCL's kernel cache) empty
-  OursWarm,     // ours filled by an untimed child, the driver's emptied again
-  Warm,         // both filled by an untimed child
+  Cold,      // ours and the driver's own (PoCL's kernel cache) empty
+  OursWarm,  // ours filled by an untimed child, the driver's emptied again
+  Warm,      // both filled by an untimed child
 };
 
 void BM_FirstKernel(benchmark::State& state, std::string self, std::string device, Caches caches) {
@@ -241,11 +256,13 @@ int main(int argc, char** argv) {
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();
   for (const auto& [kernel, label] : kGroupKernels) {
-    benchmark::RegisterBenchmark((label + std::string("cpu")).c_str(), BM_GroupKernel, bp::Device::cpu(), kernel)
+    benchmark::RegisterBenchmark((label + std::string("cpu")).c_str(), BM_GroupKernel,
+                                 bp::Device::cpu(), kernel)
         ->UseRealTime();
   }
   for (const auto& [op, label] : kStridedOps) {
-    benchmark::RegisterBenchmark((label + std::string("cpu")).c_str(), BM_Strided, bp::Device::cpu(), op)
+    benchmark::RegisterBenchmark((label + std::string("cpu")).c_str(), BM_Strided,
+                                 bp::Device::cpu(), op)
         ->UseRealTime();
   }
   for (const bp::Device& device : bp::devices()) {
@@ -254,24 +271,29 @@ int main(int argc, char** argv) {
     for (const auto& [op, label] : kStridedOps) {
       benchmark::RegisterBenchmark((label + name).c_str(), BM_Strided, device, op)->UseRealTime();
     }
-    benchmark::RegisterBenchmark(("add 16M Float/" + name).c_str(), BM_Add16M, device)->UseRealTime();
-    benchmark::RegisterBenchmark(("mm 1024^3 Float/" + name).c_str(), BM_Mm1024, device)->UseRealTime();
+    benchmark::RegisterBenchmark(("add 16M Float/" + name).c_str(), BM_Add16M, device)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("mm 1024^3 Float/" + name).c_str(), BM_Mm1024, device)
+        ->UseRealTime();
     benchmark::RegisterBenchmark(("conv2d res2 3x3 Float/" + name).c_str(), BM_Conv2dRes2, device)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
     for (const auto& [kernel, label] : kGroupKernels) {
-      benchmark::RegisterBenchmark((label + name).c_str(), BM_GroupKernel, device, kernel)->UseRealTime();
+      benchmark::RegisterBenchmark((label + name).c_str(), BM_GroupKernel, device, kernel)
+          ->UseRealTime();
     }
     for (const bool fused : {true, false}) {
       benchmark::RegisterBenchmark(
-          ("attention h8 seq 1024 dim 64 Float/" + name + (fused ? "/fused" : "/composite")).c_str(),
+          ("attention h8 seq 1024 dim 64 Float/" + name + (fused ? "/fused" : "/composite"))
+              .c_str(),
           BM_Attention, device, fused)
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }
-    for (const auto& [caches, label] : {std::pair{Caches::Cold, "cold caches"},
-                                        std::pair{Caches::OursWarm, "warm program cache, cold driver cache"},
-                                        std::pair{Caches::Warm, "warm caches"}}) {
+    for (const auto& [caches, label] :
+         {std::pair{Caches::Cold, "cold caches"},
+          std::pair{Caches::OursWarm, "warm program cache, cold driver cache"},
+          std::pair{Caches::Warm, "warm caches"}}) {
       benchmark::RegisterBenchmark(("process start to first kernel/" + name + "/" + label).c_str(),
                                    BM_FirstKernel, self, name, caches)
           ->UseManualTime()

@@ -22,11 +22,11 @@ struct Target {
     Rate,  // ours / reference of the rate counter (bytes_per_second, or TFLOP/s)
     Time,  // ours / reference of the wall time
   };
-  std::string what;       // "add 64M f32 vs device-to-device memcpy"
-  std::string ours;       // benchmark names as registered
+  std::string what;  // "add 64M f32 vs device-to-device memcpy"
+  std::string ours;  // benchmark names as registered
   std::string reference;
   Measure measure = Measure::Rate;
-  double bound = 1.0;     // the ratio must be at least this (or at most, for at_most)
+  double bound = 1.0;  // the ratio must be at least this (or at most, for at_most)
   bool at_most = false;
 };
 

@@ -95,8 +95,7 @@ std::string CodeTemplate::substitute(const TemplateValues& values) const {
     const auto found = values.find(segment.text);
     if (found == values.end()) {
       std::vector<std::string> filled;
-      for (const auto& [name, value] : values)
-        filled.push_back(name);
+      for (const auto& [name, value] : values) filled.push_back(name);
       throw CodegenError(location,
                          fmt::format("the template uses ${{{}}}, which the generator does not "
                                      "fill{}",

@@ -66,18 +66,13 @@ TypeCategory classify(const Type& type) {
       if (type.is_list)
         return type.is_optional ? TypeCategory::OptionalIntList : TypeCategory::IntList;
       return type.is_optional ? TypeCategory::OptionalInt : TypeCategory::Int;
-    case BaseKind::Scalar:
-      return TypeCategory::Scalar;
-    case BaseKind::Bool:
-      return TypeCategory::Bool;
+    case BaseKind::Scalar: return TypeCategory::Scalar;
+    case BaseKind::Bool: return TypeCategory::Bool;
     case BaseKind::Float:
       return type.is_optional ? TypeCategory::OptionalFloat : TypeCategory::Float;
-    case BaseKind::Str:
-      return TypeCategory::Str;
-    case BaseKind::ScalarType:
-      return TypeCategory::OptionalScalarType;
-    case BaseKind::Device:
-      return TypeCategory::OptionalDevice;
+    case BaseKind::Str: return TypeCategory::Str;
+    case BaseKind::ScalarType: return TypeCategory::OptionalScalarType;
+    case BaseKind::Device: return TypeCategory::OptionalDevice;
   }
   throw std::logic_error("unclassified type " + type.str());
 }
@@ -92,9 +87,7 @@ std::string public_cpp_type(const Argument& argument) {
   return row_for(argument.type).public_type;
 }
 
-std::string meta_cpp_type(const Argument& argument) {
-  return row_for(argument.type).meta_type;
-}
+std::string meta_cpp_type(const Argument& argument) { return row_for(argument.type).meta_type; }
 
 std::string kernel_wrapper_cpp_type(const Argument& argument) {
   // The wrapper only hands tensors on, so written ones are const Tensor& like the rest.
@@ -116,14 +109,10 @@ std::string plugin_cpp_type(const Argument& argument) {
 
 std::string tensor_local_type(const Argument& argument) {
   switch (classify(argument.type)) {
-    case TypeCategory::Tensor:
-      return "Tensor";
-    case TypeCategory::OptionalTensor:
-      return "std::optional<Tensor>";
-    case TypeCategory::TensorList:
-      return "std::vector<Tensor>";
-    default:
-      throw std::logic_error(argument.type.str() + " is not a tensor type");
+    case TypeCategory::Tensor: return "Tensor";
+    case TypeCategory::OptionalTensor: return "std::optional<Tensor>";
+    case TypeCategory::TensorList: return "std::vector<Tensor>";
+    default: throw std::logic_error(argument.type.str() + " is not a tensor type");
   }
 }
 
@@ -161,9 +150,7 @@ std::string public_return_type(const FunctionSchema& schema) {
   return s + ">";
 }
 
-bool has_abi_type(const Type& type) {
-  return row_for(type).abi_type != nullptr;
-}
+bool has_abi_type(const Type& type) { return row_for(type).abi_type != nullptr; }
 
 std::string comma_list(const std::vector<std::string>& items) {
   return fmt::format("{}", fmt::join(items, ", "));

@@ -30,8 +30,7 @@ const CodeTemplate& embedded_template(std::string_view name) {
   const auto found = templates.find(name);
   if (found == templates.end()) {
     std::vector<std::string> names;
-    for (const auto& [embedded_name, parsed] : templates)
-      names.push_back(embedded_name);
+    for (const auto& [embedded_name, parsed] : templates) names.push_back(embedded_name);
     throw CodegenError({std::string(name)},
                        fmt::format("bp-codegen embeds no template of that name (the files of "
                                    "codegen/templates/){}",

@@ -47,11 +47,9 @@ PluginArgument plugin_argument(const Argument& a) {
            fmt::format(
                "for (int64_t i = 0; i < {0}.size; ++i) {0}_views.emplace_back({0}.data[i]);", n)},
           fmt::format("std::span<const bp::plugin::TensorView>({}_views)", n)};
-    case TypeCategory::Scalar:
-      return {{}, fmt::format("bp::Scalar({})", n)};
+    case TypeCategory::Scalar: return {{}, fmt::format("bp::Scalar({})", n)};
     case TypeCategory::Int:
-    case TypeCategory::Float:
-      return {{}, n};
+    case TypeCategory::Float: return {{}, n};
     case TypeCategory::OptionalInt:
       return {{},
               fmt::format("{0}.has_value ? std::optional<int64_t>({0}.value) : std::nullopt", n)};
@@ -67,17 +65,14 @@ PluginArgument plugin_argument(const Argument& a) {
                   "{0}.data != nullptr ? std::optional<std::span<const int64_t>>(std::in_place, "
                   "{0}.data, static_cast<size_t>({0}.size)) : std::nullopt",
                   n)};
-    case TypeCategory::Bool:
-      return {{}, fmt::format("{} != 0", n)};
-    case TypeCategory::Str:
-      return {{}, fmt::format("std::string_view({})", n)};
+    case TypeCategory::Bool: return {{}, fmt::format("{} != 0", n)};
+    case TypeCategory::Str: return {{}, fmt::format("std::string_view({})", n)};
     case TypeCategory::OptionalScalarType:
       return {{},
               fmt::format("{0} == BP_DTYPE_NONE ? std::optional<bp::DType>() : "
                           "std::optional<bp::DType>(static_cast<bp::DType>({0}))",
                           n)};
-    case TypeCategory::OptionalDevice:
-      break;
+    case TypeCategory::OptionalDevice: break;
   }
   throw std::logic_error(a.type.str() + " cannot reach a kernel");
 }
@@ -139,13 +134,12 @@ std::string generate_native_functions_h(const BackendConfig& config) {
     kernels.push_back(fill_template("BackendNativeFunctions.h.kernel.in",
                                     kernel_declaration(*supported.function)));
   }
-  return fill_template("BackendNativeFunctions.h.in",
-                       {
-                           {"source", source_file_name(config.path)},
-                           {"backend", config.backend},
-                           {"cpp_namespace", config.cpp_namespace},
-                           {"kernels", kernels},
-                       });
+  return fill_template("BackendNativeFunctions.h.in", {
+                                                          {"source", source_file_name(config.path)},
+                                                          {"backend", config.backend},
+                                                          {"cpp_namespace", config.cpp_namespace},
+                                                          {"kernels", kernels},
+                                                      });
 }
 
 std::string generate_register_cpp(const BackendConfig& config) {

@@ -55,7 +55,8 @@ TemplateValues structured_definition(const NativeFunction& f, const NativeFuncti
     }
   }
 
-  const bool checks_outputs = handling == OutputHandling::Out || handling == OutputHandling::InPlace;
+  const bool checks_outputs =
+      handling == OutputHandling::Out || handling == OutputHandling::InPlace;
   TemplateLines read_views;
   if (checks_outputs && !outs.empty()) {
     read_views.push_back(
@@ -87,8 +88,7 @@ TemplateValues structured_definition(const NativeFunction& f, const NativeFuncti
         kernel_arguments.push_back(out + "_arg.target()");
         finishes.push_back(out + "_arg.finish();");
         break;
-      case OutputHandling::None:
-        break;
+      case OutputHandling::None: break;
     }
   }
 

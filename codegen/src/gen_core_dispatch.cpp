@@ -37,8 +37,7 @@ TemplateValues meta_declaration(const std::string& meta,
   // Validation made the users' types agree, so the first one speaks for all.
   const NativeFunction* first = users.front();
   std::vector<std::string> names;
-  for (const NativeFunction* op : users)
-    names.push_back(op->func.name.str());
+  for (const NativeFunction* op : users) names.push_back(op->func.name.str());
   std::vector<std::string> parameters;
   for (const Argument* a : first->func.non_out_arguments()) {
     parameters.push_back(meta_cpp_type(*a) + " " + a->name);
@@ -46,8 +45,7 @@ TemplateValues meta_declaration(const std::string& meta,
   const size_t outputs = first->func.out_arguments().size();
   return {
       {"ops", comma_list(names)},
-      {"return_type",
-       outputs == 0 ? "void" : fmt::format("std::array<OutputSpec, {}>", outputs)},
+      {"return_type", outputs == 0 ? "void" : fmt::format("std::array<OutputSpec, {}>", outputs)},
       {"meta", meta},
       {"parameters", comma_list(parameters)},
   };
@@ -73,9 +71,7 @@ TemplateValues kernel_wrapper(const NativeFunction& op) {
         host_arguments.push_back(
             fmt::format("fallback.{}({})", a.is_write() ? "output" : "input", a.name));
         break;
-      default:
-        host_arguments.push_back(a.name);
-        break;
+      default: host_arguments.push_back(a.name); break;
     }
     switch (classify(a.type)) {
       case TypeCategory::Tensor:
@@ -101,9 +97,7 @@ TemplateValues kernel_wrapper(const NativeFunction& op) {
         conversions.push_back(fmt::format("const std::string {0}_str = to_abi({0});", a.name));
         abi_arguments.push_back(fmt::format("{}_str.c_str()", a.name));
         break;
-      default:
-        abi_arguments.push_back(fmt::format("to_abi({})", a.name));
-        break;
+      default: abi_arguments.push_back(fmt::format("to_abi({})", a.name)); break;
     }
   }
   return {
@@ -134,8 +128,7 @@ std::string generate_op_table_h(const NativeFunctions& functions) {
     schemas.push_back(quoted(schema.str()) + ",");
     hashes.push_back(fmt::format("0x{:016x}ull,  // {}", schema.hash(), schema.name.str()));
     std::vector<std::string> types;
-    for (const Argument& a : schema.arguments)
-      types.push_back(abi_c_type(a));
+    for (const Argument& a : schema.arguments) types.push_back(abi_c_type(a));
     kernel_types.push_back(fmt::format("using {}_kernel = bp_status (*)({});",
                                        schema.name.cpp_name(), comma_list(types)));
   }

@@ -13,24 +13,18 @@ namespace {
 // The SDK's set for a class (sdk/include/backplane/sdk/dtype_set.hpp).
 std::string_view sdk_dtype_set(DTypeClass dtypes) {
   switch (dtypes) {
-    case DTypeClass::All:
-      return "kAllDTypeSet";
-    case DTypeClass::AllButBool:
-      return "kAllButBoolDTypeSet";
-    case DTypeClass::Floating:
-      return "kFloatingDTypeSet";
+    case DTypeClass::All: return "kAllDTypeSet";
+    case DTypeClass::AllButBool: return "kAllButBoolDTypeSet";
+    case DTypeClass::Floating: return "kFloatingDTypeSet";
   }
   return "?";
 }
 
 std::string_view what_it_takes(DTypeClass dtypes) {
   switch (dtypes) {
-    case DTypeClass::All:
-      return "every dtype";
-    case DTypeClass::AllButBool:
-      return "every dtype but Bool";
-    case DTypeClass::Floating:
-      return "the floating dtypes";
+    case DTypeClass::All: return "every dtype";
+    case DTypeClass::AllButBool: return "every dtype but Bool";
+    case DTypeClass::Floating: return "the floating dtypes";
   }
   return "?";
 }
@@ -61,8 +55,8 @@ std::string generate_kernel_dtypes_h(const NativeFunctions& functions) {
 TemplateLines kernel_dtype_check(const NativeFunction& op) {
   // An op that takes every dtype has nothing to check, and its path to the kernel stays as short.
   if (*op.dtypes == DTypeClass::All) return {};
-  return {fmt::format("check_kernel_dtype<plugin::kernel_dtypes::{}>({});",
-                      op.func.name.cpp_name(), op.dtypes_of)};
+  return {fmt::format("check_kernel_dtype<plugin::kernel_dtypes::{}>({});", op.func.name.cpp_name(),
+                      op.dtypes_of)};
 }
 
 }  // namespace bp::codegen

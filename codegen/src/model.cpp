@@ -9,34 +9,23 @@ namespace bp::codegen {
 
 std::string_view base_kind_name(BaseKind kind) {
   switch (kind) {
-    case BaseKind::Tensor:
-      return "Tensor";
-    case BaseKind::Scalar:
-      return "Scalar";
-    case BaseKind::Int:
-      return "int";
-    case BaseKind::Bool:
-      return "bool";
-    case BaseKind::Float:
-      return "float";
-    case BaseKind::Str:
-      return "str";
-    case BaseKind::ScalarType:
-      return "ScalarType";
-    case BaseKind::Device:
-      return "Device";
+    case BaseKind::Tensor: return "Tensor";
+    case BaseKind::Scalar: return "Scalar";
+    case BaseKind::Int: return "int";
+    case BaseKind::Bool: return "bool";
+    case BaseKind::Float: return "float";
+    case BaseKind::Str: return "str";
+    case BaseKind::ScalarType: return "ScalarType";
+    case BaseKind::Device: return "Device";
   }
   return "?";
 }
 
 std::string_view dtype_class_name(DTypeClass dtypes) {
   switch (dtypes) {
-    case DTypeClass::All:
-      return "all";
-    case DTypeClass::AllButBool:
-      return "all_but_bool";
-    case DTypeClass::Floating:
-      return "floating";
+    case DTypeClass::All: return "all";
+    case DTypeClass::AllButBool: return "all_but_bool";
+    case DTypeClass::Floating: return "floating";
   }
   return "?";
 }
@@ -55,9 +44,7 @@ std::string type_spelling(const Type& type, const std::optional<AliasAnnotation>
 
 }  // namespace
 
-std::string Type::str() const {
-  return type_spelling(*this, std::nullopt);
-}
+std::string Type::str() const { return type_spelling(*this, std::nullopt); }
 
 std::string AliasAnnotation::str() const {
   return fmt::format("({}{})", alias_set, is_write ? "!" : "");
@@ -109,9 +96,7 @@ std::string FunctionSchema::str() const {
   return s;
 }
 
-uint64_t FunctionSchema::hash() const {
-  return bp_schema_hash(str().c_str());
-}
+uint64_t FunctionSchema::hash() const { return bp_schema_hash(str().c_str()); }
 
 std::vector<const Argument*> FunctionSchema::out_arguments() const {
   std::vector<const Argument*> result;
@@ -160,8 +145,7 @@ std::vector<const NativeFunction*> NativeFunctions::kernel_ops() const {
 
 std::string BackendConfig::lower_case_name() const {
   std::string s = backend;
-  for (char& c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 

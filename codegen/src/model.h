@@ -123,12 +123,12 @@ struct NativeFunction {
   std::optional<DTypeClass> dtypes;
   std::string dtypes_of;
   // Where the entry's values are, for messages about them.
-  SourceLocation location;           // the `func:` value
-  SourceLocation meta_location;      // the `meta:` value (or `func:` when absent)
-  SourceLocation delegate_location;  // the `structured_delegate:` value
-  SourceLocation pointwise_location; // the `pointwise:` value (or `func:` when absent)
-  SourceLocation dtypes_location;    // the `dtypes:` value (or `func:` when absent)
-  SourceLocation dtypes_of_location; // the `dtypes_of:` value (or `func:` when absent)
+  SourceLocation location;            // the `func:` value
+  SourceLocation meta_location;       // the `meta:` value (or `func:` when absent)
+  SourceLocation delegate_location;   // the `structured_delegate:` value
+  SourceLocation pointwise_location;  // the `pointwise:` value (or `func:` when absent)
+  SourceLocation dtypes_location;     // the `dtypes:` value (or `func:` when absent)
+  SourceLocation dtypes_of_location;  // the `dtypes_of:` value (or `func:` when absent)
 
   bool is_structured_delegate() const { return structured_delegate.has_value(); }
   bool is_method_only() const { return variants.method && !variants.function; }

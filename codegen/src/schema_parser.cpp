@@ -17,17 +17,13 @@ bool is_supported_type(const Type& type) {
     case BaseKind::Tensor:
       // Tensor, Tensor?, Tensor[]
       return !(type.is_list && (type.is_optional || type.list_size));
-    case BaseKind::Int:
-      return true;  // int, int?, int[], int[N], int[]?, int[N]?
-    case BaseKind::Float:
-      return !type.is_list;  // float, float?
+    case BaseKind::Int: return true;             // int, int?, int[], int[N], int[]?, int[N]?
+    case BaseKind::Float: return !type.is_list;  // float, float?
     case BaseKind::Scalar:
     case BaseKind::Bool:
-    case BaseKind::Str:
-      return !type.is_list && !type.is_optional;
+    case BaseKind::Str: return !type.is_list && !type.is_optional;
     case BaseKind::ScalarType:
-    case BaseKind::Device:
-      return !type.is_list && type.is_optional;
+    case BaseKind::Device: return !type.is_list && type.is_optional;
   }
   return false;
 }
@@ -38,12 +34,8 @@ constexpr std::string_view kSupportedTypes =
     "Tensor, Tensor?, Tensor[], Scalar, int, int?, int[], int[N], int[]?, int[N]?, bool, float, "
     "float?, str, ScalarType?, Device?";
 
-bool is_identifier_start(char c) {
-  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
-}
-bool is_identifier_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-}
+bool is_identifier_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 std::optional<BaseKind> base_kind_named(std::string_view name) {
   for (BaseKind kind : {BaseKind::Tensor, BaseKind::Scalar, BaseKind::Int, BaseKind::Bool,
@@ -67,20 +59,17 @@ bool is_number_literal(std::string_view s) {
   size_t i = 0;
   if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
   size_t digits = 0;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])))
-    ++i, ++digits;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
   if (i < s.size() && s[i] == '.') {
     ++i;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])))
-      ++i, ++digits;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
   }
   if (digits == 0) return false;
   if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
     ++i;
     if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
     size_t exponent_digits = 0;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])))
-      ++i, ++exponent_digits;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++exponent_digits;
     if (exponent_digits == 0) return false;
   }
   return i == s.size();
@@ -96,10 +85,8 @@ bool is_int_list_literal(std::string_view s) {
     size_t comma = inside.find(',', start);
     std::string_view item =
         inside.substr(start, comma == std::string_view::npos ? comma : comma - start);
-    while (!item.empty() && item.front() == ' ')
-      item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ')
-      item.remove_suffix(1);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
     if (!is_integer_literal(item)) return false;
     if (comma == std::string_view::npos) return true;
     start = comma + 1;
@@ -125,20 +112,15 @@ std::string default_problem(const Type& type, std::string_view value) {
     return "expected a list of integers such as [] or [0, 1]";
   }
   switch (type.base) {
-    case BaseKind::Tensor:
-      return "a Tensor argument can only default to None (as 'Tensor?')";
-    case BaseKind::Int:
-      return is_integer_literal(value) ? "" : "expected an integer";
+    case BaseKind::Tensor: return "a Tensor argument can only default to None (as 'Tensor?')";
+    case BaseKind::Int: return is_integer_literal(value) ? "" : "expected an integer";
     case BaseKind::Float:
-    case BaseKind::Scalar:
-      return is_number_literal(value) ? "" : "expected a number";
-    case BaseKind::Bool:
-      return value == "True" || value == "False" ? "" : "expected True or False";
+    case BaseKind::Scalar: return is_number_literal(value) ? "" : "expected a number";
+    case BaseKind::Bool: return value == "True" || value == "False" ? "" : "expected True or False";
     case BaseKind::Str:
       return is_string_literal(value) ? "" : "expected a quoted string such as 'none'";
     case BaseKind::ScalarType:
-    case BaseKind::Device:
-      return "expected None";
+    case BaseKind::Device: return "expected None";
   }
   return "unexpected default";
 }
@@ -175,8 +157,7 @@ class SchemaParser {
     if (pos_ >= text_.size()) return "the end of the schema";
     size_t end = pos_;
     if (is_identifier_char(text_[pos_])) {
-      while (end < text_.size() && is_identifier_char(text_[end]))
-        ++end;
+      while (end < text_.size() && is_identifier_char(text_[end])) ++end;
     } else {
       end = pos_ + 1;
     }
@@ -185,8 +166,7 @@ class SchemaParser {
 
   char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
   void skip_spaces() {
-    while (pos_ < text_.size() && text_[pos_] == ' ')
-      ++pos_;
+    while (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
   }
   bool consume(std::string_view token) {
     if (text_.substr(pos_, token.size()) != token) return false;
@@ -201,8 +181,7 @@ class SchemaParser {
   std::string parse_identifier(std::string_view what) {
     if (!is_identifier_start(peek())) fail(what);
     const size_t start = pos_;
-    while (pos_ < text_.size() && is_identifier_char(text_[pos_]))
-      ++pos_;
+    while (pos_ < text_.size() && is_identifier_char(text_[pos_])) ++pos_;
     return std::string(text_.substr(start, pos_ - start));
   }
 
@@ -234,8 +213,7 @@ class SchemaParser {
       AliasAnnotation a;
       if (!std::islower(static_cast<unsigned char>(peek())))
         fail("an alias set name such as 'a' in the annotation");
-      while (std::islower(static_cast<unsigned char>(peek())))
-        a.alias_set += text_[pos_++];
+      while (std::islower(static_cast<unsigned char>(peek()))) a.alias_set += text_[pos_++];
       if (peek() == '!') {
         a.is_write = true;
         ++pos_;
@@ -345,8 +323,7 @@ class SchemaParser {
     }
     if (quote) fail_at(start, "a closing quote for the string default");
     std::string value(text_.substr(start, pos_ - start));
-    while (!value.empty() && value.back() == ' ')
-      value.pop_back();
+    while (!value.empty() && value.back() == ' ') value.pop_back();
     return value;
   }
 
@@ -397,8 +374,6 @@ class SchemaParser {
 
 }  // namespace
 
-FunctionSchema parse_schema(std::string_view text) {
-  return SchemaParser(text).parse();
-}
+FunctionSchema parse_schema(std::string_view text) { return SchemaParser(text).parse(); }
 
 }  // namespace bp::codegen

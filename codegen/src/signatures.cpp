@@ -30,10 +30,8 @@ void keep_trailing_defaults(std::vector<CppParameter>& parameters) {
 // Schema order, except that out= arguments come first.
 std::vector<CppParameter> function_parameters(const FunctionSchema& schema) {
   std::vector<CppParameter> parameters;
-  for (const Argument* a : schema.out_arguments())
-    parameters.push_back(parameter_for(*a));
-  for (const Argument* a : schema.non_out_arguments())
-    parameters.push_back(parameter_for(*a));
+  for (const Argument* a : schema.out_arguments()) parameters.push_back(parameter_for(*a));
+  for (const Argument* a : schema.non_out_arguments()) parameters.push_back(parameter_for(*a));
   keep_trailing_defaults(parameters);
   return parameters;
 }
@@ -63,9 +61,7 @@ std::string public_function_name(const NativeFunction& f) {
   return f.func.is_out_fn() ? f.func.name.name + "_out" : f.func.name.name;
 }
 
-bool has_detail_method_function(const NativeFunction& f) {
-  return f.is_method_only();
-}
+bool has_detail_method_function(const NativeFunction& f) { return f.is_method_only(); }
 
 std::string detail_method_function_name(const NativeFunction& f) {
   return "method_" + f.func.name.cpp_name();

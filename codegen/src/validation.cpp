@@ -168,8 +168,7 @@ void check_delegate(const NativeFunction& f, const NativeFunctions& all) {
   const NativeFunction* target = all.find(*f.structured_delegate);
   if (!target) {
     std::vector<std::string> structured_names;
-    for (const NativeFunction* s : all.kernel_ops())
-      structured_names.push_back(s->func.name.str());
+    for (const NativeFunction* s : all.kernel_ops()) structured_names.push_back(s->func.name.str());
     throw CodegenError(f.delegate_location,
                        fmt::format("structured_delegate '{}' names no op in this file{}",
                                    target_name, did_you_mean(target_name, structured_names)));
@@ -214,11 +213,11 @@ void check_delegate(const NativeFunction& f, const NativeFunctions& all) {
   const auto written = written_positional_arguments(f.func);
   const size_t produced = written.empty() ? f.func.returns.size() : written.size();
   if (produced != target_outs.size()) {
-    throw CodegenError(
-        f.location, fmt::format("'{}' {} {} tensor(s) but its structured op '{}' has {} out= "
-                                "argument(s)",
-                                f.func.name.str(), written.empty() ? "returns" : "writes", produced,
-                                target_name, target_outs.size()));
+    throw CodegenError(f.location,
+                       fmt::format("'{}' {} {} tensor(s) but its structured op '{}' has {} out= "
+                                   "argument(s)",
+                                   f.func.name.str(), written.empty() ? "returns" : "writes",
+                                   produced, target_name, target_outs.size()));
   }
 }
 

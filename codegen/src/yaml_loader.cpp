@@ -136,8 +136,7 @@ NativeFunctions parse_native_functions(const std::string& yaml_text, const std::
     throw CodegenError(location_of(path, root),
                        "expected a list of entries, each '- func: <schema>'");
   }
-  for (const YAML::Node& entry : root)
-    functions.functions.push_back(parse_entry(entry, path));
+  for (const YAML::Node& entry : root) functions.functions.push_back(parse_entry(entry, path));
   validate_native_functions(functions);
   return functions;
 }

@@ -55,12 +55,12 @@ YAML::Node load_yaml(const std::string& text, const std::string& path) {
     return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     const size_t tab_line = first_tab_indented_line(text);
-    throw CodegenError(
-        location_of(path, e.mark),
-        tab_line == 0 ? fmt::format("malformed YAML: {}", e.msg)
-                      : fmt::format("malformed YAML: {} (line {} indents with a tab; YAML "
-                                    "indents with spaces only)",
-                                    e.msg, tab_line));
+    throw CodegenError(location_of(path, e.mark),
+                       tab_line == 0
+                           ? fmt::format("malformed YAML: {}", e.msg)
+                           : fmt::format("malformed YAML: {} (line {} indents with a tab; YAML "
+                                         "indents with spaces only)",
+                                         e.msg, tab_line));
   }
 }
 
@@ -72,8 +72,7 @@ void check_keys(const YAML::Node& map, const std::vector<std::string>& known,
     const SourceLocation location = location_of(path, key_value.first);
     if (std::find(known.begin(), known.end(), key) == known.end()) {
       std::string list;
-      for (const std::string& k : known)
-        list += (list.empty() ? "" : ", ") + k;
+      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
       throw CodegenError(location, fmt::format("unknown key '{}' (known keys: {}){}", key, list,
                                                did_you_mean(key, known)));
     }

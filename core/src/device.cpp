@@ -47,9 +47,9 @@ Device parse_device(std::string_view spec, const Registry& registry) {
   }
   if (name.empty()) throw_malformed(spec);
 
-  const std::optional<int16_t> type =
-      name == Device::kHostName ? std::optional<int16_t>(Device::kHostType)
-                                : registry.device_type_of(name);
+  const std::optional<int16_t> type = name == Device::kHostName
+                                          ? std::optional<int16_t>(Device::kHostType)
+                                          : registry.device_type_of(name);
   if (!type) {
     const std::string loaded = registry.loaded_backend_names();
     throw Error(
@@ -75,9 +75,10 @@ const Backend* backend_of_existing_device(Device device, std::string_view what) 
   const int64_t count = device_count_of(registry, device.type());
   if (device.index() >= 0 && device.index() < count) return backend;
   if (!device.is_cpu() && backend == nullptr) {
-    throw Error(fmt::format("{}: no backend is loaded for device type {}; make devices from "
-                            "strings (bp::Device(\"cuda:0\")), which name the loaded backends",
-                            what, device.type()));
+    throw Error(
+        fmt::format("{}: no backend is loaded for device type {}; make devices from "
+                    "strings (bp::Device(\"cuda:0\")), which name the loaded backends",
+                    what, device.type()));
   }
   throw Error(fmt::format("{}: device {} does not exist: {} has {} device(s)", what, device.str(),
                           device.type_name(), count));

@@ -160,11 +160,12 @@ std::string plugin_json(const bp::RuntimeInfo& runtime, const bp::PluginInfo& pl
 void print_json(const bp::RuntimeInfo& runtime) {
   using namespace bp::tools;
   std::vector<std::string> plugins;
-  for (const bp::PluginInfo& plugin : runtime.plugins) plugins.push_back(plugin_json(runtime, plugin));
+  for (const bp::PluginInfo& plugin : runtime.plugins)
+    plugins.push_back(plugin_json(runtime, plugin));
   std::vector<std::string> failures;
   for (const bp::PluginFailure& failure : runtime.failures) {
-    failures.push_back(
-        json_object({{"path", json_string(failure.path)}, {"reason", json_string(failure.reason)}}));
+    failures.push_back(json_object(
+        {{"path", json_string(failure.path)}, {"reason", json_string(failure.reason)}}));
   }
   fmt::print("{}\n", json_object({{"plugins", json_array(plugins)},
                                   {"failures", json_array(failures)},
@@ -190,9 +191,10 @@ std::vector<std::string> check_problems(const bp::RuntimeInfo& runtime) {
 
 void print_check(const bp::RuntimeInfo& runtime, const std::vector<std::string>& problems) {
   if (problems.empty()) {
-    fmt::print("bp-info --check: {} plugin(s) loaded; none failed to load and no kernel was "
-               "refused\n",
-               runtime.plugins.size());
+    fmt::print(
+        "bp-info --check: {} plugin(s) loaded; none failed to load and no kernel was "
+        "refused\n",
+        runtime.plugins.size());
     return;
   }
   fmt::print("bp-info --check: {} problem(s):\n", problems.size());

@@ -14,8 +14,11 @@ namespace bp::tools {
 // The length of the valid UTF-8 sequence at the start of `text`, or 0 when it is not one.
 inline size_t utf8_sequence_length(std::string_view text) {
   const auto lead = static_cast<unsigned char>(text[0]);
-  const size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xe ? 3
-                                        : (lead >> 3) == 0x1e ? 4 : 0;
+  const size_t length = lead < 0x80           ? 1
+                        : (lead >> 5) == 0x6  ? 2
+                        : (lead >> 4) == 0xe  ? 3
+                        : (lead >> 3) == 0x1e ? 4
+                                              : 0;
   if (length == 0 || length > text.size()) return 0;
   for (size_t i = 1; i < length; ++i) {
     if ((static_cast<unsigned char>(text[i]) & 0xc0) != 0x80) return 0;
@@ -66,7 +69,8 @@ inline std::string json_string_array(const std::vector<std::string>& texts) {
 }
 
 // Members in the order given: {"name", json_string("cpu")}.
-inline std::string json_object(const std::vector<std::pair<std::string_view, std::string>>& members) {
+inline std::string json_object(
+    const std::vector<std::pair<std::string_view, std::string>>& members) {
   std::vector<std::string> parts;
   for (const auto& [key, json_value] : members) {
     parts.push_back(fmt::format("{}: {}", json_string(key), json_value));

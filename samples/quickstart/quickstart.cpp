@@ -14,7 +14,9 @@ namespace {
 struct Mlp {
   bp::Tensor w1, b1, w2, b2;
 
-  Mlp to(bp::Device device) const { return {w1.to(device), b1.to(device), w2.to(device), b2.to(device)}; }
+  Mlp to(bp::Device device) const {
+    return {w1.to(device), b1.to(device), w2.to(device), b2.to(device)};
+  }
 
   bp::Tensor forward(const bp::Tensor& x) const {
     bp::Tensor hidden = bp::relu(bp::add(bp::matmul(x, w1), b1));
@@ -74,7 +76,8 @@ int main() {
         const auto stop = std::chrono::steady_clock::now();
         const float diff = max_abs_difference(y.to_vector<float>(), expected);
         difference = format("%.2e", diff);
-        elapsed = format("%.3f ms", std::chrono::duration<double, std::milli>(stop - start).count());
+        elapsed =
+            format("%.3f ms", std::chrono::duration<double, std::milli>(stop - start).count());
         if (!(diff <= 1e-4f)) {
           status = "WRONG";
           ++failures;
@@ -86,8 +89,8 @@ int main() {
         difference = e.what();
         if (!unsupported) ++failures;
       }
-      std::printf("%-10s %-40.40s %-8s %-14s %s\n", device.device.str().c_str(), device.name.c_str(),
-                  status.c_str(), difference.c_str(), elapsed.c_str());
+      std::printf("%-10s %-40.40s %-8s %-14s %s\n", device.device.str().c_str(),
+                  device.name.c_str(), status.c_str(), difference.c_str(), elapsed.c_str());
     }
   }
   for (const bp::PluginFailure& failure : runtime.failures) {

@@ -6,9 +6,7 @@ using namespace bp::codegen::testing;
 
 namespace {
 
-bool mentions_usage(const std::string& err) {
-  return err.find("usage:\n") != std::string::npos;
-}
+bool mentions_usage(const std::string& err) { return err.find("usage:\n") != std::string::npos; }
 
 }  // namespace
 

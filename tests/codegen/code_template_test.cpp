@@ -49,23 +49,30 @@ TEST_CASE("a string alone on its line is a block of one item") {
 }
 
 TEST_CASE("a placeholder the generator does not fill is an error at its position") {
-  const std::string error =
-      error_of([] { fill("a\n  b ${cpp_nmae};\n", {{"cpp_name", "add_out"}}); });
+  const std::string error = error_of([] {
+    fill("a\n  b ${cpp_nmae};\n", {{"cpp_name", "add_out"}});
+  });
   CHECK(error ==
         "Example.h.in:2:5: error: the template uses ${cpp_nmae}, which the generator does not "
         "fill; did you mean 'cpp_name'?");
 }
 
 TEST_CASE("a value the template has no placeholder for is an error naming both") {
-  CHECK(error_of([] { fill("${name}\n", {{"name", "x"}, {"kernels", TemplateLines{}}}); }) ==
+  CHECK(error_of([] {
+          fill("${name}\n", {{"name", "x"}, {"kernels", TemplateLines{}}});
+        }) ==
         "Example.h.in: error: the generator fills ${kernels}, which the template does not have");
 }
 
 TEST_CASE("inside a line, a list or a string of several lines is an error") {
-  CHECK(error_of([] { fill("int a[] = {${items}};\n", {{"items", TemplateLines{"1"}}}); }) ==
+  CHECK(error_of([] {
+          fill("int a[] = {${items}};\n", {{"items", TemplateLines{"1"}}});
+        }) ==
         "Example.h.in:1:12: error: ${items} is filled with a list, which only a placeholder "
         "alone on its line takes");
-  CHECK(error_of([] { fill("x ${body}\n", {{"body", "a;\nb;"}}); }) ==
+  CHECK(error_of([] {
+          fill("x ${body}\n", {{"body", "a;\nb;"}});
+        }) ==
         "Example.h.in:1:3: error: ${body} is filled with several lines, which only a "
         "placeholder alone on its line takes");
 }

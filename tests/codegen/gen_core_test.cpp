@@ -30,8 +30,7 @@ bool contains(const std::string& text, const std::string& piece) {
 TEST_CASE("core generation writes eight files under the two output folders") {
   const auto files = generate_core(ops(), "pub", "int");
   std::vector<std::string> paths;
-  for (const auto& f : files)
-    paths.push_back(f.path.generic_string());
+  for (const auto& f : files) paths.push_back(f.path.generic_string());
   CHECK(paths == std::vector<std::string>{
                      "pub/backplane/generated/Functions.h",
                      "pub/backplane/generated/TensorMethods.inc",
@@ -136,8 +135,7 @@ TEST_CASE("C++ overloads of one name never take the same argument types") {
   }
   auto required = [](const CppSignature& s) {
     size_t n = 0;
-    while (n < s.parameters.size() && !s.parameters[n].default_value)
-      ++n;
+    while (n < s.parameters.size() && !s.parameters[n].default_value) ++n;
     return n;
   };
   for (const auto& [name, overloads] : by_name) {
@@ -316,8 +314,9 @@ TEST_CASE("MetaFunctions.h: one declaration per meta name, shared by its users")
 TEST_CASE("Kernels: the device is the first written tensor's, and arguments become ABI values") {
   const std::string cpp = generate_kernels_h(ops());
   // Read tensors go by their TensorImpl's view; a written one by a copy the kernel may change.
-  // The whole call is one traced op (BACKPLANE_TRACE). Without a kernel (BACKPLANE_FALLBACK=cpu), the same call on host copies: read tensors as
-  // inputs, written ones as outputs that are copied back.
+  // The whole call is one traced op (BACKPLANE_TRACE). Without a kernel (BACKPLANE_FALLBACK=cpu),
+  // the same call on host copies: read tensors as inputs, written ones as outputs that are copied
+  // back.
   CHECK(contains(cpp,
                  "\ninline void add_out(const Tensor& self, const Tensor& other, const Scalar& "
                  "alpha, const Tensor& out) {\n"
@@ -351,8 +350,8 @@ TEST_CASE("Kernels: the device is the first written tensor's, and arguments beco
   CHECK(contains(cpp, "  const OptionalDLTensor weight_dl(weight);\n"));
   CHECK(contains(cpp, "  const std::string approximate_str = to_abi(approximate);\n"));
   CHECK(contains(cpp, "fn(to_dlpack_input(self), approximate_str.c_str(), &out_dl)"));
-  CHECK(contains(cpp,
-                 "fn(to_dlpack_input(self), to_abi(dim), to_abi(keepdim), to_abi(dtype), &out_dl)"));
+  CHECK(contains(
+      cpp, "fn(to_dlpack_input(self), to_abi(dim), to_abi(keepdim), to_abi(dtype), &out_dl)"));
 }
 
 TEST_CASE("Kernels: an op refuses undeclared dtypes of its declared argument first") {

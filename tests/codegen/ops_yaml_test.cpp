@@ -8,9 +8,7 @@ using namespace bp::codegen::testing;
 
 namespace {
 
-NativeFunctions parse(const std::string& yaml) {
-  return parse_native_functions(yaml, "ops.yaml");
-}
+NativeFunctions parse(const std::string& yaml) { return parse_native_functions(yaml, "ops.yaml"); }
 
 std::string error_in(const std::string& yaml) {
   return error_of([&] { parse(yaml); });
@@ -98,7 +96,8 @@ TEST_CASE("'pointwise' marks structured ops only, with a boolean") {
   CHECK(error_in("- func: f(Tensor self) -> Tensor\n  composite: true\n  pointwise: true\n") ==
         "ops.yaml:3:14: error: 'pointwise' applies only to entries with 'structured: true' (their "
         "delegates and in-place overloads take it from there)");
-  CHECK(error_in(std::string(kAddOut) + "  pointwise: maybe\n").find("'pointwise'") != std::string::npos);
+  CHECK(error_in(std::string(kAddOut) + "  pointwise: maybe\n").find("'pointwise'") !=
+        std::string::npos);
 }
 
 TEST_CASE("operator names are unique") {

@@ -45,7 +45,7 @@ TEST_CASE("host memory is 64-byte aligned") {
 TEST_CASE("emptying the host's cache returns its cached blocks, the calling thread's too") {
   {
     const Tensor large = empty({8192});  // 32 KiB: kept by the shared pool when freed
-    const Tensor small = empty({16});  // kept by this thread when freed
+    const Tensor small = empty({16});    // kept by this thread when freed
   }
   const MemoryStats cached = memory_stats(Device::cpu());
   CHECK(cached.reserved_bytes > cached.allocated_bytes);
@@ -106,8 +106,8 @@ TEST_CASE("memory_stats counts a known sequence of allocations on a device exact
   const MemoryStats two_made = memory_stats(device);
   CHECK(two_made.allocated_bytes == start.allocated_bytes + 5120);
   CHECK(two_made.reserved_bytes == start.reserved_bytes + 5120);
-  CHECK(two_made.peak_reserved_bytes == std::max(start.peak_reserved_bytes,
-                                                 start.reserved_bytes + 5120));
+  CHECK(two_made.peak_reserved_bytes ==
+        std::max(start.peak_reserved_bytes, start.reserved_bytes + 5120));
   CHECK(two_made.allocations == start.allocations + 2);
   CHECK(two_made.cache_misses == start.cache_misses + 2);
   CHECK(two_made.cache_hits == start.cache_hits);

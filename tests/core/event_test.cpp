@@ -39,11 +39,13 @@ TEST_CASE("an event of a backend with events is the plugin's, from creation to d
   {
     Event start(device), end(device);
     CHECK(backend_counter("fixture_device_memory", "fixture.events.live") == live_before + 2);
-    const uint64_t recorded_before = backend_counter("fixture_device_memory", "fixture.events.recorded");
+    const uint64_t recorded_before =
+        backend_counter("fixture_device_memory", "fixture.events.recorded");
     start.record();
     end.record();
     end.record();
-    CHECK(backend_counter("fixture_device_memory", "fixture.events.recorded") == recorded_before + 3);
+    CHECK(backend_counter("fixture_device_memory", "fixture.events.recorded") ==
+          recorded_before + 3);
     CHECK(start.query());
     start.synchronize();
     // The fixture's clock advances 1 ms a record: the plugin's time, not the host's.
@@ -67,9 +69,9 @@ TEST_CASE("timing needs two recorded events of one device") {
 
   Event elsewhere(fixture_device_memory_device());
   elsewhere.record();
-  check_invalid_argument([&] { start.elapsed_ms(elsewhere); },
-                         {"the start event is on cpu and the end event on fixture_device_memory:0",
-                          "one device"});
+  check_invalid_argument(
+      [&] { start.elapsed_ms(elsewhere); },
+      {"the start event is on cpu and the end event on fixture_device_memory:0", "one device"});
 }
 
 TEST_CASE("synchronize waits for a device and accepts every loaded one") {

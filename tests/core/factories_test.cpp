@@ -39,8 +39,7 @@ TEST_CASE("empty_strided lays out storage for the given strides") {
   check_invalid_argument([] { empty_strided({5}, {(int64_t{1} << 62) + 1}, kUInt8); },
                          {"empty_strided: sizes [5] with strides [4611686018427387905] reach past "
                           "2^63 elements"});
-  check_invalid_argument([] { empty({2}, static_cast<DType>(99)); },
-                         {"empty: 99 is not a dtype"});
+  check_invalid_argument([] { empty({2}, static_cast<DType>(99)); }, {"empty: 99 is not a dtype"});
 }
 
 TEST_CASE("full, zeros and ones fill every element, converting the value") {
@@ -60,7 +59,8 @@ TEST_CASE("a fill value the dtype cannot hold is refused, as PyTorch's fill_ ref
   check_invalid_argument([] { full({1}, 1e40, kFloat32); }, {"value 1e+40", "Float"});
   check_invalid_argument([] { full({1}, 1e5, kFloat16); }, {"to Half without overflow"});
   check_invalid_argument([] { full({1}, std::nan(""), kInt32); }, {"value nan", "Int"});
-  check_invalid_argument([] { zeros({2}, kInt32).fill_(3e9); }, {"fill_: value 3000000000 cannot be converted to Int"});
+  check_invalid_argument([] { zeros({2}, kInt32).fill_(3e9); },
+                         {"fill_: value 3000000000 cannot be converted to Int"});
   // Edges, fractions, infinities and NaN in floating dtypes, and anything in Bool, fit.
   CHECK(full({1}, 127, kInt8).item<int8_t>() == 127);
   CHECK(full({1}, -128, kInt8).item<int8_t>() == -128);
@@ -124,8 +124,11 @@ TEST_CASE("from_blob borrows the caller's memory") {
   CHECK(t.select(0, 1).to_vector<float>() == std::vector<float>{3, 40, 5});
   const Tensor columns = from_blob(buffer, {3, 2}, {1, 3}, kFloat32);
   CHECK(columns.contiguous().to_vector<float>() == std::vector<float>{0, 3, 1, 40, 2, 5});
-  check_invalid_argument([] { from_blob(nullptr, {2, 2}); },
-                         {"from_blob: the data pointer is null, but shape [2, 2] has 4 elements"});
+  check_invalid_argument(
+      [] {
+        from_blob(nullptr, {2, 2});
+      },
+      {"from_blob: the data pointer is null, but shape [2, 2] has 4 elements"});
   CHECK(from_blob(nullptr, {0, 2}).numel() == 0);
 }
 

@@ -37,8 +37,8 @@ TEST_CASE("a refused fused attention takes the composite path (BACKPLANE_FALLBAC
     const Tensor result =
         scaled_dot_product_attention(on_device.query, on_device.key, on_device.value);
     CHECK(result.device() == device);
-    const Tensor expected = scaled_dot_product_attention(
-        on_device.query.cpu(), on_device.key.cpu(), on_device.value.cpu());
+    const Tensor expected = scaled_dot_product_attention(on_device.query.cpu(), on_device.key.cpu(),
+                                                         on_device.value.cpu());
     const std::vector<float> got = result.to_vector<float>();
     const std::vector<float> want = expected.to_vector<float>();
     REQUIRE(got.size() == want.size());
@@ -54,13 +54,15 @@ TEST_CASE("a refused fused attention takes the composite path (BACKPLANE_FALLBAC
   CHECK(backend_counter(kBackend, kCalls) == calls_before + 1);
 }
 
-TEST_CASE("a fused attention that fails rather than refuses reaches the caller (BACKPLANE_FALLBACK set or not)") {
+TEST_CASE(
+    "a fused attention that fails rather than refuses reaches the caller (BACKPLANE_FALLBACK set "
+    "or not)") {
   const Operands on_device = operands_on(fixture_refuses_attention_device());
   const uint64_t calls_before = backend_counter(kBackend, kCalls);
   check_error(
       [&] {
-        scaled_dot_product_attention(on_device.query, on_device.key, on_device.value,
-                                     std::nullopt, 0.0, /*is_causal=*/true);
+        scaled_dot_product_attention(on_device.query, on_device.key, on_device.value, std::nullopt,
+                                     0.0, /*is_causal=*/true);
       },
       ErrorCode::Backend,
       {"_scaled_dot_product_fused_attention.out failed on fixture_refuses_attention:0",
@@ -69,8 +71,6 @@ TEST_CASE("a fused attention that fails rather than refuses reaches the caller (
 
   INFO("called directly, a refusal is an error like any other");
   check_error(
-      [&] {
-        _scaled_dot_product_fused_attention(on_device.query, on_device.key, on_device.value);
-      },
+      [&] { _scaled_dot_product_fused_attention(on_device.query, on_device.key, on_device.value); },
       ErrorCode::NotImplemented, {"no case is fused on this device"});
 }

@@ -1,8 +1,9 @@
 // BACKPLANE_FALLBACK: an op that the tensors' backend lacks is an error that suggests the
 // fallback, or, with BACKPLANE_FALLBACK=cpu, runs on the host and leaves its results on the
 // device. The fixture device keeps host memory and implements add.out alone; the other fixture
-// has memory of its own, which only its copy functions reach, and no kernel at all. The cases for each setting check the
-// variable and end early under the other; ctest runs this file once more with it set to cpu.
+// has memory of its own, which only its copy functions reach, and no kernel at all. The cases for
+// each setting check the variable and end early under the other; ctest runs this file once more
+// with it set to cpu.
 #include "core_test_support.h"
 
 #include <string>
@@ -18,9 +19,11 @@ TEST_CASE("without BACKPLANE_FALLBACK=cpu, an op the backend lacks is an error t
               {"mul.out has no kernel for device fixture:0", "set BACKPLANE_FALLBACK=cpu"});
 }
 
-TEST_CASE("with BACKPLANE_FALLBACK=cpu, ops the backend lacks run on the host, results on the device") {
+TEST_CASE(
+    "with BACKPLANE_FALLBACK=cpu, ops the backend lacks run on the host, results on the device") {
   if (!falls_back_to_cpu()) return;
-  for (const Device device : {coretest::fixture_device(), coretest::fixture_device_memory_device()}) {
+  for (const Device device :
+       {coretest::fixture_device(), coretest::fixture_device_memory_device()}) {
     INFO(device.str());
     const Tensor a = from_vector<float>({1, -2, 3, -4, 5, -6}, {2, 3}).to(device);
     const Tensor b = from_vector<float>({2, 2, 2, 3, 3, 3}, {2, 3}).to(device);
@@ -40,7 +43,8 @@ TEST_CASE("with BACKPLANE_FALLBACK=cpu, ops the backend lacks run on the host, r
           std::vector<float>{1, -2, 3, -4, 5, -6, 2, 2, 2, 3, 3, 3});
     const Tensor normalized = rms_norm(a, {3}, ones({3}).to(device), 0.0);
     CHECK(normalized.device() == device);
-    CHECK(normalized.to_vector<float>() == rms_norm(a.cpu(), {3}, ones({3}), 0.0).to_vector<float>());
+    CHECK(normalized.to_vector<float>() ==
+          rms_norm(a.cpu(), {3}, ones({3}), 0.0).to_vector<float>());
 
     INFO("in place: the host reads the device's values and writes them back");
     Tensor accumulator = from_vector<float>({1, -2, 3, -4, 5, -6}, {2, 3}).to(device);

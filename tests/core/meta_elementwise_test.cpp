@@ -95,5 +95,6 @@ TEST_CASE("an in-place op on an expanded view is refused") {
       [&] {
         expanded.add_(ones({2, 3}));
       },
-      {"add_.Tensor: argument 'self' repeats its elements along dim 0 (stride 0, an expanded view)"});
+      {"add_.Tensor: argument 'self' repeats its elements along dim 0 (stride 0, an expanded "
+       "view)"});
 }

@@ -14,7 +14,8 @@ TEST_CASE("softmax computes in the dtype argument or the input's floating dtype"
   check_invalid_argument([] { softmax(ones({2}, kInt64), 0); },
                          {"softmax.int_out takes Float32, Float64, Float16 or BFloat16, but out "
                           "is Int64; convert with .to(bp::kFloat32)"});
-  check_invalid_argument([&] { softmax(t, 2); }, {"softmax/log_softmax: dim 2 is out of range for a tensor of 2 dims"});
+  check_invalid_argument([&] { softmax(t, 2); },
+                         {"softmax/log_softmax: dim 2 is out of range for a tensor of 2 dims"});
 }
 
 TEST_CASE("native_layer_norm gives the output and per-group statistics") {
@@ -36,9 +37,8 @@ TEST_CASE("native_layer_norm checks normalized_shape against input, weight and b
   check_invalid_argument([&] { native_layer_norm(input, {4}, std::nullopt, std::nullopt, 1e-5); },
                          {"given normalized_shape [4], expected an input of shape [*, 4], but got "
                           "an input of shape [2, 3]"});
-  check_invalid_argument(
-      [&] { native_layer_norm(input, {3}, ones({4}), std::nullopt, 1e-5); },
-      {"expected weight of shape [3], but got weight of shape [4]"});
+  check_invalid_argument([&] { native_layer_norm(input, {3}, ones({4}), std::nullopt, 1e-5); },
+                         {"expected weight of shape [3], but got weight of shape [4]"});
   check_invalid_argument(
       [&] {
         native_layer_norm(input, {3}, std::nullopt, ones({1, 3}), 1e-5);

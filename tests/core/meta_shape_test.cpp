@@ -47,10 +47,13 @@ TEST_CASE("cat refuses sizes along its dim that add up past int64") {
   // Wrapped around, the sizes would add up to 2, and the kernel would copy far more into it.
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   const Tensor widest = zeros({1}).expand({kMax});
-  check_invalid_argument([&] { cat({widest, widest, zeros({4})}); },
-                         {"cat: the sizes of the tensors along dim 0 overflow int64 (tensor 1 of "
-                          "shape [9223372036854775807] adds 9223372036854775807 to "
-                          "9223372036854775807)"});
+  check_invalid_argument(
+      [&] {
+        cat({widest, widest, zeros({4})});
+      },
+      {"cat: the sizes of the tensors along dim 0 overflow int64 (tensor 1 of "
+       "shape [9223372036854775807] adds 9223372036854775807 to "
+       "9223372036854775807)"});
 }
 
 TEST_CASE("copy_ broadcasts src, converts dtypes and moves it across devices") {
@@ -63,11 +66,18 @@ TEST_CASE("copy_ broadcasts src, converts dtypes and moves it across devices") {
                          {"copy_: the source's shape [2] cannot be broadcast to the "
                           "destination's shape [2, 3]"});
   Tensor expanded = zeros({3}).expand({2, 3});
-  check_invalid_argument([&] { expanded.copy_(ones({2, 3})); }, {"copy_: argument 'self' repeats its elements along dim 0"});
+  check_invalid_argument(
+      [&] {
+        expanded.copy_(ones({2, 3}));
+      },
+      {"copy_: argument 'self' repeats its elements along dim 0"});
   Tensor overlapping = empty_strided({2, 2}, {1, 1});
-  check_invalid_argument([&] { overlapping.copy_(ones({2, 2})); },
-                         {"copy_: argument 'self' (sizes [2, 2], strides [1, 1]) has elements "
-                          "that share memory"});
+  check_invalid_argument(
+      [&] {
+        overlapping.copy_(ones({2, 2}));
+      },
+      {"copy_: argument 'self' (sizes [2, 2], strides [1, 1]) has elements "
+       "that share memory"});
 }
 
 TEST_CASE("copy_ between overlapping views of one storage reads the source first") {
@@ -84,7 +94,8 @@ TEST_CASE("fill_ writes strided views and refuses expanded ones") {
   t.select(1, 1).fill_(7);
   CHECK(t.to_vector<float>() == std::vector<float>{0, 7, 0, 0, 7, 0});
   Tensor expanded = zeros({1}).expand({4});
-  check_invalid_argument([&] { expanded.fill_(1); }, {"fill_: argument 'self' repeats its elements along dim 0"});
+  check_invalid_argument([&] { expanded.fill_(1); },
+                         {"fill_: argument 'self' repeats its elements along dim 0"});
 }
 
 TEST_CASE("arange sizes its result as ceil((end - start) / step)") {

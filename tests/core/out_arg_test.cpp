@@ -80,8 +80,8 @@ TEST_CASE("OutArg checks an undefined out= tensor") {
   const OutputSpec spec{{2}, kFloat32, Device::cpu()};
   check_invalid_argument(
       [&] {
-        detail::OutArg(undefined, spec, detail::OutArg::Kind::Out, "add.out", "out", detail::ReadTensors(),
-                       detail::Aliasing::SameView);
+        detail::OutArg(undefined, spec, detail::OutArg::Kind::Out, "add.out", "out",
+                       detail::ReadTensors(), detail::Aliasing::SameView);
       },
       {"add.out: argument 'out' is an undefined tensor"});
 }
@@ -124,7 +124,9 @@ TEST_CASE("an output that partly overlaps an input gets the result of the inputs
   }
 }
 
-TEST_CASE("an output that is an input of an op that is not pointwise gets the result of the inputs as they were") {
+TEST_CASE(
+    "an output that is an input of an op that is not pointwise gets the result of the inputs as "
+    "they were") {
   Tensor a = ones({8, 8});
   mm_out(a, a, ones({8, 8}));
   CHECK(a.to_vector<float>() == std::vector<float>(64, 8.0f));
@@ -147,24 +149,34 @@ TEST_CASE("an output that is an input of an op that is not pointwise gets the re
 TEST_CASE("an out= tensor whose elements overlap is an error naming it, its layout and the fix") {
   const Tensor a = ones({2, 2});
   Tensor overlapping = empty_strided({2, 2}, {1, 1});  // elements (0, 1) and (1, 0) share memory
-  check_invalid_argument([&] { add_out(overlapping, a, a); },
-                         {"add.out: argument 'out' (sizes [2, 2], strides [1, 1]) has elements that "
-                          "share memory, so it cannot hold a result",
-                          ".contiguous() copy"});
+  check_invalid_argument(
+      [&] { add_out(overlapping, a, a); },
+      {"add.out: argument 'out' (sizes [2, 2], strides [1, 1]) has elements that "
+       "share memory, so it cannot hold a result",
+       ".contiguous() copy"});
   check_invalid_argument([&] { mm_out(overlapping, a, a); },
                          {"mm.out: argument 'out' (sizes [2, 2], strides [1, 1]) has elements"});
-  check_invalid_argument([&] { sum_out(overlapping, ones({2, 2, 3}), {2}); },
-                         {"sum.IntList_out: argument 'out'", "share memory"});
+  check_invalid_argument(
+      [&] {
+        sum_out(overlapping, ones({2, 2, 3}), {2});
+      },
+      {"sum.IntList_out: argument 'out'", "share memory"});
   // A view of it overlaps as well, in another order of dims.
   Tensor transposed = empty_strided({3, 4}, {1, 1}).transpose(0, 1);
-  check_invalid_argument([&] { neg_out(transposed, ones({4, 3})); },
-                         {"neg.out: argument 'out' (sizes [4, 3], strides [1, 1]) has elements"});
+  check_invalid_argument(
+      [&] {
+        neg_out(transposed, ones({4, 3}));
+      },
+      {"neg.out: argument 'out' (sizes [4, 3], strides [1, 1]) has elements"});
   // Host memory the caller lays out: element (i, j) at i + 2 * j, so (2, 0) is (0, 1).
   std::vector<float> buffer(16);
   Tensor strided_blob = from_blob(buffer.data(), {3, 3}, {1, 2}, kFloat32);
-  check_invalid_argument([&] { add_out(strided_blob, ones({3, 3}), ones({3, 3})); },
-                         {"argument 'out' (sizes [3, 3], strides [1, 2]) has elements that share "
-                          "memory"});
+  check_invalid_argument(
+      [&] {
+        add_out(strided_blob, ones({3, 3}), ones({3, 3}));
+      },
+      {"argument 'out' (sizes [3, 3], strides [1, 2]) has elements that share "
+       "memory"});
 }
 
 TEST_CASE("an in-place op on a tensor whose elements overlap is an error naming it") {
@@ -174,8 +186,11 @@ TEST_CASE("an in-place op on a tensor whose elements overlap is an error naming 
                           "elements that share memory"});
   check_invalid_argument([&] { overlapping.mul_(ones({2, 2})); }, {"mul_.Tensor: argument 'self'"});
   check_invalid_argument([&] { overlapping.relu_(); }, {"relu_: argument 'self'", "share memory"});
-  check_invalid_argument([&] { overlapping.addmm_(ones({2, 2}), ones({2, 2})); },
-                         {"addmm_: argument 'self' (sizes [2, 2], strides [1, 1]) has elements"});
+  check_invalid_argument(
+      [&] {
+        overlapping.addmm_(ones({2, 2}), ones({2, 2}));
+      },
+      {"addmm_: argument 'self' (sizes [2, 2], strides [1, 1]) has elements"});
 }
 
 TEST_CASE("an out= tensor whose strides interleave its dims without overlap receives the result") {
@@ -203,8 +218,12 @@ TEST_CASE("a layout with too many elements to decide its overlap is refused as o
 
 TEST_CASE("an output that repeats its elements (an expanded view) is an error naming the op") {
   Tensor expanded = zeros({1, 3}).expand({2, 3});
-  check_invalid_argument([&] { expanded.add_(1); },
-                         {"add_.Tensor: argument 'self' repeats its elements along dim 0", ".clone()"});
-  check_invalid_argument([&] { sum_out(expanded, ones({2, 3, 4}), {2}); },
-                         {"sum.IntList_out: argument 'out' repeats its elements along dim 0"});
+  check_invalid_argument(
+      [&] { expanded.add_(1); },
+      {"add_.Tensor: argument 'self' repeats its elements along dim 0", ".clone()"});
+  check_invalid_argument(
+      [&] {
+        sum_out(expanded, ones({2, 3, 4}), {2});
+      },
+      {"sum.IntList_out: argument 'out' repeats its elements along dim 0"});
 }

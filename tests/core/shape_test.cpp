@@ -11,12 +11,14 @@ using bp::detail::is_expandable_to;
 using bp::detail::wrap_dim;
 using coretest::check_invalid_argument;
 
-TEST_CASE("wrap_dim maps negative dims from the end, and its errors name the op and the valid range") {
+TEST_CASE(
+    "wrap_dim maps negative dims from the end, and its errors name the op and the valid range") {
   CHECK(wrap_dim("sum", -1, 3) == 2);
   CHECK(wrap_dim("sum", -3, 3) == 0);
   CHECK(wrap_dim("sum", 2, 3) == 2);
-  check_invalid_argument([] { wrap_dim("softmax", 3, 2); },
-                         {"softmax: dim 3 is out of range for a tensor of 2 dims (expected -2..1)"});
+  check_invalid_argument(
+      [] { wrap_dim("softmax", 3, 2); },
+      {"softmax: dim 3 is out of range for a tensor of 2 dims (expected -2..1)"});
   check_invalid_argument([] { wrap_dim("sum", -3, 2); }, {"sum: dim -3", "expected -2..1"});
 }
 
@@ -24,7 +26,8 @@ TEST_CASE("wrap_dim accepts 0 and -1 for a 0-dim tensor only where scalars wrap"
   CHECK(wrap_dim("sum", 0, 0) == 0);
   CHECK(wrap_dim("sum", -1, 0) == 0);
   check_invalid_argument([] { wrap_dim("argmax", 1, 0); }, {"argmax: dim 1", "tensor of 0 dims"});
-  check_invalid_argument([] { wrap_dim("select", 0, 0, /*wrap_scalar=*/false); }, {"select: dim 0", "no dimensions"});
+  check_invalid_argument([] { wrap_dim("select", 0, 0, /*wrap_scalar=*/false); },
+                         {"select: dim 0", "no dimensions"});
 }
 
 TEST_CASE("checked_numel counts elements and rejects negative sizes and overflow") {

@@ -46,8 +46,11 @@ TEST_CASE("view rejects shapes that do not fit and strides it cannot express") {
       [&] { t.transpose(0, 1).view({6}); },
       {"view: shape [6] is not compatible", "strides [1, 3]", "use .reshape(...) instead"});
   check_invalid_argument([] { iota({0, 3}).view({-1, 0}); }, {"cannot infer the -1"});
-  check_invalid_argument([&] { t.view({int64_t{1} << 32, int64_t{1} << 32, -1}); },
-                         {"view: shape [4294967296, 4294967296, -1] has more than"});
+  check_invalid_argument(
+      [&] {
+        t.view({int64_t{1} << 32, int64_t{1} << 32, -1});
+      },
+      {"view: shape [4294967296, 4294967296, -1] has more than"});
 }
 
 TEST_CASE("view keeps size-1 and split dims of a non-contiguous tensor when it can") {
@@ -137,8 +140,11 @@ TEST_CASE("expand refuses non-singleton mismatches, -1 in new dims and fewer dim
   check_invalid_argument([&] { t.expand({3}); }, {"fewer dims"});
   check_invalid_argument([&] { t.expand({2, -3}); }, {"invalid size -3"});
   // More elements than int64 counts would wrap to a count reductions believe.
-  check_invalid_argument([] { ones({1}).expand({int64_t{1} << 32, int64_t{1} << 32}); },
-                         {"expand: shape [4294967296, 4294967296] has more than"});
+  check_invalid_argument(
+      [] {
+        ones({1}).expand({int64_t{1} << 32, int64_t{1} << 32});
+      },
+      {"expand: shape [4294967296, 4294967296] has more than"});
 }
 
 TEST_CASE("squeeze drops size-1 dims, all of them or the one named") {
@@ -147,7 +153,8 @@ TEST_CASE("squeeze drops size-1 dims, all of them or the one named") {
   CHECK(shape_of(t.squeeze(2)) == Shape{1, 3, 2});
   CHECK(shape_of(t.squeeze(-3)) == Shape{1, 3, 1, 2});  // size 3: unchanged
   CHECK(shape_of(empty({}).squeeze(0)) == Shape{});
-  check_invalid_argument([&] { t.squeeze(4); }, {"squeeze: dim 4 is out of range for a tensor of 4 dims"});
+  check_invalid_argument([&] { t.squeeze(4); },
+                         {"squeeze: dim 4 is out of range for a tensor of 4 dims"});
 }
 
 TEST_CASE("unsqueeze inserts a size-1 dim at any of dim()+1 positions") {
@@ -157,7 +164,8 @@ TEST_CASE("unsqueeze inserts a size-1 dim at any of dim()+1 positions") {
   CHECK(shape_of(t.unsqueeze(1)) == Shape{2, 1, 3});
   CHECK(t.unsqueeze(1).strides().vec() == Shape{3, 3, 1});
   CHECK(shape_of(empty({}).unsqueeze(0)) == Shape{1});
-  check_invalid_argument([&] { t.unsqueeze(3); }, {"unsqueeze: dim 3 is out of range for a tensor of 3 dims"});
+  check_invalid_argument([&] { t.unsqueeze(3); },
+                         {"unsqueeze: dim 3 is out of range for a tensor of 3 dims"});
 }
 
 TEST_CASE("flatten gives one dim, copying only when the layout needs it") {

@@ -34,13 +34,15 @@ TEST_CASE("block sizes: 512-byte steps below 1 MiB, 2 MiB steps from there") {
 // to a log that outlives the allocator (which owns it).
 class HostDeviceMemory final : public bp::cuda::DeviceMemory {
  public:
-  HostDeviceMemory(uint64_t capacity, std::vector<std::string>& log) : capacity_(capacity), log_(log) {}
+  HostDeviceMemory(uint64_t capacity, std::vector<std::string>& log)
+      : capacity_(capacity), log_(log) {}
   ~HostDeviceMemory() override {
     for (const auto& [block, bytes] : blocks_) std::free(block);
   }
 
   void* allocate(uint64_t bytes) override {
-    if (bytes == failing_bytes) throw bp::plugin::Error(BP_STATUS_DEVICE_ERROR, "test:0: the device failed");
+    if (bytes == failing_bytes)
+      throw bp::plugin::Error(BP_STATUS_DEVICE_ERROR, "test:0: the device failed");
     const bool fits = used_ + bytes <= capacity_;
     log_.push_back("allocate " + std::to_string(bytes) + (fits ? "" : ": full"));
     if (!fits) return nullptr;
@@ -92,7 +94,9 @@ std::string out_of_memory_message(DeviceAllocator& allocator, uint64_t bytes) {
   return {};
 }
 
-TEST_CASE("the allocator counts blocks, keeps freed ones, and reaches a steady state asking the device for none") {
+TEST_CASE(
+    "the allocator counts blocks, keeps freed ones, and reaches a steady state asking the device "
+    "for none") {
   std::vector<std::string> log;
   DeviceAllocator allocator = host_allocator(64 * kMiB, log);
   const std::vector<uint64_t> sizes = {100, 4096, 1 << 20, 3 << 20, 700};
@@ -133,27 +137,34 @@ TEST_CASE("the allocator counts blocks, keeps freed ones, and reaches a steady s
   allocator.release(held);
 }
 
-TEST_CASE("out of device memory, the cache goes back to the device and the allocation is tried again") {
+TEST_CASE(
+    "out of device memory, the cache goes back to the device and the allocation is tried again") {
   std::vector<std::string> log;
   DeviceAllocator allocator = host_allocator(8 * kMiB, log);
   allocator.release(allocator.allocate(4 * kMiB));
   log.clear();
   void* block = allocator.allocate(6 * kMiB);
   CHECK(block != nullptr);
-  CHECK(log == std::vector<std::string>{"allocate 6291456: full", "synchronize", "free 4194304", "allocate 6291456"});
+  CHECK(log == std::vector<std::string>{"allocate 6291456: full", "synchronize", "free 4194304",
+                                        "allocate 6291456"});
   CHECK(allocator.stats().reserved_bytes == 6 * kMiB);
   allocator.release(block);
 }
 
-TEST_CASE("out of device memory even without the cache: an error with the sizes, and the allocator stays usable") {
+TEST_CASE(
+    "out of device memory even without the cache: an error with the sizes, and the allocator stays "
+    "usable") {
   std::vector<std::string> log;
   DeviceAllocator allocator = host_allocator(8 * kMiB, log);
   void* live = allocator.allocate(6 * kMiB);
   allocator.release(allocator.allocate(kMiB + 1));  // a 2 MiB block, cached
   CHECK(out_of_memory_message(allocator, 4 * kMiB) ==
-        "test:0: out of memory: cannot allocate 4194304 bytes (4.0 MiB); the device has 2097152 bytes (2.0 MiB) "
-        "free of 8388608 bytes (8.0 MiB), of which this plugin holds 6291456 bytes (6.0 MiB) in live blocks "
-        "after giving back 2097152 bytes (2.0 MiB) of cached blocks. Free tensors you no longer need or work "
+        "test:0: out of memory: cannot allocate 4194304 bytes (4.0 MiB); the device has 2097152 "
+        "bytes (2.0 MiB) "
+        "free of 8388608 bytes (8.0 MiB), of which this plugin holds 6291456 bytes (6.0 MiB) in "
+        "live blocks "
+        "after giving back 2097152 bytes (2.0 MiB) of cached blocks. Free tensors you no longer "
+        "need or work "
         "on smaller pieces.");
   CHECK(allocator.stats().allocated_bytes == 6 * kMiB);
   void* small = allocator.allocate(kMiB);
@@ -162,18 +173,22 @@ TEST_CASE("out of device memory even without the cache: an error with the sizes,
   allocator.release(live);
 }
 
-TEST_CASE("out of device memory where the device's free memory cannot be read, the message says so") {
+TEST_CASE(
+    "out of device memory where the device's free memory cannot be read, the message says so") {
   std::vector<std::string> log;
   auto memory = std::make_unique<HostDeviceMemory>(8 * kMiB, log);
   memory->reports_info = false;
   DeviceAllocator allocator(std::move(memory), "test:0");
-  CHECK(out_of_memory_message(allocator, 10 * kMiB) ==
-        "test:0: out of memory: cannot allocate 10485760 bytes (10.0 MiB); the device has an unknown "
-        "amount free, of which this plugin holds 0 bytes (0.0 MiB) in live blocks. Free tensors you "
-        "no longer need or work on smaller pieces.");
+  CHECK(
+      out_of_memory_message(allocator, 10 * kMiB) ==
+      "test:0: out of memory: cannot allocate 10485760 bytes (10.0 MiB); the device has an unknown "
+      "amount free, of which this plugin holds 0 bytes (0.0 MiB) in live blocks. Free tensors you "
+      "no longer need or work on smaller pieces.");
 }
 
-TEST_CASE("a device failure other than running out of memory reaches the caller as it is, and changes nothing") {
+TEST_CASE(
+    "a device failure other than running out of memory reaches the caller as it is, and changes "
+    "nothing") {
   std::vector<std::string> log;
   auto memory = std::make_unique<HostDeviceMemory>(64 * kMiB, log);
   memory->failing_bytes = 4 * kMiB;
@@ -192,7 +207,9 @@ TEST_CASE("a device failure other than running out of memory reaches the caller 
   CHECK(stats.device_allocations == 1);
 }
 
-TEST_CASE("the allocator gives its cached blocks back when it goes, and leaves live ones to their tensors") {
+TEST_CASE(
+    "the allocator gives its cached blocks back when it goes, and leaves live ones to their "
+    "tensors") {
   std::vector<std::string> log;
   {
     DeviceAllocator allocator = host_allocator(64 * kMiB, log);
@@ -212,11 +229,14 @@ TEST_CASE("freeing a pointer the allocator did not hand out is refused") {
     FAIL("no error");
   } catch (const bp::plugin::Error& e) {
     CHECK(e.code() == BP_STATUS_INVALID_ARGUMENT);
-    CHECK(std::string(e.what()) == "test:0: a pointer that this device's allocator did not hand out was freed");
+    CHECK(std::string(e.what()) ==
+          "test:0: a pointer that this device's allocator did not hand out was freed");
   }
 }
 
-TEST_CASE("out of device memory: an error naming the size and the free memory, and the next allocation works") {
+TEST_CASE(
+    "out of device memory: an error naming the size and the free memory, and the next allocation "
+    "works") {
   SKIP_WITHOUT_CUDA_DEVICE();
   DeviceAllocator allocator(bp::cuda::cuda_device_memory(0, "cuda:0"), "cuda:0");
   void* cached = allocator.allocate(1 << 20);
@@ -228,7 +248,8 @@ TEST_CASE("out of device memory: an error naming the size and the free memory, a
   CHECK_MESSAGE(message.find("out of memory") != std::string::npos, message);
   CHECK_MESSAGE(message.find(std::to_string(too_much) + " bytes") != std::string::npos, message);
   CHECK_MESSAGE(message.find(" free of ") != std::string::npos, message);
-  CHECK_MESSAGE(message.find("after giving back") != std::string::npos, message);  // the cache went first
+  CHECK_MESSAGE(message.find("after giving back") != std::string::npos,
+                message);  // the cache went first
   CHECK(cudaGetLastError() == cudaSuccess);
   void* block = allocator.allocate(1 << 20);
   CHECK(block != nullptr);

@@ -1,7 +1,7 @@
 // The fused attention kernel's program (attention_block.h) run on the host in an emulated launch
 // (emulated_launch.h), the warp's instructions emulated as the PTX ISA defines them (ldmatrix,
-// mma.sync m16n8k16, shuffles), against attention computed in double. The asynchronous copies land as
-// late as the kernel allows, at the wait that covers them, so that reading a tile before its
+// mma.sync m16n8k16, shuffles), against attention computed in double. The asynchronous copies land
+// as late as the kernel allows, at the wait that covers them, so that reading a tile before its
 // wait shows. This checks the fragment layouts, the masks, the online softmax and the staging of
 // out without a GPU, though not the speed or the instructions themselves.
 #include "emulated_launch.h"
@@ -93,7 +93,9 @@ class HostLane {
  public:
   int thread() const { return static_cast<int>(threadIdx.x); }
 
-  void copy_async(void* shared, const void* global, bool inside) { issued_.push_back({shared, global, inside}); }
+  void copy_async(void* shared, const void* global, bool inside) {
+    issued_.push_back({shared, global, inside});
+  }
   void commit_copies() {
     committed_.push_back(std::move(issued_));
     issued_.clear();
@@ -120,7 +122,8 @@ class HostLane {
     const int lane = this_lane();
     for (int i = 0; i < 4; ++i) {
       const void* matrix_row = rows[static_cast<size_t>(8 * i + lane / 4)];
-      r[i] = pack(element_at(matrix_row, 2 * (lane % 4)), element_at(matrix_row, 2 * (lane % 4) + 1));
+      r[i] =
+          pack(element_at(matrix_row, 2 * (lane % 4)), element_at(matrix_row, 2 * (lane % 4) + 1));
     }
   }
   void load_matrices_transposed(uint32_t (&r)[4], const void* row) {
@@ -138,7 +141,8 @@ class HostLane {
     for (int e = 0; e < 4; ++e) {
       const int row = g + e / 2 * 8, column = 2 * t + e % 2;
       float sum = 0;
-      for (int k = 0; k < 16; ++k) sum += a_element(operands, row, k) * b_element(operands, k, column);
+      for (int k = 0; k < 16; ++k)
+        sum += a_element(operands, row, k) * b_element(operands, k, column);
       d[e] += sum;
     }
   }
@@ -147,7 +151,9 @@ class HostLane {
     return gather_warp(value)[static_cast<size_t>(this_lane() ^ lane_mask)];
   }
 
-  uint32_t pack_pair(float low, float high) const { return pack(T::from_float(low), T::from_float(high)); }
+  uint32_t pack_pair(float low, float high) const {
+    return pack(T::from_float(low), T::from_float(high));
+  }
 
   void copy_vector(T* to, const T* from) const { std::memcpy(to, from, 16); }
 
@@ -155,7 +161,8 @@ class HostLane {
   using Operands = std::array<MmaOperands, kWarpSize>;
   // A's element (row, k): lane 4 (row % 8) + (k % 8) / 2, register (row / 8) + 2 (k / 8).
   static float a_element(const Operands& operands, int row, int k) {
-    const uint32_t r = operands[static_cast<size_t>(4 * (row % 8) + k % 8 / 2)].a[row / 8 + 2 * (k / 8)];
+    const uint32_t r =
+        operands[static_cast<size_t>(4 * (row % 8) + k % 8 / 2)].a[row / 8 + 2 * (k / 8)];
     return T::to_float(k % 2 == 0 ? low_half(r) : high_half(r));
   }
   // B's element (k, column): lane 4 column + (k % 8) / 2, register k / 8.
@@ -179,8 +186,9 @@ struct Problem {
 
 template <typename T, int HeadDim>
 void check_attention(const Problem& p) {
-  INFO("head dim " << HeadDim << ", " << p.batches << " problems, L " << p.query_length << ", S " << p.key_length
-                   << (p.causal ? ", causal" : "") << ", scale " << p.scale << ", row pitch E + " << p.pitch_extra);
+  INFO("head dim " << HeadDim << ", " << p.batches << " problems, L " << p.query_length << ", S "
+                   << p.key_length << (p.causal ? ", causal" : "") << ", scale " << p.scale
+                   << ", row pitch E + " << p.pitch_extra);
   const int64_t pitch = HeadDim + p.pitch_extra;
   const int64_t lengths[4] = {p.query_length, p.key_length, p.key_length, p.query_length};
   std::mt19937 random(5);
@@ -200,20 +208,22 @@ void check_attention(const Problem& p) {
     // Out's elements are NaN until written, so that a row left unwritten shows.
     operands[k].resize(static_cast<size_t>(p.batches * problem_elements));
     const float nan = std::numeric_limits<float>::quiet_NaN();
-    for (uint16_t& bits : operands[k]) bits = T::from_float(k == kAttentionOut ? nan : normal(random));
+    for (uint16_t& bits : operands[k])
+      bits = T::from_float(k == kAttentionOut ? nan : normal(random));
     shape.row_strides[k] = pitch;
     shape.batch_offsets.strides[k][0] = problem_elements;
   }
 
-  const auto query_blocks = static_cast<uint32_t>((p.query_length + kAttentionQueryBlock - 1) / kAttentionQueryBlock);
+  const auto query_blocks =
+      static_cast<uint32_t>((p.query_length + kAttentionQueryBlock - 1) / kAttentionQueryBlock);
   const auto data = [&](int k) { return reinterpret_cast<T*>(operands[k].data()); };
   launch(dim3(query_blocks * static_cast<uint32_t>(p.batches)), dim3(kAttentionThreads),
          bp::cuda::kAttentionSharedBytes<T, HeadDim>, [&] {
            HostLane<T> lane;
-           bp::cuda::attend_query_block<T, HeadDim>(lane, shape, data(kAttentionQuery), data(kAttentionKey),
-                                                    data(kAttentionValue), data(kAttentionOut),
-                                                    p.scale * std::numbers::log2e_v<float>, blockIdx.x,
-                                                    reinterpret_cast<T*>(bp::cuda::dynamic_shared));
+           bp::cuda::attend_query_block<T, HeadDim>(
+               lane, shape, data(kAttentionQuery), data(kAttentionKey), data(kAttentionValue),
+               data(kAttentionOut), p.scale * std::numbers::log2e_v<float>, blockIdx.x,
+               reinterpret_cast<T*>(bp::cuda::dynamic_shared));
          });
 
   const auto at = [&](int k, int64_t batch, int64_t row, int64_t column) {
@@ -227,7 +237,8 @@ void check_attention(const Problem& p) {
       double top = -std::numeric_limits<double>::infinity(), total = 0;
       for (int64_t j = 0; j < keys; ++j) {
         double score = 0;
-        for (int c = 0; c < HeadDim; ++c) score += at(kAttentionQuery, batch, i, c) * at(kAttentionKey, batch, j, c);
+        for (int c = 0; c < HeadDim; ++c)
+          score += at(kAttentionQuery, batch, i, c) * at(kAttentionKey, batch, j, c);
         weights[static_cast<size_t>(j)] = score * p.scale;
         top = std::max(top, score * p.scale);
       }

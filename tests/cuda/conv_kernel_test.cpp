@@ -46,8 +46,8 @@ struct HostImage {
     image.data = storage.data();
   }
   double& at(int64_t n, int64_t c, int64_t y, int64_t x) {
-    return storage[static_cast<size_t>(n * image.strides[0] + c * image.strides[1] + y * image.strides[2] +
-                                       x * image.strides[3])];
+    return storage[static_cast<size_t>(n * image.strides[0] + c * image.strides[1] +
+                                       y * image.strides[2] + x * image.strides[3])];
   }
 };
 
@@ -75,7 +75,8 @@ void check_against_direct_convolution(const Case& c) {
   const Layout& l = c.layout;
   std::mt19937 random(11);
   std::uniform_real_distribution<double> uniform(-1, 1);
-  const int64_t out_h = output_size(c.height, c.kernel_h, l), out_w = output_size(c.width, c.kernel_w, l);
+  const int64_t out_h = output_size(c.height, c.kernel_h, l),
+                out_w = output_size(c.width, c.kernel_w, l);
   const int64_t group_in = c.in_channels / l.groups, group_out = c.out_channels / l.groups;
   HostImage input({c.batch, c.in_channels, c.height, c.width}, l.order, l.gap, 0);
   HostImage weight({c.out_channels, group_in, c.kernel_h, c.kernel_w}, l.weight_order, l.gap, 0);
@@ -92,7 +93,8 @@ void check_against_direct_convolution(const Case& c) {
   window.padding[0] = window.padding[1] = l.padding;
   window.dilation[0] = window.dilation[1] = l.dilation;
   // Every other element of the buffer: a strided bias.
-  const ConvGemm gemm(input.image, weight.image, l.bias ? bias.data() : nullptr, 2, out.image, window, l.groups);
+  const ConvGemm gemm(input.image, weight.image, l.bias ? bias.data() : nullptr, 2, out.image,
+                      window, l.groups);
   run_grid<Shape>(gemm);
 
   int64_t written = 0;
@@ -120,17 +122,19 @@ void check_against_direct_convolution(const Case& c) {
       }
     }
   }
-  const auto untouched = std::count_if(out.storage.begin(), out.storage.end(), [](double v) { return std::isnan(v); });
+  const auto untouched =
+      std::count_if(out.storage.begin(), out.storage.end(), [](double v) { return std::isnan(v); });
   CHECK(static_cast<int64_t>(out.storage.size()) - untouched == written);
 }
 
 template <typename Shape>
 void check_cases(const std::vector<Case>& cases) {
   for (const Case& c : cases) {
-    INFO("input " << c.batch << "x" << c.in_channels << "x" << c.height << "x" << c.width << ", " << c.out_channels
-                  << " outputs, kernel " << c.kernel_h << "x" << c.kernel_w << ", stride " << c.layout.stride
-                  << ", padding " << c.layout.padding << ", dilation " << c.layout.dilation << ", groups "
-                  << c.layout.groups << ", gap " << c.layout.gap);
+    INFO("input " << c.batch << "x" << c.in_channels << "x" << c.height << "x" << c.width << ", "
+                  << c.out_channels << " outputs, kernel " << c.kernel_h << "x" << c.kernel_w
+                  << ", stride " << c.layout.stride << ", padding " << c.layout.padding
+                  << ", dilation " << c.layout.dilation << ", groups " << c.layout.groups
+                  << ", gap " << c.layout.gap);
     check_against_direct_convolution<Shape>(c);
   }
 }
@@ -146,7 +150,13 @@ TEST_CASE("emulated implicit-GEMM conv2d: wide groups, every output once, summed
       // Groups of 24 outputs over 3 input channels each.
       {2, 6, 9, 7, 48, 3, 3, {.padding = 1, .groups = 2}},
       // Channels-last input and out, the weight's columns outermost, and a gap between neighbours.
-      {2, 4, 10, 9, 33, 3, 3,
+      {2,
+       4,
+       10,
+       9,
+       33,
+       3,
+       3,
        {.stride = 2, .padding = 1, .order = kChannelsLast, .weight_order = {3, 0, 1, 2}, .gap = 2}},
       // A 5x5 window taller than the input with padding 2: the windows are mostly padding.
       {1, 2, 3, 4, 20, 5, 5, {.padding = 2}},
@@ -155,10 +165,17 @@ TEST_CASE("emulated implicit-GEMM conv2d: wide groups, every output once, summed
 
 TEST_CASE("emulated implicit-GEMM conv2d: narrow groups, depthwise among them") {
   check_cases<NarrowConvTile>({
-      {2, 5, 13, 12, 5, 3, 3, {.padding = 1, .groups = 5}},  // depthwise
+      {2, 5, 13, 12, 5, 3, 3, {.padding = 1, .groups = 5}},                // depthwise
       {1, 8, 23, 21, 16, 3, 3, {.stride = 2, .padding = 1, .groups = 2}},  // 8 outputs per group
-      {3, 3, 12, 11, 16, 1, 3, {.dilation = 3}},  // one whole channel tile
-      {2, 6, 9, 10, 12, 2, 2, {.groups = 3, .order = kChannelsLast, .weight_order = {1, 2, 3, 0}, .gap = 3}},
+      {3, 3, 12, 11, 16, 1, 3, {.dilation = 3}},                           // one whole channel tile
+      {2,
+       6,
+       9,
+       10,
+       12,
+       2,
+       2,
+       {.groups = 3, .order = kChannelsLast, .weight_order = {1, 2, 3, 0}, .gap = 3}},
   });
 }
 

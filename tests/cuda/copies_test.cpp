@@ -20,15 +20,19 @@ using bp::cuda::PinnedStaging;
 
 std::vector<unsigned char> pattern(size_t size, unsigned seed) {
   std::vector<unsigned char> bytes(size);
-  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<unsigned char>((i * 131 + seed * 17) >> 3);
+  for (size_t i = 0; i < size; ++i)
+    bytes[i] = static_cast<unsigned char>((i * 131 + seed * 17) >> 3);
   return bytes;
 }
 
-TEST_CASE("host to device and back through pinned chunks, at odd offsets, the source reusable on return") {
+TEST_CASE(
+    "host to device and back through pinned chunks, at odd offsets, the source reusable on "
+    "return") {
   SKIP_WITHOUT_CUDA_DEVICE();
   bp::cuda::Device& device = bp::cuda::Runtime::get().device(0);
   const size_t chunk = PinnedStaging::kChunkBytes;
-  const std::vector<size_t> sizes = {1, 1000, chunk - 1, chunk, 2 * chunk + 5, (PinnedStaging::kChunks + 2) * chunk + 3};
+  const std::vector<size_t> sizes = {
+      1, 1000, chunk - 1, chunk, 2 * chunk + 5, (PinnedStaging::kChunks + 2) * chunk + 3};
   const size_t capacity = sizes.back() + 16;
   auto* block = static_cast<unsigned char*>(device.allocator().allocate(capacity));
   for (const size_t offset : {size_t{0}, size_t{1}, size_t{7}}) {
@@ -64,7 +68,8 @@ TEST_CASE("through the core: tensors and views with storage offsets round-trip e
   CHECK(tail.cpu().to_vector<float>() == std::vector<float>(values.begin() + 3, values.end()));
   // A strided view: made contiguous on the device first.
   const bp::Tensor every_third = on_gpu.slice(0, 1, 100003, 3);
-  CHECK(every_third.cpu().to_vector<float>() == host.slice(0, 1, 100003, 3).contiguous().to_vector<float>());
+  CHECK(every_third.cpu().to_vector<float>() ==
+        host.slice(0, 1, 100003, 3).contiguous().to_vector<float>());
   // Into a view of a device tensor from the host.
   bp::Tensor target = bp::zeros({2, 100003}, bp::kFloat32, gpu);
   bp::Tensor row = target.select(0, 1);

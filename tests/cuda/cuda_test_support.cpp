@@ -44,7 +44,8 @@ std::string no_devices_reason() {
   const bp::RuntimeInfo info = bp::runtime_info();
   if (const bp::PluginInfo* plugin = cuda_plugin(info)) return plugin->device_note;
   std::string reason = "the cuda plugin did not load";
-  for (const bp::PluginFailure& failure : info.failures) reason += "; " + failure.path + ": " + failure.reason;
+  for (const bp::PluginFailure& failure : info.failures)
+    reason += "; " + failure.path + ": " + failure.reason;
   return reason;
 }
 
@@ -68,7 +69,8 @@ void check_close(const bp::Tensor& actual, const bp::Tensor& expected, double to
   std::string first;
   for (size_t i = 0; i < a.size(); ++i) {
     const bool same = std::isnan(e[i]) ? std::isnan(a[i])
-                                       : a[i] == e[i] || std::abs(a[i] - e[i]) <= tolerance * (1 + std::abs(e[i]));
+                                       : a[i] == e[i] || std::abs(a[i] - e[i]) <=
+                                                             tolerance * (1 + std::abs(e[i]));
     if (!same && mismatches++ == 0) {
       first = "[" + std::to_string(i) + "] " + std::to_string(a[i]) + " != " + std::to_string(e[i]);
     }

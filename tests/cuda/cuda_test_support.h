@@ -32,16 +32,16 @@ void check_close(const bp::Tensor& actual, const bp::Tensor& expected, double to
 
 }  // namespace cudatest
 
-#define SKIP_WITHOUT_CUDA_DEVICE()                                                 \
-  if (cudatest::cuda_devices().empty()) {                                          \
-    cudatest::skip("no CUDA device: " + cudatest::no_devices_reason());            \
-    return;                                                                        \
+#define SKIP_WITHOUT_CUDA_DEVICE()                                      \
+  if (cudatest::cuda_devices().empty()) {                               \
+    cudatest::skip("no CUDA device: " + cudatest::no_devices_reason()); \
+    return;                                                             \
   }
 
 // For cases about two GPUs: skipped on machines with fewer.
-#define SKIP_WITHOUT_TWO_CUDA_DEVICES()                                            \
-  SKIP_WITHOUT_CUDA_DEVICE();                                                      \
-  if (cudatest::cuda_devices().size() < 2) {                                       \
-    cudatest::skip("this machine has one CUDA device");                            \
-    return;                                                                        \
+#define SKIP_WITHOUT_TWO_CUDA_DEVICES()                 \
+  SKIP_WITHOUT_CUDA_DEVICE();                           \
+  if (cudatest::cuda_devices().size() < 2) {            \
+    cudatest::skip("this machine has one CUDA device"); \
+    return;                                             \
   }

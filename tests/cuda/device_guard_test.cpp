@@ -17,10 +17,10 @@ bool has_primary_context(int ordinal) {
   using PrimaryCtxGetState = CUresult (*)(CUdevice, unsigned int*, int*);
   void* device_get = nullptr;
   void* get_state = nullptr;
-  REQUIRE(cudaGetDriverEntryPointByVersion("cuDeviceGet", &device_get, 2000, cudaEnableDefault, nullptr) ==
-          cudaSuccess);
-  REQUIRE(cudaGetDriverEntryPointByVersion("cuDevicePrimaryCtxGetState", &get_state, 7000, cudaEnableDefault,
+  REQUIRE(cudaGetDriverEntryPointByVersion("cuDeviceGet", &device_get, 2000, cudaEnableDefault,
                                            nullptr) == cudaSuccess);
+  REQUIRE(cudaGetDriverEntryPointByVersion("cuDevicePrimaryCtxGetState", &get_state, 7000,
+                                           cudaEnableDefault, nullptr) == cudaSuccess);
   CUdevice device{};
   REQUIRE(reinterpret_cast<DeviceGet>(device_get)(&device, ordinal) == CUDA_SUCCESS);
   unsigned int flags = 0;
@@ -29,7 +29,9 @@ bool has_primary_context(int ordinal) {
   return active != 0;
 }
 
-TEST_CASE("ops on one GPU leave the calling thread on its device, and open no context on GPU 0 for a thread on none") {
+TEST_CASE(
+    "ops on one GPU leave the calling thread on its device, and open no context on GPU 0 for a "
+    "thread on none") {
   SKIP_WITHOUT_TWO_CUDA_DEVICES();
   const std::vector<bp::Device> gpus = cudatest::cuda_devices();
   std::thread([&] {

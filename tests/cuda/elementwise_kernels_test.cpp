@@ -44,7 +44,8 @@ void run_dense(int64_t n, Fn fn, Out* out, const In*... in) {
                              [&] { bp::cuda::elementwise_dense<Out>(n, fn, out, in...); });
 }
 
-TEST_CASE("emulated dense elementwise kernel: every alignment, scalar heads and tails, and in place") {
+TEST_CASE(
+    "emulated dense elementwise kernel: every alignment, scalar heads and tails, and in place") {
   constexpr int64_t kSpace = 1040;
   alignas(16) static float x[kSpace], y[kSpace], out[kSpace];
   for (int64_t i = 0; i < kSpace; ++i) {
@@ -56,8 +57,10 @@ TEST_CASE("emulated dense elementwise kernel: every alignment, scalar heads and 
     for (int out_offset = 0; out_offset < 4; ++out_offset) {
       // Inputs as far from a 16-byte boundary as out (a head, then vectors), and not.
       const int same = out_offset, other = (out_offset + 1) % 4;
-      for (const auto [x_offset, y_offset] : {std::pair{same, same}, std::pair{same, other}, std::pair{other, same}}) {
-        INFO(n << " elements; offsets out " << out_offset << ", x " << x_offset << ", y " << y_offset);
+      for (const auto [x_offset, y_offset] :
+           {std::pair{same, same}, std::pair{same, other}, std::pair{other, same}}) {
+        INFO(n << " elements; offsets out " << out_offset << ", x " << x_offset << ", y "
+               << y_offset);
         for (float& v : out) v = std::nanf("");
         run_dense(n, fn, out + out_offset, x + x_offset, y + y_offset);
         for (int64_t i = 0; i < kSpace; ++i) {
@@ -113,8 +116,8 @@ TEST_CASE("emulated strided elementwise kernel: a transposed operand and a broad
   const int64_t n = kRows * kColumns;
   bp::cuda::emulated::launch(dim3(bp::cuda::grid_blocks(n, kElementwiseThreads, small_device())),
                              dim3(kElementwiseThreads), 0, [&] {
-                               bp::cuda::elementwise_strided<float>(shape, n, AddScaled{3}, out.data(), x.data(),
-                                                                    y.data());
+                               bp::cuda::elementwise_strided<float>(shape, n, AddScaled{3},
+                                                                    out.data(), x.data(), y.data());
                              });
   for (int64_t r = 0; r < kRows; ++r) {
     for (int64_t c = 0; c < kColumns; ++c) {
@@ -185,7 +188,8 @@ TEST_CASE("emulated element functions, float64 and float32, as the CPU backend")
   SUBCASE("float32") { check_floating_functions<float>(2e-6); }
 }
 
-TEST_CASE("emulated element functions on integers: wrapping as the dtype does, as the CPU backend") {
+TEST_CASE(
+    "emulated element functions on integers: wrapping as the dtype does, as the CPU backend") {
   std::vector<int8_t> x;
   for (int v = -128; v <= 127; ++v) x.push_back(static_cast<int8_t>(v));
   std::vector<int8_t> y(x.rbegin(), x.rend());

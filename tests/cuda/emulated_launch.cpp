@@ -70,8 +70,10 @@ void meet_in_warp(Warp& warp, const char* instruction) {
   warp.barrier.arrive_and_wait();
   const int missing = kWarpLanes - warp.lanes + warp.returned.load();
   if (missing > 0) {
-    std::fprintf(stderr, "emulated launch: %s over the full mask with %d of the warp's 32 lanes missing "
-                 "(returned, or past the block's threads): undefined on a GPU\n", instruction, missing);
+    std::fprintf(stderr,
+                 "emulated launch: %s over the full mask with %d of the warp's 32 lanes missing "
+                 "(returned, or past the block's threads): undefined on a GPU\n",
+                 instruction, missing);
     std::abort();
   }
 }
@@ -86,7 +88,8 @@ void exchange_in_warp(const void* mine, size_t size, void* all) {
   warp.barrier.arrive_and_wait();  // before the buffer is written again
 }
 
-void launch(dim3 grid, dim3 block_dim, size_t dynamic_shared_bytes, const std::function<void()>& kernel) {
+void launch(dim3 grid, dim3 block_dim, size_t dynamic_shared_bytes,
+            const std::function<void()>& kernel) {
   const auto threads = static_cast<int>(block_dim.x * block_dim.y * block_dim.z);
   // Shared memory starts as all ones bits, NaN in every floating type, so that reading what no
   // thread wrote shows in the results.
@@ -138,15 +141,17 @@ unsigned int __shfl_xor_sync(unsigned int /*mask*/, unsigned int value, int lane
   // A lane mask reaching past the segment of `width` lanes reads another segment's lanes or the
   // lane's own value, by rules the kernels do not rely on.
   if (lane_mask >= width) {
-    std::fprintf(stderr, "emulated launch: __shfl_xor_sync with lane mask %d over segments of %d lanes\n", lane_mask,
-                 width);
+    std::fprintf(stderr,
+                 "emulated launch: __shfl_xor_sync with lane mask %d over segments of %d lanes\n",
+                 lane_mask, width);
     std::abort();
   }
   return gather_warp(value)[static_cast<size_t>(current.lane ^ lane_mask)];
 }
 
 unsigned int __shfl_sync(unsigned int /*mask*/, unsigned int value, int source_lane, int width) {
-  return gather_warp(value)[static_cast<size_t>(current.lane / width * width + source_lane % width)];
+  return gather_warp(
+      value)[static_cast<size_t>(current.lane / width * width + source_lane % width)];
 }
 
 unsigned int atomicAdd(unsigned int* address, unsigned int value) {

@@ -60,7 +60,8 @@ const ThreadPlace& this_thread();
 // Runs `kernel` (a call of a kernel with its arguments) as a launch of `grid` blocks of `block`
 // threads, with `dynamic_shared_bytes` of dynamic shared memory per block. Blocks must hold
 // whole warps, or fewer than 32 threads in one.
-void launch(dim3 grid, dim3 block, size_t dynamic_shared_bytes, const std::function<void()>& kernel);
+void launch(dim3 grid, dim3 block, size_t dynamic_shared_bytes,
+            const std::function<void()>& kernel);
 
 // A device of few multiprocessors for the launch layouts, so that grids stay a few blocks: each
 // block is as many host threads as it has CUDA threads.

@@ -19,7 +19,8 @@ using bp::cuda::emulated::small_device;
 // picked dimension left out, the index. Returns the index out of range that the launch reports,
 // read where launch_gather reads it.
 std::optional<int64_t> run_gather(std::vector<float>& out, const std::vector<float>& src,
-                                  const std::vector<int64_t>& index, int64_t rows, int64_t columns) {
+                                  const std::vector<int64_t>& index, int64_t rows,
+                                  int64_t columns) {
   const auto picks = static_cast<int64_t>(index.size());
   bp::cuda::StridedShape<3> shape;
   shape.ndim = 2;
@@ -31,16 +32,18 @@ std::optional<int64_t> run_gather(std::vector<float>& out, const std::vector<flo
   }
   const int64_t n = picks * columns;
   bp::cuda::IndexError error{bp::cuda::kNoIndexError};
-  bp::cuda::emulated::launch(dim3(bp::cuda::grid_blocks(n, bp::cuda::kElementwiseThreads, small_device())),
-                             dim3(bp::cuda::kElementwiseThreads), 0, [&] {
-                               bp::cuda::gather<float>(shape, n, out.data(), src.data(), index.data(), columns, rows,
-                                                       &error);
-                             });
+  bp::cuda::emulated::launch(
+      dim3(bp::cuda::grid_blocks(n, bp::cuda::kElementwiseThreads, small_device())),
+      dim3(bp::cuda::kElementwiseThreads), 0, [&] {
+        bp::cuda::gather<float>(shape, n, out.data(), src.data(), index.data(), columns, rows,
+                                &error);
+      });
   if (error.first_position == bp::cuda::kNoIndexError) return std::nullopt;
   return index[static_cast<size_t>(bp::cuda::index_offset_at(shape, error.first_position))];
 }
 
-TEST_CASE("emulated gather kernel: rows picked by index, and an index out of range recorded, not read") {
+TEST_CASE(
+    "emulated gather kernel: rows picked by index, and an index out of range recorded, not read") {
   constexpr int64_t kRows = 10, kColumns = 7;
   std::vector<float> src(kRows * kColumns);
   for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i);
@@ -49,7 +52,8 @@ TEST_CASE("emulated gather kernel: rows picked by index, and an index out of ran
   CHECK(run_gather(out, src, index, kRows, kColumns) == std::nullopt);
   for (size_t i = 0; i < index.size(); ++i) {
     for (int64_t c = 0; c < kColumns; ++c) {
-      CHECK(out[i * kColumns + static_cast<size_t>(c)] == src[static_cast<size_t>(index[i] * kColumns + c)]);
+      CHECK(out[i * kColumns + static_cast<size_t>(c)] ==
+            src[static_cast<size_t>(index[i] * kColumns + c)]);
     }
   }
   // One index past the rows: reported, its row of out left as it was, the others picked.
@@ -59,11 +63,14 @@ TEST_CASE("emulated gather kernel: rows picked by index, and an index out of ran
   for (int64_t c = 0; c < kColumns; ++c) {
     CHECK(partial[static_cast<size_t>(c)] == src[static_cast<size_t>(2 * kColumns + c)]);
     CHECK(partial[static_cast<size_t>(kColumns + c)] == -1.0f);
-    CHECK(partial[static_cast<size_t>(2 * kColumns + c)] == src[static_cast<size_t>(4 * kColumns + c)]);
+    CHECK(partial[static_cast<size_t>(2 * kColumns + c)] ==
+          src[static_cast<size_t>(4 * kColumns + c)]);
   }
 }
 
-TEST_CASE("emulated gather kernel: of several indices out of range, the first is reported, as on the CPU backend") {
+TEST_CASE(
+    "emulated gather kernel: of several indices out of range, the first is reported, as on the CPU "
+    "backend") {
   // Every thread of several blocks meets a bad index; whichever runs first, the report names the
   // first one in index order.
   constexpr int64_t kRows = 4, kColumns = 3;

@@ -16,16 +16,33 @@ using bp::cuda::FastDivmod;
 using bp::cuda::StridedShape;
 
 TEST_CASE("fast division matches / for every divisor class and dividends up to 2^32 - 1") {
-  std::vector<uint32_t> divisors = {1, 2, 3, 5, 7, 10, 255, 256, 257, 1000, 65535, 65536, 65537,
-                                    (1u << 31) - 1, 1u << 31, (1u << 31) + 1, UINT32_MAX - 1, UINT32_MAX};
+  std::vector<uint32_t> divisors = {1,
+                                    2,
+                                    3,
+                                    5,
+                                    7,
+                                    10,
+                                    255,
+                                    256,
+                                    257,
+                                    1000,
+                                    65535,
+                                    65536,
+                                    65537,
+                                    (1u << 31) - 1,
+                                    1u << 31,
+                                    (1u << 31) + 1,
+                                    UINT32_MAX - 1,
+                                    UINT32_MAX};
   std::mt19937 random(7);
   for (int i = 0; i < 200; ++i) divisors.push_back(random() | 1u);
   for (int i = 0; i < 200; ++i) divisors.push_back(random() >> (random() % 32) | 1u);
   for (const uint32_t d : divisors) {
     const FastDivmod divider(d);
-    std::vector<uint32_t> dividends = {0, 1, d - 1, d, UINT32_MAX, UINT32_MAX - 1, UINT32_MAX / d * d,
-                                       UINT32_MAX / d * d - 1};
-    if (d < UINT32_MAX / 3) dividends.insert(dividends.end(), {2 * d - 1, 2 * d, 2 * d + 1, 3 * d - 1});
+    std::vector<uint32_t> dividends = {
+        0, 1, d - 1, d, UINT32_MAX, UINT32_MAX - 1, UINT32_MAX / d * d, UINT32_MAX / d * d - 1};
+    if (d < UINT32_MAX / 3)
+      dividends.insert(dividends.end(), {2 * d - 1, 2 * d, 2 * d + 1, 3 * d - 1});
     for (int i = 0; i < 500; ++i) dividends.push_back(static_cast<uint32_t>(random()));
     for (const uint32_t n : dividends) {
       INFO(n << " / " << d);
@@ -36,8 +53,10 @@ TEST_CASE("fast division matches / for every divisor class and dividends up to 2
 
 TEST_CASE("a divisor takes fast division below 2^32 and 64-bit division past it") {
   using bp::cuda::Divisor;
-  for (const int64_t d : {int64_t{1}, int64_t{3}, int64_t{1000}, int64_t{UINT32_MAX}, int64_t{1} << 32}) {
-    for (const int64_t limit : {int64_t{1} << 20, int64_t{1} << 32, (int64_t{1} << 32) + 1, int64_t{1} << 40}) {
+  for (const int64_t d :
+       {int64_t{1}, int64_t{3}, int64_t{1000}, int64_t{UINT32_MAX}, int64_t{1} << 32}) {
+    for (const int64_t limit :
+         {int64_t{1} << 20, int64_t{1} << 32, (int64_t{1} << 32) + 1, int64_t{1} << 40}) {
       const Divisor divisor(d, limit);
       for (const int64_t n : {int64_t{0}, d - 1, d, 3 * d + 1, limit / 2, limit - 1}) {
         if (n < 0 || n >= limit) continue;
@@ -60,7 +79,8 @@ std::array<int64_t, N> naive_offsets(const StridedShape<N>& shape, int64_t i) {
   return offsets;
 }
 
-TEST_CASE("strided shapes give each operand's offset, with 32-bit and with 64-bit index arithmetic") {
+TEST_CASE(
+    "strided shapes give each operand's offset, with 32-bit and with 64-bit index arithmetic") {
   StridedShape<2> shape;
   shape.ndim = 4;
   const int64_t sizes[] = {3, 5, 7, 11};

@@ -34,16 +34,25 @@ struct Matrix {
   int64_t rows, columns, pitch, offset, step;
   std::vector<float> storage;
 
-  Matrix(int64_t rows_, int64_t columns_, int64_t pitch_, int64_t offset_, uint32_t seed, int64_t step_ = 1)
-      : rows(rows_), columns(columns_), pitch(pitch_), offset(offset_), step(step_),
+  Matrix(int64_t rows_, int64_t columns_, int64_t pitch_, int64_t offset_, uint32_t seed,
+         int64_t step_ = 1)
+      : rows(rows_),
+        columns(columns_),
+        pitch(pitch_),
+        offset(offset_),
+        step(step_),
         storage(static_cast<size_t>(offset_ + rows_ * pitch_)) {
     std::mt19937 random(seed);
     std::normal_distribution<float> normal(0, 2);
     for (float& v : storage) v = normal(random);
   }
   float* data() { return storage.data() + offset; }
-  float& at(int64_t r, int64_t c) { return storage[static_cast<size_t>(offset + r * pitch + c * step)]; }
-  float at(int64_t r, int64_t c) const { return storage[static_cast<size_t>(offset + r * pitch + c * step)]; }
+  float& at(int64_t r, int64_t c) {
+    return storage[static_cast<size_t>(offset + r * pitch + c * step)];
+  }
+  float at(int64_t r, int64_t c) const {
+    return storage[static_cast<size_t>(offset + r * pitch + c * step)];
+  }
   std::array<int64_t, 2> sizes() const { return {rows, columns}; }
   std::array<int64_t, 2> strides() const { return {pitch, step}; }
 };
@@ -51,7 +60,8 @@ struct Matrix {
 // The group shape of reducing `m` over its columns (over_columns) or its rows, with outputs
 // of `output_strides` over the same two dims.
 template <int N>
-GroupShape<N> groups_of(const Matrix& m, bool over_columns, const std::array<std::array<int64_t, 2>, N - 1>& outputs) {
+GroupShape<N> groups_of(const Matrix& m, bool over_columns,
+                        const std::array<std::array<int64_t, 2>, N - 1>& outputs) {
   bp::plugin::DimValues<bool> reduced(2, false);
   reduced[over_columns ? 1 : 0] = true;
   const std::array<int64_t, 2> sizes = m.sizes(), strides = m.strides();
@@ -77,8 +87,9 @@ void check_near(double actual, double expected, double tolerance) {
 
 // The reduction as launch_reduction launches it, with `members_per_thread`.
 template <typename Policy>
-void run_reduction(const GroupShape<Policy::kOperands>& shape, const float* input, const Policy& policy,
-                   bool columns, int64_t members_per_thread, const LaunchTarget& target) {
+void run_reduction(const GroupShape<Policy::kOperands>& shape, const float* input,
+                   const Policy& policy, bool columns, int64_t members_per_thread,
+                   const LaunchTarget& target) {
   using Acc = typename Policy::Acc;
   const auto layout = bp::cuda::reduction_layout(shape, members_per_thread, target);
   REQUIRE(layout.columns == columns);
@@ -106,7 +117,8 @@ struct ReductionCase {
 };
 
 void check_reductions(const ReductionCase& c) {
-  INFO(c.what << ": " << c.rows << "x" << c.columns << " (pitch " << c.pitch << ", offset " << c.offset << ")");
+  INFO(c.what << ": " << c.rows << "x" << c.columns << " (pitch " << c.pitch << ", offset "
+              << c.offset << ")");
   Matrix m(c.rows, c.columns, c.pitch, c.offset, 3, c.step);
   const int64_t groups = c.over_columns ? c.rows : c.columns;
   // A maximum twice in the middle group: the first one's position wins.
@@ -114,8 +126,8 @@ void check_reductions(const ReductionCase& c) {
   const int64_t first_tie = count / 3, second_tie = 2 * count / 3;
   (c.over_columns ? m.at(g_tie, first_tie) : m.at(first_tie, g_tie)) = 100;
   (c.over_columns ? m.at(g_tie, second_tie) : m.at(second_tie, g_tie)) = 100;
-  const std::array<int64_t, 2> out_strides = c.over_columns ? std::array<int64_t, 2>{1, 0}
-                                                            : std::array<int64_t, 2>{0, 1};
+  const std::array<int64_t, 2> out_strides =
+      c.over_columns ? std::array<int64_t, 2>{1, 0} : std::array<int64_t, 2>{0, 1};
   const LaunchTarget target = small_device(c.multiprocessors);
 
   std::vector<float> sums(static_cast<size_t>(groups), std::nanf("")), means = sums, maxima = sums;
@@ -123,12 +135,14 @@ void check_reductions(const ReductionCase& c) {
   const auto sum_shape = groups_of<2>(m, c.over_columns, {out_strides});
   const auto max_shape = groups_of<3>(m, c.over_columns, {out_strides, out_strides});
   CHECK(bp::cuda::prefers_columns(sum_shape) == c.column_layout);
-  run_reduction(sum_shape, m.data(), bp::cuda::SumPolicy<float>{sums.data(), false, sum_shape.group_size},
+  run_reduction(sum_shape, m.data(),
+                bp::cuda::SumPolicy<float>{sums.data(), false, sum_shape.group_size},
                 c.column_layout, c.members_per_thread, target);
-  run_reduction(sum_shape, m.data(), bp::cuda::SumPolicy<float>{means.data(), true, sum_shape.group_size},
+  run_reduction(sum_shape, m.data(),
+                bp::cuda::SumPolicy<float>{means.data(), true, sum_shape.group_size},
                 c.column_layout, c.members_per_thread, target);
-  run_reduction(max_shape, m.data(), bp::cuda::MaxPolicy<float>{maxima.data(), positions.data()}, c.column_layout,
-                c.members_per_thread, target);
+  run_reduction(max_shape, m.data(), bp::cuda::MaxPolicy<float>{maxima.data(), positions.data()},
+                c.column_layout, c.members_per_thread, target);
   for (int64_t g = 0; g < groups; ++g) {
     INFO("group " << g);
     const std::vector<double> values = members(m, c.over_columns, g);
@@ -162,13 +176,14 @@ TEST_CASE("emulated reductions: row teams of every width, column slices, and spl
   for (const ReductionCase& c : cases) check_reductions(c);
 }
 
-// --- softmax and the norms -------------------------------------------------------------------------
+// --- softmax and the norms
+// -------------------------------------------------------------------------
 
 // Launches a cached-row kernel as its launch function would, with `members_per_thread`; returns
 // whether the layout kept rows in shared memory. `kernel(cached)` calls the kernel.
 template <typename Kernel>
-bool run_cached_rows(int64_t groups, int64_t group_size, int64_t members_per_thread, const LaunchTarget& target,
-                     Kernel kernel) {
+bool run_cached_rows(int64_t groups, int64_t group_size, int64_t members_per_thread,
+                     const LaunchTarget& target, Kernel kernel) {
   const bp::cuda::CachedRowLayout layout =
       bp::cuda::cached_row_layout(groups, group_size, sizeof(float), members_per_thread, 0, target);
   launch(dim3(layout.rows.blocks), dim3(layout.rows.team, layout.rows.slots), layout.shared_bytes,
@@ -204,9 +219,10 @@ TEST_CASE("emulated softmax and log_softmax: rows in and beyond shared memory, a
       Matrix m(c.rows, c.columns, c.pitch, c.offset, 5, c.step);
       std::vector<float> out(static_cast<size_t>(c.rows * c.columns), std::nanf(""));
       const auto shape = groups_of<2>(m, true, {std::array<int64_t, 2>{c.columns, 1}});
-      CHECK(run_cached_rows(shape.groups, shape.group_size, c.members_per_thread, small_device(1, c.shared_memory),
-                            [&](bool cached) {
-                              bp::cuda::softmax_rows<float>(shape, m.data(), out.data(), logarithm, cached);
+      CHECK(run_cached_rows(shape.groups, shape.group_size, c.members_per_thread,
+                            small_device(1, c.shared_memory), [&](bool cached) {
+                              bp::cuda::softmax_rows<float>(shape, m.data(), out.data(), logarithm,
+                                                            cached);
                             }) == c.cached);
       for (int64_t r = 0; r < c.rows; ++r) {
         const std::vector<double> values = members(m, true, r);
@@ -236,12 +252,14 @@ TEST_CASE("emulated softmax and log_softmax: rows in and beyond shared memory, a
     for (const double v : values) top = std::max(top, v);
     for (const double v : values) total += std::exp(v - top);
     for (int64_t r = 0; r < 33; ++r) {
-      check_near(out[static_cast<size_t>(r * 70 + col)], std::exp(values[static_cast<size_t>(r)] - top) / total, 1e-5);
+      check_near(out[static_cast<size_t>(r * 70 + col)],
+                 std::exp(values[static_cast<size_t>(r)] - top) / total, 1e-5);
     }
   }
 }
 
-TEST_CASE("emulated layer norm and RMS norm: rows in and beyond shared memory, with weight and bias") {
+TEST_CASE(
+    "emulated layer norm and RMS norm: rows in and beyond shared memory, with weight and bias") {
   using bp::cuda::kNormOperands;
   for (const RowCase& c : kRowCases) {
     INFO(c.what);
@@ -250,17 +268,22 @@ TEST_CASE("emulated layer norm and RMS norm: rows in and beyond shared memory, w
     std::vector<float> out(static_cast<size_t>(c.rows * c.columns), std::nanf("")), rms_out = out;
     std::vector<float> mean(static_cast<size_t>(c.rows), std::nanf("")), rstd = mean;
     const std::array<int64_t, 2> dense{c.columns, 1}, per_row{1, 0}, per_member{0, 1};
-    const auto shape = groups_of<kNormOperands>(m, true, {dense, per_row, per_row, per_member, per_member});
+    const auto shape =
+        groups_of<kNormOperands>(m, true, {dense, per_row, per_row, per_member, per_member});
     const LaunchTarget target = small_device(1, c.shared_memory);
     const float eps = 1e-5f;
-    CHECK(run_cached_rows(shape.groups, shape.group_size, c.members_per_thread, target, [&](bool cached) {
-      bp::cuda::layer_norm_rows<float>(shape, m.data(), out.data(), mean.data(), rstd.data(), weight.data(),
-                                       bias.data(), eps, cached);
-    }) == c.cached);
+    CHECK(run_cached_rows(
+              shape.groups, shape.group_size, c.members_per_thread, target, [&](bool cached) {
+                bp::cuda::layer_norm_rows<float>(shape, m.data(), out.data(), mean.data(),
+                                                 rstd.data(), weight.data(), bias.data(), eps,
+                                                 cached);
+              }) == c.cached);
     const auto rms_shape = groups_of<3>(m, true, {dense, per_member});
-    run_cached_rows(rms_shape.groups, rms_shape.group_size, c.members_per_thread, target, [&](bool cached) {
-      bp::cuda::rms_norm_rows<float>(rms_shape, m.data(), rms_out.data(), weight.data(), eps, cached);
-    });
+    run_cached_rows(rms_shape.groups, rms_shape.group_size, c.members_per_thread, target,
+                    [&](bool cached) {
+                      bp::cuda::rms_norm_rows<float>(rms_shape, m.data(), rms_out.data(),
+                                                     weight.data(), eps, cached);
+                    });
     for (int64_t r = 0; r < c.rows; ++r) {
       INFO("row " << r);
       const std::vector<double> values = members(m, true, r);

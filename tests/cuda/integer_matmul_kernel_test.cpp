@@ -16,9 +16,10 @@ namespace {
 // out = alpha * (a @ b) + beta * addend over `batches`, a transposed in memory, with the
 // kernel's arithmetic: int64 sums, wrapped to T once at the end.
 template <typename T>
-void check_integer_matmul(int64_t batches, int64_t n, int64_t k, int64_t m, int64_t alpha, int64_t beta) {
-  INFO(batches << " x (" << n << " x " << k << ") @ (" << k << " x " << m << "), alpha " << alpha << ", beta "
-                << beta);
+void check_integer_matmul(int64_t batches, int64_t n, int64_t k, int64_t m, int64_t alpha,
+                          int64_t beta) {
+  INFO(batches << " x (" << n << " x " << k << ") @ (" << k << " x " << m << "), alpha " << alpha
+               << ", beta " << beta);
   std::mt19937 random(8);
   std::uniform_int_distribution<int> values(-100, 100);
   std::vector<T> a(static_cast<size_t>(batches * n * k)), b(static_cast<size_t>(batches * k * m)),
@@ -31,10 +32,10 @@ void check_integer_matmul(int64_t batches, int64_t n, int64_t k, int64_t m, int6
   const bp::cuda::MatrixOperand b_operand{b.data(), {k * m, m, 1}};
   const bp::cuda::MatrixOperand addend_operand{addend.data(), {0, m, 1}};
   const bp::cuda::OutputMatrix out_matrix{out.data(), {n * m, m, 1}};
-  bp::cuda::emulated::launch(bp::cuda::integer_matmul_grid(batches, n, m), dim3(bp::cuda::kTile, bp::cuda::kTile), 0,
-                             [&] {
-                               bp::cuda::integer_matmul<T>(batches, n, k, m, a_operand, b_operand, addend_operand,
-                                                           out_matrix, alpha, beta);
+  bp::cuda::emulated::launch(bp::cuda::integer_matmul_grid(batches, n, m),
+                             dim3(bp::cuda::kTile, bp::cuda::kTile), 0, [&] {
+                               bp::cuda::integer_matmul<T>(batches, n, k, m, a_operand, b_operand,
+                                                           addend_operand, out_matrix, alpha, beta);
                              });
   for (int64_t batch = 0; batch < batches; ++batch) {
     for (int64_t i = 0; i < n; ++i) {
@@ -44,9 +45,10 @@ void check_integer_matmul(int64_t batches, int64_t n, int64_t k, int64_t m, int6
           total += static_cast<int64_t>(a[static_cast<size_t>(batch * n * k + p * n + i)]) *
                    static_cast<int64_t>(b[static_cast<size_t>(batch * k * m + p * m + j)]);
         }
-        const auto expected = static_cast<T>(static_cast<uint64_t>(alpha) * static_cast<uint64_t>(total) +
-                                             static_cast<uint64_t>(beta) *
-                                                 static_cast<uint64_t>(addend[static_cast<size_t>(i * m + j)]));
+        const auto expected =
+            static_cast<T>(static_cast<uint64_t>(alpha) * static_cast<uint64_t>(total) +
+                           static_cast<uint64_t>(beta) *
+                               static_cast<uint64_t>(addend[static_cast<size_t>(i * m + j)]));
         INFO("out[" << batch << ", " << i << ", " << j << "]");
         REQUIRE(out[static_cast<size_t>(batch * n * m + i * m + j)] == expected);
       }
@@ -54,7 +56,8 @@ void check_integer_matmul(int64_t batches, int64_t n, int64_t k, int64_t m, int6
   }
 }
 
-TEST_CASE("emulated integer matmul kernel: partial tiles, strides, batches, alpha and beta, wrapping") {
+TEST_CASE(
+    "emulated integer matmul kernel: partial tiles, strides, batches, alpha and beta, wrapping") {
   check_integer_matmul<int32_t>(2, 19, 37, 21, 1, 0);
   check_integer_matmul<int64_t>(1, 33, 16, 17, -3, 2);
   // Sums of int8 products overflow int8 and wrap once at the end.

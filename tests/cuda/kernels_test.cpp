@@ -17,8 +17,8 @@ using bp::Device;
 using bp::Tensor;
 
 // fn on copies of `inputs` on the GPU and on the host, compared within `tolerance`.
-void same_as_cpu(const std::vector<Tensor>& inputs, const std::function<Tensor(const std::vector<Tensor>&)>& fn,
-                 double tolerance) {
+void same_as_cpu(const std::vector<Tensor>& inputs,
+                 const std::function<Tensor(const std::vector<Tensor>&)>& fn, double tolerance) {
   const Device gpu = cudatest::cuda_devices().front();
   std::vector<Tensor> on_gpu;
   for (const Tensor& input : inputs) on_gpu.push_back(input.to(gpu));
@@ -32,23 +32,35 @@ Tensor normal(const std::vector<int64_t>& sizes, bp::DType dtype = bp::kFloat32)
 }
 
 // Tolerance for results computed in a 16-bit float.
-double tolerance_of(bp::DType dtype) { return dtype == bp::kFloat32 ? 1e-5 : dtype == bp::kFloat64 ? 1e-12 : 1e-2; }
+double tolerance_of(bp::DType dtype) {
+  return dtype == bp::kFloat32 ? 1e-5 : dtype == bp::kFloat64 ? 1e-12 : 1e-2;
+}
 
 TEST_CASE("elementwise: vector loads at every alignment, with tails, for every width") {
   SKIP_WITHOUT_CUDA_DEVICE();
-  for (const bp::DType dtype : {bp::kFloat32, bp::kFloat16, bp::kBFloat16, bp::kFloat64, bp::kInt32, bp::kInt8}) {
+  for (const bp::DType dtype :
+       {bp::kFloat32, bp::kFloat16, bp::kBFloat16, bp::kFloat64, bp::kInt32, bp::kInt8}) {
     const Tensor a = normal({1 << 20}, bp::kFloat32).mul(8).to(dtype);
     const Tensor b = normal({1 << 20}, bp::kFloat32).mul(8).to(dtype);
     for (const int64_t start : {0, 1, 3}) {
       INFO(bp::dtype_name(dtype) << " from element " << start);
       // Slices from `start` leave the pointers misaligned for 16-byte accesses unless start is 0.
-      same_as_cpu({a, b}, [&](const std::vector<Tensor>& t) {
-        return bp::add(t[0].slice(0, start, (1 << 20) - 5), t[1].slice(0, 0, (1 << 20) - 5 - start), 2);
-      }, 0);
-      same_as_cpu({a}, [&](const std::vector<Tensor>& t) { return bp::relu(t[0].slice(0, start, 1 << 20)); }, 0);
-      same_as_cpu({a, b}, [&](const std::vector<Tensor>& t) {
-        return bp::lt(t[0].slice(0, start, 1 << 20), t[1].slice(0, start, 1 << 20));
-      }, 0);
+      same_as_cpu(
+          {a, b},
+          [&](const std::vector<Tensor>& t) {
+            return bp::add(t[0].slice(0, start, (1 << 20) - 5),
+                           t[1].slice(0, 0, (1 << 20) - 5 - start), 2);
+          },
+          0);
+      same_as_cpu(
+          {a},
+          [&](const std::vector<Tensor>& t) { return bp::relu(t[0].slice(0, start, 1 << 20)); }, 0);
+      same_as_cpu(
+          {a, b},
+          [&](const std::vector<Tensor>& t) {
+            return bp::lt(t[0].slice(0, start, 1 << 20), t[1].slice(0, start, 1 << 20));
+          },
+          0);
     }
   }
 }
@@ -58,10 +70,15 @@ TEST_CASE("elementwise: transcendental functions on half types compute in float"
   for (const bp::DType dtype : {bp::kFloat16, bp::kBFloat16, bp::kFloat32}) {
     INFO(bp::dtype_name(dtype));
     const Tensor x = normal({300001}, dtype);
-    same_as_cpu({x}, [](const std::vector<Tensor>& t) { return bp::gelu(t[0]); }, tolerance_of(dtype));
-    same_as_cpu({x}, [](const std::vector<Tensor>& t) { return bp::gelu(t[0], "tanh"); }, tolerance_of(dtype));
-    same_as_cpu({x}, [](const std::vector<Tensor>& t) { return bp::sigmoid(t[0]); }, tolerance_of(dtype));
-    same_as_cpu({x}, [](const std::vector<Tensor>& t) { return bp::exp(t[0]); }, tolerance_of(dtype));
+    same_as_cpu(
+        {x}, [](const std::vector<Tensor>& t) { return bp::gelu(t[0]); }, tolerance_of(dtype));
+    same_as_cpu(
+        {x}, [](const std::vector<Tensor>& t) { return bp::gelu(t[0], "tanh"); },
+        tolerance_of(dtype));
+    same_as_cpu(
+        {x}, [](const std::vector<Tensor>& t) { return bp::sigmoid(t[0]); }, tolerance_of(dtype));
+    same_as_cpu(
+        {x}, [](const std::vector<Tensor>& t) { return bp::exp(t[0]); }, tolerance_of(dtype));
   }
 }
 
@@ -69,60 +86,88 @@ TEST_CASE("elementwise: more than 8 dimensions that do not merge are walked in l
   SKIP_WITHOUT_CUDA_DEVICE();
   const Tensor x = normal({2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2});
   const std::vector<int64_t> reversed = {10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0};
-  same_as_cpu({x}, [&](const std::vector<Tensor>& t) { return bp::mul(t[0].permute(reversed), 3); }, 0);
-  same_as_cpu({x}, [&](const std::vector<Tensor>& t) { return t[0].permute(reversed).contiguous(); }, 0);
+  same_as_cpu(
+      {x}, [&](const std::vector<Tensor>& t) { return bp::mul(t[0].permute(reversed), 3); }, 0);
+  same_as_cpu(
+      {x}, [&](const std::vector<Tensor>& t) { return t[0].permute(reversed).contiguous(); }, 0);
 }
 
 TEST_CASE("reductions: whole tensors split across blocks, rows, columns, and the first maximum") {
   SKIP_WITHOUT_CUDA_DEVICE();
   const Tensor big = normal({10000019});
-  same_as_cpu({big}, [](const std::vector<Tensor>& t) { return bp::sum(t[0]); }, 1e-4);
-  same_as_cpu({big}, [](const std::vector<Tensor>& t) { return bp::mean(t[0], {0}); }, 1e-4);
-  same_as_cpu({big}, [](const std::vector<Tensor>& t) { return bp::argmax(t[0]); }, 0);
-  same_as_cpu({big}, [](const std::vector<Tensor>& t) { return bp::amax(t[0], {}); }, 0);
+  same_as_cpu(
+      {big}, [](const std::vector<Tensor>& t) { return bp::sum(t[0]); }, 1e-4);
+  same_as_cpu(
+      {big}, [](const std::vector<Tensor>& t) { return bp::mean(t[0], {0}); }, 1e-4);
+  same_as_cpu(
+      {big}, [](const std::vector<Tensor>& t) { return bp::argmax(t[0]); }, 0);
+  same_as_cpu(
+      {big}, [](const std::vector<Tensor>& t) { return bp::amax(t[0], {}); }, 0);
   const Tensor matrix = normal({3001, 517});
   for (const int64_t dim : {0, 1}) {
     INFO("dim " << dim);
-    same_as_cpu({matrix}, [&](const std::vector<Tensor>& t) { return bp::sum(t[0], {dim}); }, 1e-4);
-    same_as_cpu({matrix}, [&](const std::vector<Tensor>& t) { return std::get<1>(bp::max(t[0], dim)); }, 0);
-    same_as_cpu({matrix}, [&](const std::vector<Tensor>& t) { return bp::sum(t[0].transpose(0, 1), {dim}); }, 1e-4);
+    same_as_cpu(
+        {matrix}, [&](const std::vector<Tensor>& t) { return bp::sum(t[0], {dim}); }, 1e-4);
+    same_as_cpu(
+        {matrix}, [&](const std::vector<Tensor>& t) { return std::get<1>(bp::max(t[0], dim)); }, 0);
+    same_as_cpu(
+        {matrix},
+        [&](const std::vector<Tensor>& t) { return bp::sum(t[0].transpose(0, 1), {dim}); }, 1e-4);
   }
   // Few long columns: the column layout split across blocks.
-  same_as_cpu({normal({1000003, 3})}, [](const std::vector<Tensor>& t) { return bp::sum(t[0], {0}); }, 1e-4);
+  same_as_cpu(
+      {normal({1000003, 3})}, [](const std::vector<Tensor>& t) { return bp::sum(t[0], {0}); },
+      1e-4);
   // Ties and NaN: the first maximum, NaN above everything.
   std::vector<float> values(200000, 1.0f);
   values[777] = 5.0f;
   values[150000] = 5.0f;
-  same_as_cpu({bp::from_vector(values, {200000})}, [](const std::vector<Tensor>& t) { return bp::argmax(t[0]); }, 0);
+  same_as_cpu(
+      {bp::from_vector(values, {200000})},
+      [](const std::vector<Tensor>& t) { return bp::argmax(t[0]); }, 0);
   values[123456] = std::numeric_limits<float>::quiet_NaN();
   values[190000] = std::numeric_limits<float>::quiet_NaN();
-  same_as_cpu({bp::from_vector(values, {200000})}, [](const std::vector<Tensor>& t) { return bp::argmax(t[0]); }, 0);
+  same_as_cpu(
+      {bp::from_vector(values, {200000})},
+      [](const std::vector<Tensor>& t) { return bp::argmax(t[0]); }, 0);
   // Integers and Bool accumulate in int64.
-  same_as_cpu({normal({1 << 20}).mul(100).to(bp::kInt32)},
-              [](const std::vector<Tensor>& t) { return bp::sum(t[0], {}, false, bp::kInt64); }, 0);
-  same_as_cpu({bp::gt(normal({1 << 20}), 0)}, [](const std::vector<Tensor>& t) { return bp::sum(t[0]); }, 0);
+  same_as_cpu(
+      {normal({1 << 20}).mul(100).to(bp::kInt32)},
+      [](const std::vector<Tensor>& t) { return bp::sum(t[0], {}, false, bp::kInt64); }, 0);
+  same_as_cpu(
+      {bp::gt(normal({1 << 20}), 0)}, [](const std::vector<Tensor>& t) { return bp::sum(t[0]); },
+      0);
 }
 
 TEST_CASE("softmax and log_softmax: rows kept in shared memory, longer rows online, and columns") {
   SKIP_WITHOUT_CUDA_DEVICE();
   for (const bp::DType dtype : {bp::kFloat32, bp::kBFloat16}) {
     INFO(bp::dtype_name(dtype));
-    for (const std::vector<int64_t>& shape : {std::vector<int64_t>{64, 8192}, {3, 100003}, {5000, 33}}) {
+    for (const std::vector<int64_t>& shape :
+         {std::vector<int64_t>{64, 8192}, {3, 100003}, {5000, 33}}) {
       INFO("rows of " << shape[1]);
       const Tensor x = normal(shape, dtype).mul(4);
-      same_as_cpu({x}, [](const std::vector<Tensor>& t) { return bp::softmax(t[0], 1); }, tolerance_of(dtype));
-      same_as_cpu({x}, [](const std::vector<Tensor>& t) { return bp::log_softmax(t[0], -1); }, tolerance_of(dtype));
+      same_as_cpu(
+          {x}, [](const std::vector<Tensor>& t) { return bp::softmax(t[0], 1); },
+          tolerance_of(dtype));
+      same_as_cpu(
+          {x}, [](const std::vector<Tensor>& t) { return bp::log_softmax(t[0], -1); },
+          tolerance_of(dtype));
     }
-    same_as_cpu({normal({1000, 64}, dtype)}, [](const std::vector<Tensor>& t) { return bp::softmax(t[0], 0); },
-                tolerance_of(dtype));
+    same_as_cpu(
+        {normal({1000, 64}, dtype)},
+        [](const std::vector<Tensor>& t) { return bp::softmax(t[0], 0); }, tolerance_of(dtype));
   }
   // Infinities and NaN follow the CPU backend's arithmetic.
   const float inf = std::numeric_limits<float>::infinity();
-  const Tensor special = bp::from_vector(std::vector<float>{-inf, 1, 2, -inf, -inf, -inf, inf, 1, 0,
-                                                            std::numeric_limits<float>::quiet_NaN(), 1, 2},
-                                         {4, 3});
-  same_as_cpu({special}, [](const std::vector<Tensor>& t) { return bp::softmax(t[0], 1); }, 1e-6);
-  same_as_cpu({special}, [](const std::vector<Tensor>& t) { return bp::log_softmax(t[0], 1); }, 1e-6);
+  const Tensor special =
+      bp::from_vector(std::vector<float>{-inf, 1, 2, -inf, -inf, -inf, inf, 1, 0,
+                                         std::numeric_limits<float>::quiet_NaN(), 1, 2},
+                      {4, 3});
+  same_as_cpu(
+      {special}, [](const std::vector<Tensor>& t) { return bp::softmax(t[0], 1); }, 1e-6);
+  same_as_cpu(
+      {special}, [](const std::vector<Tensor>& t) { return bp::log_softmax(t[0], 1); }, 1e-6);
 }
 
 TEST_CASE("layer norm: rows kept in shared memory, longer rows read twice, strided input") {
@@ -132,20 +177,29 @@ TEST_CASE("layer norm: rows kept in shared memory, longer rows read twice, strid
       INFO(bp::dtype_name(dtype) << ", rows of " << width);
       const Tensor x = normal({16, width}, dtype).add(3);
       const Tensor weight = normal({width}, dtype), bias = normal({width}, dtype);
-      same_as_cpu({x, weight, bias}, [&](const std::vector<Tensor>& t) {
-        auto [out, mean, rstd] = bp::native_layer_norm(t[0], {width}, t[1], t[2], 1e-5);
-        return bp::cat({out.flatten(), mean.flatten(), rstd.flatten()});
-      }, dtype == bp::kFloat32 ? 1e-4 : 1e-2);
+      same_as_cpu(
+          {x, weight, bias},
+          [&](const std::vector<Tensor>& t) {
+            auto [out, mean, rstd] = bp::native_layer_norm(t[0], {width}, t[1], t[2], 1e-5);
+            return bp::cat({out.flatten(), mean.flatten(), rstd.flatten()});
+          },
+          dtype == bp::kFloat32 ? 1e-4 : 1e-2);
     }
   }
   const Tensor x = normal({257, 300});
-  same_as_cpu({x}, [](const std::vector<Tensor>& t) {
-    auto [out, mean, rstd] = bp::native_layer_norm(t[0].transpose(0, 1), {257}, std::nullopt, std::nullopt, 1e-5);
-    return bp::cat({out.flatten(), mean.flatten(), rstd.flatten()});
-  }, 1e-4);
+  same_as_cpu(
+      {x},
+      [](const std::vector<Tensor>& t) {
+        auto [out, mean, rstd] =
+            bp::native_layer_norm(t[0].transpose(0, 1), {257}, std::nullopt, std::nullopt, 1e-5);
+        return bp::cat({out.flatten(), mean.flatten(), rstd.flatten()});
+      },
+      1e-4);
 }
 
-TEST_CASE("row kernels whose row cache reaches the 48 KB every kernel may use beside its static shared memory") {
+TEST_CASE(
+    "row kernels whose row cache reaches the 48 KB every kernel may use beside its static shared "
+    "memory") {
   SKIP_WITHOUT_CUDA_DEVICE();
   // One row of 48 KB exactly, and one just under: with the kernels' own __shared__ arrays the
   // block needs more than 48 KB, which it may use only after opting in.
@@ -156,13 +210,18 @@ TEST_CASE("row kernels whose row cache reaches the 48 KB every kernel may use be
       const Tensor x = normal({3, width}, dtype);
       const Tensor weight = normal({width}, dtype), bias = normal({width}, dtype);
       const double tolerance = dtype == bp::kFloat32 ? 1e-4 : tolerance_of(dtype);
-      same_as_cpu({x}, [](const std::vector<Tensor>& t) { return bp::softmax(t[0], 1); }, tolerance);
-      same_as_cpu({x, weight, bias}, [&](const std::vector<Tensor>& t) {
-        return std::get<0>(bp::native_layer_norm(t[0], {width}, t[1], t[2], 1e-5));
-      }, tolerance);
-      same_as_cpu({x, weight}, [&](const std::vector<Tensor>& t) {
-        return bp::rms_norm(t[0], {width}, t[1], 1e-5);
-      }, tolerance);
+      same_as_cpu(
+          {x}, [](const std::vector<Tensor>& t) { return bp::softmax(t[0], 1); }, tolerance);
+      same_as_cpu(
+          {x, weight, bias},
+          [&](const std::vector<Tensor>& t) {
+            return std::get<0>(bp::native_layer_norm(t[0], {width}, t[1], t[2], 1e-5));
+          },
+          tolerance);
+      same_as_cpu(
+          {x, weight},
+          [&](const std::vector<Tensor>& t) { return bp::rms_norm(t[0], {width}, t[1], 1e-5); },
+          tolerance);
     }
   }
 }
@@ -171,10 +230,14 @@ TEST_CASE("addmm with a bias row that does not start on 16 bytes takes the adden
   SKIP_WITHOUT_CUDA_DEVICE();
   for (const bp::DType dtype : {bp::kFloat32, bp::kFloat16, bp::kBFloat16}) {
     INFO(bp::dtype_name(dtype));
-    const Tensor a = normal({128, 64}, dtype), b = normal({64, 96}, dtype), buffer = normal({97}, dtype);
-    same_as_cpu({buffer, a, b}, [](const std::vector<Tensor>& t) {
-      return bp::addmm(t[0].slice(0, 1, 97), t[1], t[2]);  // the bias starts one element in
-    }, dtype == bp::kFloat32 ? 1e-4 : tolerance_of(dtype));
+    const Tensor a = normal({128, 64}, dtype), b = normal({64, 96}, dtype),
+                 buffer = normal({97}, dtype);
+    same_as_cpu(
+        {buffer, a, b},
+        [](const std::vector<Tensor>& t) {
+          return bp::addmm(t[0].slice(0, 1, 97), t[1], t[2]);  // the bias starts one element in
+        },
+        dtype == bp::kFloat32 ? 1e-4 : tolerance_of(dtype));
   }
 }
 
@@ -183,40 +246,68 @@ TEST_CASE("matrix products: every layout, the bias epilogue, addends, batches, i
   for (const bp::DType dtype : {bp::kFloat32, bp::kFloat64, bp::kFloat16, bp::kBFloat16}) {
     INFO(bp::dtype_name(dtype));
     const double tolerance = dtype == bp::kFloat32 ? 1e-4 : tolerance_of(dtype);
-    const Tensor a = normal({130, 70}, dtype), b = normal({70, 90}, dtype), bias = normal({90}, dtype);
-    same_as_cpu({a, b}, [](const std::vector<Tensor>& t) { return bp::mm(t[0], t[1]); }, tolerance);
-    same_as_cpu({a, b}, [](const std::vector<Tensor>& t) { return bp::mm(t[1].transpose(0, 1), t[0].transpose(0, 1)); }, tolerance);
+    const Tensor a = normal({130, 70}, dtype), b = normal({70, 90}, dtype),
+                 bias = normal({90}, dtype);
+    same_as_cpu(
+        {a, b}, [](const std::vector<Tensor>& t) { return bp::mm(t[0], t[1]); }, tolerance);
+    same_as_cpu(
+        {a, b},
+        [](const std::vector<Tensor>& t) {
+          return bp::mm(t[1].transpose(0, 1), t[0].transpose(0, 1));
+        },
+        tolerance);
     // Every other column: no unit stride, copied to dense scratch first.
-    same_as_cpu({a, b}, [](const std::vector<Tensor>& t) {
-      return bp::mm(t[0].slice(1, 0, 70, 2), t[1].slice(0, 0, 70, 2));
-    }, tolerance);
+    same_as_cpu(
+        {a, b},
+        [](const std::vector<Tensor>& t) {
+          return bp::mm(t[0].slice(1, 0, 70, 2), t[1].slice(0, 0, 70, 2));
+        },
+        tolerance);
     // Into a column-major output.
-    same_as_cpu({a, b}, [](const std::vector<Tensor>& t) {
-      Tensor out = bp::empty({90, 130}, t[0].dtype(), t[0].device()).transpose(0, 1);
-      bp::mm_out(out, t[0], t[1]);
-      return out;
-    }, tolerance);
-    same_as_cpu({bias, a, b}, [](const std::vector<Tensor>& t) { return bp::addmm(t[0], t[1], t[2]); }, tolerance);
-    same_as_cpu({bias, a, b}, [](const std::vector<Tensor>& t) { return bp::addmm(t[0], t[1], t[2], 1, 3); },
-                tolerance);
-    same_as_cpu({normal({130, 90}, dtype), a, b},
-                [](const std::vector<Tensor>& t) { return bp::addmm(t[0], t[1], t[2], 0.5, 2); }, tolerance);
-    same_as_cpu({normal({130, 1}, dtype), a, b},
-                [](const std::vector<Tensor>& t) { return bp::addmm(t[0], t[1], t[2]); }, tolerance);
+    same_as_cpu(
+        {a, b},
+        [](const std::vector<Tensor>& t) {
+          Tensor out = bp::empty({90, 130}, t[0].dtype(), t[0].device()).transpose(0, 1);
+          bp::mm_out(out, t[0], t[1]);
+          return out;
+        },
+        tolerance);
+    same_as_cpu(
+        {bias, a, b}, [](const std::vector<Tensor>& t) { return bp::addmm(t[0], t[1], t[2]); },
+        tolerance);
+    same_as_cpu(
+        {bias, a, b},
+        [](const std::vector<Tensor>& t) { return bp::addmm(t[0], t[1], t[2], 1, 3); }, tolerance);
+    same_as_cpu(
+        {normal({130, 90}, dtype), a, b},
+        [](const std::vector<Tensor>& t) { return bp::addmm(t[0], t[1], t[2], 0.5, 2); },
+        tolerance);
+    same_as_cpu(
+        {normal({130, 1}, dtype), a, b},
+        [](const std::vector<Tensor>& t) { return bp::addmm(t[0], t[1], t[2]); }, tolerance);
     const Tensor batch_a = normal({5, 33, 17}, dtype), batch_b = normal({1, 17, 20}, dtype);
-    same_as_cpu({batch_a, batch_b}, [](const std::vector<Tensor>& t) {
-      return bp::bmm(t[0], t[1].expand({5, 17, 20}));  // the same matrix for every batch
-    }, tolerance);
-    same_as_cpu({batch_a, batch_b}, [](const std::vector<Tensor>& t) {
-      return bp::bmm(t[0].transpose(1, 2).transpose(1, 2), t[1].expand({5, 17, 20}).contiguous());
-    }, tolerance);
+    same_as_cpu(
+        {batch_a, batch_b},
+        [](const std::vector<Tensor>& t) {
+          return bp::bmm(t[0], t[1].expand({5, 17, 20}));  // the same matrix for every batch
+        },
+        tolerance);
+    same_as_cpu(
+        {batch_a, batch_b},
+        [](const std::vector<Tensor>& t) {
+          return bp::bmm(t[0].transpose(1, 2).transpose(1, 2),
+                         t[1].expand({5, 17, 20}).contiguous());
+        },
+        tolerance);
   }
   for (const bp::DType dtype : {bp::kInt8, bp::kUInt8, bp::kInt32, bp::kInt64}) {
     INFO(bp::dtype_name(dtype));
     const Tensor a = normal({70, 45}).mul(50).to(dtype), b = normal({45, 33}).mul(50).to(dtype);
-    same_as_cpu({a, b}, [](const std::vector<Tensor>& t) { return bp::mm(t[0], t[1]); }, 0);
-    same_as_cpu({normal({33}).mul(9).to(dtype), a, b},
-                [](const std::vector<Tensor>& t) { return bp::addmm(t[0], t[1], t[2], 2, 3); }, 0);
+    same_as_cpu(
+        {a, b}, [](const std::vector<Tensor>& t) { return bp::mm(t[0], t[1]); }, 0);
+    same_as_cpu(
+        {normal({33}).mul(9).to(dtype), a, b},
+        [](const std::vector<Tensor>& t) { return bp::addmm(t[0], t[1], t[2], 2, 3); }, 0);
   }
 }
 
@@ -229,12 +320,18 @@ TEST_CASE("copies convert between every pair of dtypes, dense and strided") {
     for (const bp::DType to : bp::kAllDTypes) {
       INFO(bp::dtype_name(from) << " -> " << bp::dtype_name(to));
       const Tensor x = source.to(from);
-      same_as_cpu({x}, [&](const std::vector<Tensor>& t) { return t[0].to(to); }, 0);
-      same_as_cpu({x}, [&](const std::vector<Tensor>& t) { return t[0].transpose(0, 1).to(to); }, 0);
+      same_as_cpu(
+          {x}, [&](const std::vector<Tensor>& t) { return t[0].to(to); }, 0);
+      same_as_cpu(
+          {x}, [&](const std::vector<Tensor>& t) { return t[0].transpose(0, 1).to(to); }, 0);
     }
   }
-  same_as_cpu({normal({1000, 3}), normal({1000, 5}).to(bp::kBFloat16)},
-              [](const std::vector<Tensor>& t) { return bp::cat({t[0], t[1]}, 1); }, 0);
+  same_as_cpu(
+      {normal({1000, 3}), normal({1000, 5}).to(bp::kBFloat16)},
+      [](const std::vector<Tensor>& t) {
+        return bp::cat({t[0], t[1]}, 1);
+      },
+      0);
 }
 
 TEST_CASE("kernels index tensors of 2^32 elements and more with 64-bit arithmetic") {
@@ -271,19 +368,27 @@ TEST_CASE("conv2d through cuDNN, or the implicit-GEMM kernel with BACKPLANE_CUDA
   };
   for (const bp::DType dtype : {bp::kFloat32, bp::kFloat64, bp::kFloat16, bp::kBFloat16}) {
     for (const Case& c : cases) {
-      INFO(bp::dtype_name(dtype) << " input " << c.input[1] << "x" << c.input[2] << "x" << c.input[3] << " groups "
-                                 << c.groups);
-      const Tensor input = normal(c.input, dtype), weight = normal(c.weight, dtype), bias = normal({c.weight[0]}, dtype);
+      INFO(bp::dtype_name(dtype) << " input " << c.input[1] << "x" << c.input[2] << "x"
+                                 << c.input[3] << " groups " << c.groups);
+      const Tensor input = normal(c.input, dtype), weight = normal(c.weight, dtype),
+                   bias = normal({c.weight[0]}, dtype);
       const double tolerance = dtype == bp::kFloat32 ? 1e-4 : tolerance_of(dtype);
-      same_as_cpu({input, weight, bias}, [&](const std::vector<Tensor>& t) {
-        return bp::conv2d(t[0], t[1], t[2], c.stride, c.padding, c.dilation, c.groups);
-      }, tolerance);
+      same_as_cpu(
+          {input, weight, bias},
+          [&](const std::vector<Tensor>& t) {
+            return bp::conv2d(t[0], t[1], t[2], c.stride, c.padding, c.dilation, c.groups);
+          },
+          tolerance);
       // Strided input and weight.
-      same_as_cpu({input, weight}, [&](const std::vector<Tensor>& t) {
-        return bp::conv2d(t[0].transpose(2, 3).transpose(2, 3).contiguous().transpose(2, 3).transpose(2, 3),
-                          t[1].transpose(2, 3).contiguous().transpose(2, 3), std::nullopt, c.stride, c.padding,
-                          c.dilation, c.groups);
-      }, tolerance);
+      same_as_cpu(
+          {input, weight},
+          [&](const std::vector<Tensor>& t) {
+            return bp::conv2d(
+                t[0].transpose(2, 3).transpose(2, 3).contiguous().transpose(2, 3).transpose(2, 3),
+                t[1].transpose(2, 3).contiguous().transpose(2, 3), std::nullopt, c.stride,
+                c.padding, c.dilation, c.groups);
+          },
+          tolerance);
     }
   }
 }
@@ -296,17 +401,38 @@ TEST_CASE("pooling: max with NaN, averages with and without the padding, adaptiv
   x = bp::from_vector(with_nan, {2, 3, 15, 17});
   for (const bool ceil_mode : {false, true}) {
     INFO("ceil_mode " << ceil_mode);
-    same_as_cpu({x}, [&](const std::vector<Tensor>& t) { return bp::max_pool2d(t[0], {3, 2}, {2}, {1}, {1}, ceil_mode); }, 0);
-    same_as_cpu({x}, [&](const std::vector<Tensor>& t) { return bp::max_pool2d(t[0], {3}, {2}, {1}, {2}, ceil_mode); }, 0);
+    same_as_cpu(
+        {x},
+        [&](const std::vector<Tensor>& t) {
+          return bp::max_pool2d(t[0], {3, 2}, {2}, {1}, {1}, ceil_mode);
+        },
+        0);
+    same_as_cpu(
+        {x},
+        [&](const std::vector<Tensor>& t) {
+          return bp::max_pool2d(t[0], {3}, {2}, {1}, {2}, ceil_mode);
+        },
+        0);
     for (const bool include_pad : {false, true}) {
-      same_as_cpu({x}, [&](const std::vector<Tensor>& t) {
-        return bp::avg_pool2d(t[0].transpose(2, 3), {3, 3}, {2, 2}, {1, 1}, ceil_mode, include_pad);
-      }, 1e-5);
+      same_as_cpu(
+          {x},
+          [&](const std::vector<Tensor>& t) {
+            return bp::avg_pool2d(t[0].transpose(2, 3), {3, 3}, {2, 2}, {1, 1}, ceil_mode,
+                                  include_pad);
+          },
+          1e-5);
     }
   }
-  same_as_cpu({x}, [](const std::vector<Tensor>& t) { return bp::avg_pool2d(t[0], {2}, {}, {0}, false, true, 3); }, 1e-5);
+  same_as_cpu(
+      {x},
+      [](const std::vector<Tensor>& t) {
+        return bp::avg_pool2d(t[0], {2}, {}, {0}, false, true, 3);
+      },
+      1e-5);
   for (const std::vector<int64_t>& size : {std::vector<int64_t>{1, 1}, {4, 5}, {15, 17}, {20, 7}}) {
-    same_as_cpu({x}, [&](const std::vector<Tensor>& t) { return bp::adaptive_avg_pool2d(t[0], size); }, 1e-5);
+    same_as_cpu(
+        {x}, [&](const std::vector<Tensor>& t) { return bp::adaptive_avg_pool2d(t[0], size); },
+        1e-5);
   }
 }
 
@@ -315,15 +441,22 @@ TEST_CASE("batch norm, RMS norm and silu") {
   for (const bp::DType dtype : {bp::kFloat32, bp::kBFloat16}) {
     INFO(bp::dtype_name(dtype));
     const Tensor x = normal({4, 6, 5, 7}, dtype);
-    const Tensor mean = normal({6}, dtype), var = bp::abs(normal({6}, dtype)), weight = normal({6}, dtype),
-                 bias = normal({6}, dtype);
-    same_as_cpu({x, mean, var, weight, bias}, [](const std::vector<Tensor>& t) {
-      return bp::batch_norm_inference(t[0], t[3], t[4], t[1], t[2], 1e-5);
-    }, tolerance_of(dtype));
-    same_as_cpu({x, mean, var}, [](const std::vector<Tensor>& t) {
-      return bp::batch_norm_inference(t[0].transpose(0, 3), std::nullopt, std::nullopt, t[1].slice(0, 0, 6), t[2], 1e-3)
-          .transpose(0, 3);
-    }, tolerance_of(dtype));
+    const Tensor mean = normal({6}, dtype), var = bp::abs(normal({6}, dtype)),
+                 weight = normal({6}, dtype), bias = normal({6}, dtype);
+    same_as_cpu(
+        {x, mean, var, weight, bias},
+        [](const std::vector<Tensor>& t) {
+          return bp::batch_norm_inference(t[0], t[3], t[4], t[1], t[2], 1e-5);
+        },
+        tolerance_of(dtype));
+    same_as_cpu(
+        {x, mean, var},
+        [](const std::vector<Tensor>& t) {
+          return bp::batch_norm_inference(t[0].transpose(0, 3), std::nullopt, std::nullopt,
+                                          t[1].slice(0, 0, 6), t[2], 1e-3)
+              .transpose(0, 3);
+        },
+        tolerance_of(dtype));
   }
   // The references are other ops on the host, so that they share no code with any rms_norm or
   // silu kernel.
@@ -331,10 +464,12 @@ TEST_CASE("batch norm, RMS norm and silu") {
   for (const int64_t width : {int64_t{512}, int64_t{100000}}) {
     INFO("rows of " << width);
     const Tensor x = normal({8, width}), weight = normal({width});
-    const Tensor expected = bp::mul(bp::div(x, bp::sqrt(bp::add(bp::mean(bp::mul(x, x), {1}, true), 1e-6))), weight);
+    const Tensor expected =
+        bp::mul(bp::div(x, bp::sqrt(bp::add(bp::mean(bp::mul(x, x), {1}, true), 1e-6))), weight);
     cudatest::check_close(bp::rms_norm(x.to(gpu), {width}, weight.to(gpu), 1e-6), expected, 1e-5);
-    const Tensor machine_epsilon = bp::div(x, bp::sqrt(bp::add(bp::mean(bp::mul(x, x), {1}, true),
-                                                               std::numeric_limits<float>::epsilon())));
+    const Tensor machine_epsilon =
+        bp::div(x, bp::sqrt(bp::add(bp::mean(bp::mul(x, x), {1}, true),
+                                    std::numeric_limits<float>::epsilon())));
     cudatest::check_close(bp::rms_norm(x.to(gpu), {width}), machine_epsilon, 1e-5);
   }
   const Tensor x = normal({100003});
@@ -345,18 +480,28 @@ TEST_CASE("embedding and index_select pick rows, and refuse an index out of rang
   SKIP_WITHOUT_CUDA_DEVICE();
   const Tensor weight = normal({1000, 77}).to(bp::kBFloat16);
   const Tensor indices = bp::from_vector(std::vector<int64_t>{3, 999, 0, 3, 512, 7}, {2, 3});
-  same_as_cpu({weight, indices}, [](const std::vector<Tensor>& t) { return bp::embedding(t[0], t[1]); }, 0);
-  same_as_cpu({weight, indices}, [](const std::vector<Tensor>& t) {
-    return bp::embedding(t[0].transpose(0, 1).contiguous().transpose(0, 1), t[1].transpose(0, 1).to(bp::kInt32));
-  }, 0);
+  same_as_cpu(
+      {weight, indices}, [](const std::vector<Tensor>& t) { return bp::embedding(t[0], t[1]); }, 0);
+  same_as_cpu(
+      {weight, indices},
+      [](const std::vector<Tensor>& t) {
+        return bp::embedding(t[0].transpose(0, 1).contiguous().transpose(0, 1),
+                             t[1].transpose(0, 1).to(bp::kInt32));
+      },
+      0);
   const Tensor self = normal({5, 6, 7});
   for (const int64_t dim : {0, 1, 2, -1}) {
     INFO("dim " << dim);
     const Tensor index = bp::from_vector(std::vector<int64_t>{4, 0, 4, 2}, {4});
-    same_as_cpu({self, index}, [&](const std::vector<Tensor>& t) { return bp::index_select(t[0], dim, t[1]); }, 0);
-    same_as_cpu({self, index}, [&](const std::vector<Tensor>& t) {
-      return bp::index_select(t[0].transpose(0, 2), dim, t[1].slice(0, 1, 3));
-    }, 0);
+    same_as_cpu(
+        {self, index},
+        [&](const std::vector<Tensor>& t) { return bp::index_select(t[0], dim, t[1]); }, 0);
+    same_as_cpu(
+        {self, index},
+        [&](const std::vector<Tensor>& t) {
+          return bp::index_select(t[0].transpose(0, 2), dim, t[1].slice(0, 1, 3));
+        },
+        0);
   }
   const Device gpu = cudatest::cuda_devices().front();
   const Tensor bad = bp::from_vector(std::vector<int64_t>{1, 5, 2}, {3}).to(gpu);
@@ -364,7 +509,8 @@ TEST_CASE("embedding and index_select pick rows, and refuse an index out of rang
     (void)bp::index_select(self.to(gpu), 0, bad);
     FAIL("no error");
   } catch (const bp::Error& e) {
-    CHECK(std::string(e.what()).find("index 5 is out of range for a dimension of size 5") != std::string::npos);
+    CHECK(std::string(e.what()).find("index 5 is out of range for a dimension of size 5") !=
+          std::string::npos);
   }
   try {
     (void)bp::embedding(weight.to(gpu), bp::from_vector(std::vector<int64_t>{-1}, {1}).to(gpu));
@@ -373,10 +519,13 @@ TEST_CASE("embedding and index_select pick rows, and refuse an index out of rang
     CHECK(std::string(e.what()).find("index -1 is out of range") != std::string::npos);
   }
   // The device keeps working.
-  same_as_cpu({weight, indices}, [](const std::vector<Tensor>& t) { return bp::embedding(t[0], t[1]); }, 0);
+  same_as_cpu(
+      {weight, indices}, [](const std::vector<Tensor>& t) { return bp::embedding(t[0], t[1]); }, 0);
 }
 
-TEST_CASE("_addmm_activation: cuBLASLt's ReLU epilogue and the plugin's GELU pass, with and without the bias") {
+TEST_CASE(
+    "_addmm_activation: cuBLASLt's ReLU epilogue and the plugin's GELU pass, with and without the "
+    "bias") {
   SKIP_WITHOUT_CUDA_DEVICE();
   for (const bp::DType dtype : {bp::kFloat32, bp::kFloat16, bp::kBFloat16, bp::kFloat64}) {
     for (const bool use_gelu : {false, true}) {
@@ -386,12 +535,19 @@ TEST_CASE("_addmm_activation: cuBLASLt's ReLU epilogue and the plugin's GELU pas
       const Tensor mat1 = normal({130, 70}, dtype);
       const Tensor mat2 = normal({70, 96}, dtype);
       // A bias row with beta = 1 is cuBLASLt's bias epilogue; a full addend is its C operand.
-      same_as_cpu({bias, mat1, mat2}, [&](const std::vector<Tensor>& t) {
-        return bp::_addmm_activation(t[0], t[1], t[2], 1, 1, use_gelu);
-      }, tolerance_of(dtype));
-      same_as_cpu({full, mat1, mat2}, [&](const std::vector<Tensor>& t) {
-        return bp::_addmm_activation(t[0], t[1], t[2].transpose(0, 1).contiguous().transpose(0, 1), 0.5, 2, use_gelu);
-      }, tolerance_of(dtype));
+      same_as_cpu(
+          {bias, mat1, mat2},
+          [&](const std::vector<Tensor>& t) {
+            return bp::_addmm_activation(t[0], t[1], t[2], 1, 1, use_gelu);
+          },
+          tolerance_of(dtype));
+      same_as_cpu(
+          {full, mat1, mat2},
+          [&](const std::vector<Tensor>& t) {
+            return bp::_addmm_activation(
+                t[0], t[1], t[2].transpose(0, 1).contiguous().transpose(0, 1), 0.5, 2, use_gelu);
+          },
+          tolerance_of(dtype));
     }
   }
 }
@@ -399,54 +555,72 @@ TEST_CASE("_addmm_activation: cuBLASLt's ReLU epilogue and the plugin's GELU pas
 // Probabilities enter P V rounded to the 16-bit type, as in every flash-attention kernel.
 double attention_tolerance(bp::DType dtype) { return dtype == bp::kBFloat16 ? 3e-2 : 1e-2; }
 
-TEST_CASE("fused attention: half types, head sizes 64 and 128, causal or not, tails and strided heads") {
+TEST_CASE(
+    "fused attention: half types, head sizes 64 and 128, causal or not, tails and strided heads") {
   SKIP_WITHOUT_CUDA_DEVICE();
   struct Lengths {
     int64_t query, key;
   };
   for (const bp::DType dtype : {bp::kFloat16, bp::kBFloat16}) {
     for (const int64_t head_dim : {64, 128}) {
-      for (const Lengths lengths : {Lengths{256, 256}, Lengths{77, 130}, Lengths{130, 33}, Lengths{1, 1}}) {
+      for (const Lengths lengths :
+           {Lengths{256, 256}, Lengths{77, 130}, Lengths{130, 33}, Lengths{1, 1}}) {
         for (const bool causal : {false, true}) {
-          INFO(bp::dtype_name(dtype) << " E=" << head_dim << " L=" << lengths.query << " S=" << lengths.key
-                                     << (causal ? " causal" : ""));
-          // (batch, sequence, heads, E) transposed to (batch, heads, sequence, E): strided heads, as a
-          // model's projections give them. Transposed inside fn, since to() copies a view densely.
+          INFO(bp::dtype_name(dtype) << " E=" << head_dim << " L=" << lengths.query
+                                     << " S=" << lengths.key << (causal ? " causal" : ""));
+          // (batch, sequence, heads, E) transposed to (batch, heads, sequence, E): strided heads,
+          // as a model's projections give them. Transposed inside fn, since to() copies a view
+          // densely.
           const Tensor q = normal({2, lengths.query, 3, head_dim}, dtype);
           const Tensor k = normal({2, lengths.key, 3, head_dim}, dtype);
           const Tensor v = normal({2, lengths.key, 3, head_dim}, dtype);
-          same_as_cpu({q, k, v}, [&](const std::vector<Tensor>& t) {
-            return bp::_scaled_dot_product_fused_attention(t[0].transpose(1, 2), t[1].transpose(1, 2),
-                                                           t[2].transpose(1, 2), causal);
-          }, attention_tolerance(dtype));
+          same_as_cpu(
+              {q, k, v},
+              [&](const std::vector<Tensor>& t) {
+                return bp::_scaled_dot_product_fused_attention(
+                    t[0].transpose(1, 2), t[1].transpose(1, 2), t[2].transpose(1, 2), causal);
+              },
+              attention_tolerance(dtype));
         }
       }
     }
     INFO("no keys: zeros");
-    same_as_cpu({normal({2, 5, 64}, dtype), normal({2, 0, 64}, dtype), normal({2, 0, 64}, dtype)},
-                [](const std::vector<Tensor>& t) { return bp::_scaled_dot_product_fused_attention(t[0], t[1], t[2]); },
-                0);
+    same_as_cpu(
+        {normal({2, 5, 64}, dtype), normal({2, 0, 64}, dtype), normal({2, 0, 64}, dtype)},
+        [](const std::vector<Tensor>& t) {
+          return bp::_scaled_dot_product_fused_attention(t[0], t[1], t[2]);
+        },
+        0);
   }
 }
 
-TEST_CASE("fused attention: cases the kernel does not fuse are refused, and take the composite path") {
+TEST_CASE(
+    "fused attention: cases the kernel does not fuse are refused, and take the composite path") {
   SKIP_WITHOUT_CUDA_DEVICE();
   const Device gpu = cudatest::cuda_devices().front();
   // float32, a head size of 96, and a value size unlike the key's.
   const std::vector<std::vector<Tensor>> refused = {
       {normal({2, 40, 64}), normal({2, 50, 64}), normal({2, 50, 64})},
-      {normal({2, 40, 96}, bp::kBFloat16), normal({2, 50, 96}, bp::kBFloat16), normal({2, 50, 96}, bp::kBFloat16)},
-      {normal({2, 40, 64}, bp::kFloat16), normal({2, 50, 64}, bp::kFloat16), normal({2, 50, 128}, bp::kFloat16)}};
+      {normal({2, 40, 96}, bp::kBFloat16), normal({2, 50, 96}, bp::kBFloat16),
+       normal({2, 50, 96}, bp::kBFloat16)},
+      {normal({2, 40, 64}, bp::kFloat16), normal({2, 50, 64}, bp::kFloat16),
+       normal({2, 50, 128}, bp::kFloat16)}};
   for (const std::vector<Tensor>& operands : refused) {
-    INFO(bp::dtype_name(operands[0].dtype()) << " E=" << operands[0].size(-1) << " Ev=" << operands[2].size(-1));
+    INFO(bp::dtype_name(operands[0].dtype())
+         << " E=" << operands[0].size(-1) << " Ev=" << operands[2].size(-1));
     try {
-      bp::_scaled_dot_product_fused_attention(operands[0].to(gpu), operands[1].to(gpu), operands[2].to(gpu));
+      bp::_scaled_dot_product_fused_attention(operands[0].to(gpu), operands[1].to(gpu),
+                                              operands[2].to(gpu));
       FAIL("the fused kernel took a case it does not fuse");
     } catch (const bp::Error& error) {
       CHECK(error.code() == bp::ErrorCode::NotImplemented);
     }
-    same_as_cpu(operands, [](const std::vector<Tensor>& t) { return bp::scaled_dot_product_attention(t[0], t[1], t[2]); },
-                tolerance_of(operands[0].dtype()));
+    same_as_cpu(
+        operands,
+        [](const std::vector<Tensor>& t) {
+          return bp::scaled_dot_product_attention(t[0], t[1], t[2]);
+        },
+        tolerance_of(operands[0].dtype()));
   }
   // Query rows 2 bytes past a 16-byte boundary (the kernel copies rows in 16-byte vectors), sliced
   // after to(), which copies a view densely.
@@ -454,14 +628,19 @@ TEST_CASE("fused attention: cases the kernel does not fuse are refused, and take
   const Tensor key = normal({2, 50, 64}, bp::kFloat16), value = normal({2, 50, 64}, bp::kFloat16);
   auto misaligned = [](const Tensor& q) { return q.slice(2, 1, 65); };
   try {
-    bp::_scaled_dot_product_fused_attention(misaligned(wide_query.to(gpu)), key.to(gpu), value.to(gpu));
+    bp::_scaled_dot_product_fused_attention(misaligned(wide_query.to(gpu)), key.to(gpu),
+                                            value.to(gpu));
     FAIL("the fused kernel took misaligned rows");
   } catch (const bp::Error& error) {
     CHECK(error.code() == bp::ErrorCode::NotImplemented);
   }
-  same_as_cpu({wide_query, key, value}, [&](const std::vector<Tensor>& t) {
-    return bp::scaled_dot_product_attention(misaligned(t[0]), t[1], t[2], std::nullopt, 0.0, true);
-  }, tolerance_of(bp::kFloat16));
+  same_as_cpu(
+      {wide_query, key, value},
+      [&](const std::vector<Tensor>& t) {
+        return bp::scaled_dot_product_attention(misaligned(t[0]), t[1], t[2], std::nullopt, 0.0,
+                                                true);
+      },
+      tolerance_of(bp::kFloat16));
 }
 
 }  // namespace

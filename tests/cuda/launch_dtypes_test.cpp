@@ -43,8 +43,9 @@ bp::cuda::GroupShape<N> one_group() {
   return shape;
 }
 
-TEST_CASE("a dtype that an op does not declare is refused before any launch, as every backend "
-          "refuses it") {
+TEST_CASE(
+    "a dtype that an op does not declare is refused before any launch, as every backend "
+    "refuses it") {
   const bp::cuda::ElementwiseLaunch<2> two{};
   const bp::cuda::ElementwiseLaunch<3> three{};
   const bp::cuda::LaunchTarget target{};
@@ -79,8 +80,9 @@ TEST_CASE("a dtype that an op does not declare is refused before any launch, as 
 
 // Fused attention runs on the tensor cores' 16-bit inputs only; the refusal sends the other
 // dtypes to scaled_dot_product_attention's composite path.
-TEST_CASE("fused attention refuses the floating dtypes it does not fuse, naming the ones it "
-          "fuses") {
+TEST_CASE(
+    "fused attention refuses the floating dtypes it does not fuse, naming the ones it "
+    "fuses") {
   const bp::cuda::LaunchTarget target{};
   using Attention = kernel_dtypes::_scaled_dot_product_fused_attention_out;
   bp::cuda::AttentionShape shape;

@@ -14,11 +14,11 @@
 namespace {
 
 using bp::cuda::CachedRowLayout;
-using bp::cuda::LaunchTarget;
-using bp::cuda::RowLayout;
 using bp::cuda::kGroupBlockThreads;
 using bp::cuda::kMaxTeamThreads;
 using bp::cuda::kWarpSize;
+using bp::cuda::LaunchTarget;
+using bp::cuda::RowLayout;
 
 // An H100 (132 multiprocessors, 227 KB of shared memory a block may opt in to), and a small GPU
 // without the opt-in.
@@ -31,7 +31,8 @@ LaunchTarget device(int multiprocessors, size_t max_shared_memory) {
 const LaunchTarget kTargets[] = {device(132, 227 * 1024), device(2, 48 * 1024)};
 
 const int64_t kGroupCounts[] = {1, 2, 7, 31, 263, 1000, 100000, int64_t{1} << 24};
-const int64_t kGroupSizes[] = {1, 3, 16, 31, 100, 1024, 4097, 12288, 65536, 1 << 20, int64_t{1} << 26};
+const int64_t kGroupSizes[] = {
+    1, 3, 16, 31, 100, 1024, 4097, 12288, 65536, 1 << 20, int64_t{1} << 26};
 
 int64_t blocks_needed(int64_t groups, unsigned int slots) { return (groups + slots - 1) / slots; }
 
@@ -54,9 +55,10 @@ TEST_CASE("row layouts launch for any groups, and split only a few long groups")
         for (const bool allow_splits : {false, true}) {
           for (const unsigned int max_team : {32u, 512u}) {
             INFO(target.multiprocessors << " multiprocessors, " << groups << " groups of " << size
-                                        << (allow_splits ? ", splits allowed" : "") << ", teams up to "
-                                        << max_team);
-            const RowLayout layout = bp::cuda::row_layout(groups, size, 16, max_team, allow_splits, target);
+                                        << (allow_splits ? ", splits allowed" : "")
+                                        << ", teams up to " << max_team);
+            const RowLayout layout =
+                bp::cuda::row_layout(groups, size, 16, max_team, allow_splits, target);
             check_launchable(layout, groups);
             CHECK(layout.team <= max_team);
             // The team reaches about 16 members a thread, or its cap.
@@ -82,30 +84,39 @@ TEST_CASE("row layouts launch for any groups, and split only a few long groups")
   CHECK(short_rows.slots == kGroupBlockThreads / 2);
 }
 
-TEST_CASE("softmax and norm teams are sized by the bytes each thread reads, reduction teams by its members") {
+TEST_CASE(
+    "softmax and norm teams are sized by the bytes each thread reads, reduction teams by its "
+    "members") {
   using bp::cuda::kRowBytesPerThread;
   using bp::cuda::members_per_thread;
   const LaunchTarget& h200 = kTargets[0];
   // Four 16-byte vectors a thread: 8192 floats take 512 threads, 8192 bfloat16 256, and rows of
   // 4096 bfloat16 two teams of 128 to a block.
-  CHECK(bp::cuda::row_layout(8192, 8192, members_per_thread(kRowBytesPerThread, 4), 512, false, h200).team == 512);
-  CHECK(bp::cuda::row_layout(8192, 8192, members_per_thread(kRowBytesPerThread, 2), 512, false, h200).team == 256);
-  const RowLayout short_rows =
-      bp::cuda::row_layout(32768, 4096, members_per_thread(kRowBytesPerThread, 2), 512, false, h200);
+  CHECK(
+      bp::cuda::row_layout(8192, 8192, members_per_thread(kRowBytesPerThread, 4), 512, false, h200)
+          .team == 512);
+  CHECK(
+      bp::cuda::row_layout(8192, 8192, members_per_thread(kRowBytesPerThread, 2), 512, false, h200)
+          .team == 256);
+  const RowLayout short_rows = bp::cuda::row_layout(
+      32768, 4096, members_per_thread(kRowBytesPerThread, 2), 512, false, h200);
   CHECK(short_rows.team == 128);
   CHECK(short_rows.slots == 2);
   // A reduction's thread reads 32 members of any size: 8192 bfloat16 take a team of 256.
-  CHECK(bp::cuda::row_layout(8192, 8192, bp::cuda::kReductionMembersPerThread, 512, true, h200).team == 256);
+  CHECK(bp::cuda::row_layout(8192, 8192, bp::cuda::kReductionMembersPerThread, 512, true, h200)
+            .team == 256);
 }
 
-TEST_CASE("cached row layouts keep a row in shared memory exactly when it fits beside the kernel's own") {
+TEST_CASE(
+    "cached row layouts keep a row in shared memory exactly when it fits beside the kernel's own") {
   for (const LaunchTarget& target : kTargets) {
     for (const int64_t groups : kGroupCounts) {
       for (const int64_t size : kGroupSizes) {
         for (const size_t element_size : {size_t{2}, size_t{4}, size_t{8}}) {
           for (const size_t static_bytes : {size_t{0}, size_t{384}, size_t{16 * 1024}}) {
-            INFO(target.multiprocessors << " multiprocessors, " << groups << " groups of " << size << " x "
-                                        << element_size << " bytes beside " << static_bytes << " static");
+            INFO(target.multiprocessors << " multiprocessors, " << groups << " groups of " << size
+                                        << " x " << element_size << " bytes beside " << static_bytes
+                                        << " static");
             const CachedRowLayout layout =
                 bp::cuda::cached_row_layout(groups, size, element_size, 16, static_bytes, target);
             check_launchable(layout.rows, groups);

@@ -20,8 +20,9 @@ TEST_CASE("without a GPU, bp-info lists the cuda plugin with no devices and the 
   REQUIRE(result.exit_code == 0);
   const loader_test::JsonValue json = loader_test::parse_json(result.out);
   const auto& plugins = json["plugins"].array();
-  const auto cuda = std::find_if(plugins.begin(), plugins.end(),
-                                 [](const loader_test::JsonValue& p) { return p["name"].string() == "cuda"; });
+  const auto cuda =
+      std::find_if(plugins.begin(), plugins.end(),
+                   [](const loader_test::JsonValue& p) { return p["name"].string() == "cuda"; });
   REQUIRE_MESSAGE(cuda != plugins.end(), "the cuda plugin did not load");
   CHECK((*cuda)["devices"].array().empty());
   const std::string& note = (*cuda)["device_note"].string();

@@ -50,12 +50,13 @@ void check_pool(PoolKind kind, const SlidingWindow& window, const std::vector<fl
                 const bp::Tensor& expected) {
   std::vector<float> out(static_cast<size_t>(expected.numel()), -7.0f);
   const bp::cuda::Image in_image = dense_image(input.data(), {kBatch, kChannels, kHeight, kWidth});
-  const bp::cuda::Image out_image =
-      dense_image(out.data(), {expected.size(0), expected.size(1), expected.size(2), expected.size(3)});
+  const bp::cuda::Image out_image = dense_image(
+      out.data(), {expected.size(0), expected.size(1), expected.size(2), expected.size(3)});
   const auto total = static_cast<int64_t>(out.size());
-  bp::cuda::emulated::launch(dim3(bp::cuda::grid_blocks(total, bp::cuda::kPoolThreads, small_device())),
-                             dim3(bp::cuda::kPoolThreads), 0,
-                             [&] { bp::cuda::pool2d<float>(kind, in_image, out_image, window, total); });
+  bp::cuda::emulated::launch(
+      dim3(bp::cuda::grid_blocks(total, bp::cuda::kPoolThreads, small_device())),
+      dim3(bp::cuda::kPoolThreads), 0,
+      [&] { bp::cuda::pool2d<float>(kind, in_image, out_image, window, total); });
   const std::vector<float> reference = expected.contiguous().to_vector<float>();
   for (size_t i = 0; i < out.size(); ++i) {
     INFO("element " << i);
@@ -81,20 +82,26 @@ TEST_CASE("emulated pooling kernel: max, averages and adaptive windows, as the C
   const bp::Tensor x = bp::from_vector(values, {kBatch, kChannels, kHeight, kWidth});
   for (const bool ceil_mode : {false, true}) {
     INFO("ceil_mode " << ceil_mode);
-    check_pool(PoolKind::Max, window_of(3, 2, 1), values, bp::max_pool2d(x, {3}, {2}, {1}, {1}, ceil_mode));
-    check_pool(PoolKind::Max, window_of(3, 2, 1, 2), values, bp::max_pool2d(x, {3}, {2}, {1}, {2}, ceil_mode));
+    check_pool(PoolKind::Max, window_of(3, 2, 1), values,
+               bp::max_pool2d(x, {3}, {2}, {1}, {1}, ceil_mode));
+    check_pool(PoolKind::Max, window_of(3, 2, 1, 2), values,
+               bp::max_pool2d(x, {3}, {2}, {1}, {2}, ceil_mode));
     for (const bool include_pad : {false, true}) {
       INFO("count_include_pad " << include_pad);
       SlidingWindow window = window_of(3, 2, 1);
       window.count_include_pad = include_pad;
-      check_pool(PoolKind::Average, window, values, bp::avg_pool2d(x, {3}, {2}, {1}, ceil_mode, include_pad));
+      check_pool(PoolKind::Average, window, values,
+                 bp::avg_pool2d(x, {3}, {2}, {1}, ceil_mode, include_pad));
     }
     SlidingWindow overridden = window_of(2, 2, 1);
     overridden.divisor_override = 3;
-    check_pool(PoolKind::Average, overridden, values, bp::avg_pool2d(x, {2}, {2}, {1}, ceil_mode, true, 3));
+    check_pool(PoolKind::Average, overridden, values,
+               bp::avg_pool2d(x, {2}, {2}, {1}, ceil_mode, true, 3));
   }
-  check_pool(PoolKind::AdaptiveAverage, SlidingWindow{}, values, bp::adaptive_avg_pool2d(x, {5, 4}));
-  check_pool(PoolKind::AdaptiveAverage, SlidingWindow{}, values, bp::adaptive_avg_pool2d(x, {13, 17}));
+  check_pool(PoolKind::AdaptiveAverage, SlidingWindow{}, values,
+             bp::adaptive_avg_pool2d(x, {5, 4}));
+  check_pool(PoolKind::AdaptiveAverage, SlidingWindow{}, values,
+             bp::adaptive_avg_pool2d(x, {13, 17}));
 }
 
 }  // namespace

@@ -60,7 +60,8 @@ TEST_CASE("operands that start equally far from a boundary share one head, and o
 TEST_CASE("a pointer not aligned for one element is never vector aligned past its head") {
   alignas(16) static unsigned char bytes[64];
   for (int offset = 1; offset < 4; ++offset) {
-    const auto* p = reinterpret_cast<const float*>(bytes + offset);  // foreign bytes, not a float array
+    const auto* p =
+        reinterpret_cast<const float*>(bytes + offset);  // foreign bytes, not a float array
     const int64_t head = elements_to_vector_alignment<4>(p);
     INFO("byte offset " << offset);
     CHECK(!is_vector_aligned<4>(p + head));

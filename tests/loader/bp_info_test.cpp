@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-using test_support::ChildResult;
-using test_support::EnvironmentVariables;
 using loader_test::contains;
 using loader_test::fixture_dir;
 using loader_test::fixture_path;
 using loader_test::JsonValue;
 using loader_test::parse_json;
+using test_support::ChildResult;
+using test_support::EnvironmentVariables;
 
 namespace {
 
@@ -129,16 +129,18 @@ TEST_CASE("bp-info --json describes every plugin and every failure with the docu
 }
 
 TEST_CASE("bp-info --json keeps each broken fixture's own reason and escapes it") {
-  const JsonValue info = bp_info_json(
-      {{"BACKPLANE_PLUGIN_PATH",
-        fixture_dir() + ":" + fixture_dir() + "/twin_a:" + fixture_dir() + "/twin_b"}});
+  const JsonValue info =
+      bp_info_json({{"BACKPLANE_PLUGIN_PATH", fixture_dir() + ":" + fixture_dir() +
+                                                  "/twin_a:" + fixture_dir() + "/twin_b"}});
   CHECK(contains(failure_reason(info, fixture_path("garbage")), "is not a shared library"));
   CHECK(contains(failure_reason(info, fixture_path("fixture_missing_dependency")),
                  "a library it depends on is missing: libfixture_unshipped.so"));
   CHECK(contains(failure_reason(info, fixture_path("fixture_no_entry")),
                  "does not export backplane_plugin_entry"));
-  CHECK(contains(failure_reason(info, fixture_path("fixture_null_entry")), "returned no descriptor (NULL)"));
-  CHECK(contains(failure_reason(info, fixture_path("fixture_tiny_descriptor")), "its descriptor is"));
+  CHECK(contains(failure_reason(info, fixture_path("fixture_null_entry")),
+                 "returned no descriptor (NULL)"));
+  CHECK(
+      contains(failure_reason(info, fixture_path("fixture_tiny_descriptor")), "its descriptor is"));
   CHECK(contains(failure_reason(info, fixture_path("fixture_abi_major")),
                  "this core speaks " + std::to_string(BP_ABI_MAJOR) + ".x"));
   CHECK(failure_reason(info, fixture_path("fixture_init_fails")) ==
@@ -198,7 +200,7 @@ TEST_CASE("bp-info shows devices, events and op coverage with the ops a plugin l
 
 TEST_CASE("BACKPLANE_BACKENDS=cpu makes bp-info list only cpu and opens no other plugin") {
   const EnvironmentVariables environment{{"BACKPLANE_BACKENDS", "cpu"},
-                                                      {"BACKPLANE_PLUGIN_PATH", fixture_dir()}};
+                                         {"BACKPLANE_PLUGIN_PATH", fixture_dir()}};
   const JsonValue info = bp_info_json(environment);
   CHECK(plugin_names(info) == std::vector<std::string>{"cpu"});
   // Broken fixtures are left out by their file names, so none of them was opened.
@@ -222,14 +224,15 @@ TEST_CASE("a backend left out by BACKPLANE_BACKENDS is shown at info level") {
   const ChildResult result = run_bp_info({}, {{"BACKPLANE_BACKENDS", "cpu"},
                                               {"BACKPLANE_PLUGIN_PATH", fixture_path("fixture")},
                                               {"BACKPLANE_LOG_LEVEL", "info"}});
-  CHECK(contains(result.err, "[backplane] info: skipping " + fixture_path("fixture") +
-                                 ": backend 'fixture' is not selected by BACKPLANE_BACKENDS='cpu'"));
+  CHECK(
+      contains(result.err, "[backplane] info: skipping " + fixture_path("fixture") +
+                               ": backend 'fixture' is not selected by BACKPLANE_BACKENDS='cpu'"));
 }
 
 TEST_CASE("an unknown name in BACKPLANE_BACKENDS warns and lists the backends found") {
-  const ChildResult result = run_bp_info(
-      {"--json"},
-      {{"BACKPLANE_BACKENDS", "cdua"}, {"BACKPLANE_PLUGIN_PATH", fixture_path("fixture")}});
+  const ChildResult result =
+      run_bp_info({"--json"}, {{"BACKPLANE_BACKENDS", "cdua"},
+                               {"BACKPLANE_PLUGIN_PATH", fixture_path("fixture")}});
   REQUIRE(result.exit_code == 0);
   const JsonValue info = parse_json(result.out);
   CHECK(info["plugins"].array().empty());
@@ -265,8 +268,8 @@ TEST_CASE("a malformed BACKPLANE_BACKENDS warns with the syntax and loads every 
 TEST_CASE("BACKPLANE_PLUGIN_PATH entries all load and a missing one is only a warning") {
   const std::string missing = fixture_dir() + "/no_such_folder";
   const ChildResult result = run_bp_info(
-      {"--json"}, {{"BACKPLANE_PLUGIN_PATH",
-                    fixture_path("fixture") + ":" + missing + ":" + fixture_path("fixture_thrower")}});
+      {"--json"}, {{"BACKPLANE_PLUGIN_PATH", fixture_path("fixture") + ":" + missing + ":" +
+                                                 fixture_path("fixture_thrower")}});
   REQUIRE(result.exit_code == 0);
   const JsonValue info = parse_json(result.out);
   const std::vector<std::string> names = plugin_names(info);
@@ -327,9 +330,8 @@ TEST_CASE("a BACKPLANE_DEFAULT_DEVICE that names no loaded device warns why and 
 }
 
 TEST_CASE("BACKPLANE_LOG_LEVEL=error keeps warnings off stderr but in the runtime info") {
-  const ChildResult result =
-      run_bp_info({"--json"}, {{"BACKPLANE_PLUGIN_PATH", "/nonexistent"},
-                               {"BACKPLANE_LOG_LEVEL", "error"}});
+  const ChildResult result = run_bp_info(
+      {"--json"}, {{"BACKPLANE_PLUGIN_PATH", "/nonexistent"}, {"BACKPLANE_LOG_LEVEL", "error"}});
   REQUIRE(result.exit_code == 0);
   CHECK_FALSE(contains(result.err, "[backplane]"));
   CHECK(parse_json(result.out)["warnings"].array().size() == 1);
@@ -364,8 +366,8 @@ TEST_CASE("BACKPLANE_LOG_LEVEL=error keeps plugins' warnings off stderr but in b
 
 TEST_CASE("plugins shut down at exit in reverse load order") {
   const ChildResult result = run_bp_info(
-      {}, {{"BACKPLANE_PLUGIN_PATH",
-            fixture_path("fixture") + ":" + fixture_path("fixture_thrower")}});
+      {},
+      {{"BACKPLANE_PLUGIN_PATH", fixture_path("fixture") + ":" + fixture_path("fixture_thrower")}});
   REQUIRE(result.exit_code == 0);
   CHECK(contains(result.err, "fixture_thrower: shutdown\nfixture: shutdown\n"));
 }
@@ -400,20 +402,22 @@ TEST_CASE("bp-info --check exits 1 and lists every plugin that failed and every 
 
 TEST_CASE("bp-info --check exits 1 for a refused kernel alone") {
   const std::string plugin = fixture_path("fixture_schema_mismatch");
-  const ChildResult result = run_bp_info(
-      {"--check"},
-      {{"BACKPLANE_BACKENDS", "fixture_schema_mismatch"}, {"BACKPLANE_PLUGIN_PATH", plugin}});
+  const ChildResult result =
+      run_bp_info({"--check"}, {{"BACKPLANE_BACKENDS", "fixture_schema_mismatch"},
+                                {"BACKPLANE_PLUGIN_PATH", plugin}});
   CHECK(result.exit_code == 1);
-  CHECK(result.out.starts_with("bp-info --check: 2 problem(s):\n  plugin "
-                               "fixture_schema_mismatch (" +
-                               plugin + "): kernel mul.out was refused: "));
+  CHECK(
+      result.out.starts_with("bp-info --check: 2 problem(s):\n  plugin "
+                             "fixture_schema_mismatch (" +
+                             plugin + "): kernel mul.out was refused: "));
 }
 
 TEST_CASE("bp-info --check exits 0 when every plugin loaded with all its kernels") {
   const ChildResult result = run_bp_info({"--check"}, {{"BACKPLANE_BACKENDS", "cpu"}});
   CHECK(result.exit_code == 0);
-  CHECK(result.out == "bp-info --check: 1 plugin(s) loaded; none failed to load and no kernel "
-                      "was refused\n");
+  CHECK(result.out ==
+        "bp-info --check: 1 plugin(s) loaded; none failed to load and no kernel "
+        "was refused\n");
 }
 
 TEST_CASE("bp-info --check --json prints the JSON object and exits as --check does") {
@@ -443,7 +447,8 @@ TEST_CASE("bp-info shows each plugin's counters as they are, in text and in --js
   CHECK(cpu["counters_error"].string().empty());
 
   const ChildResult human = run_bp_info({}, environment);
-  CHECK(contains(human.out, "  counters: primitive_cache.hits 0, primitive_cache.misses 0, "
-                            "primitive_cache.evictions 0, primitive_cache.size 0, "
-                            "primitive_cache.capacity 7\n"));
+  CHECK(contains(human.out,
+                 "  counters: primitive_cache.hits 0, primitive_cache.misses 0, "
+                 "primitive_cache.evictions 0, primitive_cache.size 0, "
+                 "primitive_cache.capacity 7\n"));
 }

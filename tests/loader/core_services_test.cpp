@@ -35,8 +35,9 @@ void log_through(const PluginCoreServices& core, int32_t level, const char* mess
 TEST_CASE("a plugin's warnings are runtime warnings named after it, also from its own threads") {
   load_once(fixture_path("fixture_warns"));
   const std::vector<std::string> warnings = bp::runtime_info().warnings;
-  CHECK(std::ranges::count(warnings, "fixture_warns: FIXTURE_QUEUES='many' is not a number of "
-                                     "queues; using the default, 4") == 1);
+  CHECK(std::ranges::count(warnings,
+                           "fixture_warns: FIXTURE_QUEUES='many' is not a number of "
+                           "queues; using the default, 4") == 1);
   CHECK(std::ranges::count(warnings, "fixture_warns: the fixture device's fan is slow") == 1);
   // Logged at info level, which is not a warning.
   CHECK_FALSE(any_warning_contains("found 1 fixture device"));
@@ -60,10 +61,9 @@ TEST_CASE("the core keeps a plugin's warnings and errors, named after it, but no
   log_through(core, BP_LOG_DEBUG, "queue 0 idle");
   log_through(core, 42, "a level no ABI version has");
   log_through(core, BP_LOG_WARN, nullptr);
-  CHECK(warnings.all() == std::vector<std::string>{"acme: ACME_QUEUES='x' is not a number",
-                                                   "acme: the fan stopped",
-                                                   "acme: a level no ABI version has",
-                                                   "acme: (no message)"});
+  CHECK(warnings.all() ==
+        std::vector<std::string>{"acme: ACME_QUEUES='x' is not a number", "acme: the fan stopped",
+                                 "acme: a level no ABI version has", "acme: (no message)"});
 }
 
 TEST_CASE("a plugin that warns without end has its first warnings kept, and a note") {

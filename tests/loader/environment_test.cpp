@@ -55,8 +55,9 @@ TEST_CASE("an exclusion wins over the same name included, with a warning") {
   const auto parsed = parse_backend_selection("cpu,!cpu");
   CHECK_FALSE(parsed.selection.allows("cpu"));
   REQUIRE(parsed.warning);
-  CHECK(*parsed.warning == "BACKPLANE_BACKENDS='cpu,!cpu' both selects and excludes 'cpu'; the "
-                           "exclusion wins, so it does not load");
+  CHECK(*parsed.warning ==
+        "BACKPLANE_BACKENDS='cpu,!cpu' both selects and excludes 'cpu'; the "
+        "exclusion wins, so it does not load");
 }
 
 TEST_CASE("a malformed BACKPLANE_BACKENDS warns with the syntax and selects every backend") {

@@ -117,8 +117,9 @@ TEST_CASE("loading a file already loaded returns its plugin again, under any pat
   CHECK(bp::runtime_info().failures.size() == failures);
 }
 
-TEST_CASE("a plugin file named explicitly loads under its descriptor's name, whatever the file "
-          "is called") {
+TEST_CASE(
+    "a plugin file named explicitly loads under its descriptor's name, whatever the file "
+    "is called") {
   const bp::PluginInfo info = load_once(fixture_path("fixture_misnamed"));
   CHECK(info.name == "fixture_renamed");
   CHECK(Registry::get().device_type_of("fixture_renamed"));

@@ -103,7 +103,8 @@ class Parser {
   unsigned hex4() {
     if (pos_ + 4 > text_.size()) fail("bad \\u escape");
     unsigned value = 0;
-    const auto [end, error] = std::from_chars(text_.data() + pos_, text_.data() + pos_ + 4, value, 16);
+    const auto [end, error] =
+        std::from_chars(text_.data() + pos_, text_.data() + pos_ + 4, value, 16);
     if (error != std::errc() || end != text_.data() + pos_ + 4) fail("bad \\u escape");
     pos_ += 4;
     return value;

@@ -9,9 +9,9 @@ using loader_test::contains;
 using loader_test::fixture_path;
 
 TEST_CASE("before a plugin shuts down, the core gives back every block of its memory it cached") {
-  const test_support::ChildResult result = test_support::run_child(
-      {DEVICE_MEMORY_PROBE_EXECUTABLE},
-      {{"BACKPLANE_PLUGIN_PATH", fixture_path("fixture_device_memory")}});
+  const test_support::ChildResult result =
+      test_support::run_child({DEVICE_MEMORY_PROBE_EXECUTABLE},
+                              {{"BACKPLANE_PLUGIN_PATH", fixture_path("fixture_device_memory")}});
   INFO("stderr: ", result.err);
   CHECK(result.exit_code == 0);
   // The probe dropped three tensors, whose blocks were cached, and kept one.

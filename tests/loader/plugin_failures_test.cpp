@@ -53,8 +53,9 @@ TEST_CASE("a file that is not a shared library is refused with dlopen's reason")
 
 TEST_CASE("a plugin whose dependency is missing names the missing library") {
   const std::string reason = check_refused(fixture_path("fixture_missing_dependency"));
-  CHECK(reason.starts_with("a library it depends on is missing: libfixture_unshipped.so: cannot "
-                           "open shared object file"));
+  CHECK(
+      reason.starts_with("a library it depends on is missing: libfixture_unshipped.so: cannot "
+                         "open shared object file"));
   CHECK(contains(reason, "Install that library, or add its folder to LD_LIBRARY_PATH"));
 }
 

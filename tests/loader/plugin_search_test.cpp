@@ -48,9 +48,9 @@ TEST_CASE("BACKPLANE_PLUGIN_PATH entries come first in order and a missing one i
   const TemporaryFolder second({"any_name.so"});
   const TemporaryFolder default_folder({"libbackplane_a.so"});
   const std::string missing = (first.path() / "no_such_folder").string();
-  const auto search = find_plugin_files(
-      {first.path().string(), missing, (second.path() / "any_name.so").string()},
-      default_folder.path());
+  const auto search =
+      find_plugin_files({first.path().string(), missing, (second.path() / "any_name.so").string()},
+                        default_folder.path());
 
   CHECK(paths_of(search) == std::vector<fs::path>{first.path() / "libbackplane_b.so",
                                                   second.path() / "any_name.so",

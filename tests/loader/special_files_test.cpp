@@ -18,8 +18,8 @@
 
 using loader_test::contains;
 using loader_test::fixture_path;
-using loader_test::kChildTimeLimit;
 using loader_test::JsonValue;
+using loader_test::kChildTimeLimit;
 using loader_test::parse_json;
 using loader_test::TemporaryFolder;
 using test_support::ChildResult;
@@ -29,8 +29,7 @@ namespace {
 // The reason bp-info --json gives for each file of `plugin_path`, keyed by path.
 std::map<std::string, std::string> failures_on_plugin_path(const std::string& plugin_path) {
   const ChildResult result = test_support::run_child(
-      {BP_INFO_EXECUTABLE, "--json"},
-      {{"BACKPLANE_PLUGIN_PATH", plugin_path}}, kChildTimeLimit);
+      {BP_INFO_EXECUTABLE, "--json"}, {{"BACKPLANE_PLUGIN_PATH", plugin_path}}, kChildTimeLimit);
   INFO("stderr: ", result.err);
   REQUIRE_FALSE(result.timed_out);
   REQUIRE(result.exit_code == 0);

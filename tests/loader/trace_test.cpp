@@ -85,22 +85,26 @@ TEST_CASE("BACKPLANE_TRACE writes every dispatched kernel op as a Chrome trace e
   std::filesystem::remove_all(folder);
 }
 
-TEST_CASE("a trace that cannot be written at exit is an error on stderr, and the process exits as usual") {
+TEST_CASE(
+    "a trace that cannot be written at exit is an error on stderr, and the process exits as "
+    "usual") {
   const std::filesystem::path folder = fresh_folder("backplane-trace-vanishing-test");
   const std::filesystem::path trace = folder / "ops.json";
-  const ChildResult result = test_support::run_child(
-      {TRACE_PROBE_EXECUTABLE, "3", "--remove-trace-folder"}, {{"BACKPLANE_TRACE", trace.string()}});
+  const ChildResult result =
+      test_support::run_child({TRACE_PROBE_EXECUTABLE, "3", "--remove-trace-folder"},
+                              {{"BACKPLANE_TRACE", trace.string()}});
   CHECK(result.exit_code == 0);
-  CHECK(contains(result.err, "[backplane] error: BACKPLANE_TRACE: the trace could not be written to " +
-                                 trace.string()));
+  CHECK(contains(result.err,
+                 "[backplane] error: BACKPLANE_TRACE: the trace could not be written to " +
+                     trace.string()));
   CHECK_FALSE(std::filesystem::exists(folder));
 }
 
 TEST_CASE("a BACKPLANE_TRACE path that cannot be written warns, and the process runs untraced") {
   const std::filesystem::path folder = fresh_folder("backplane-trace-unwritable-test");
   const std::string unwritable = (folder / "missing-folder" / "ops.json").string();
-  const ChildResult result = test_support::run_child({BP_INFO_EXECUTABLE, "--json"},
-                                                     {{"BACKPLANE_TRACE", unwritable}});
+  const ChildResult result =
+      test_support::run_child({BP_INFO_EXECUTABLE, "--json"}, {{"BACKPLANE_TRACE", unwritable}});
   REQUIRE(result.exit_code == 0);
   const std::string warning = "BACKPLANE_TRACE='" + unwritable +
                               "' cannot be written (No such file or directory); no trace is kept";
@@ -120,8 +124,9 @@ TEST_CASE("a BACKPLANE_TRACE path that cannot be written warns, and the process 
   std::filesystem::remove_all(folder);
 }
 
-TEST_CASE("BACKPLANE_TRACE leaves an earlier trace until it writes, follows links, and refuses "
-          "what is not a file") {
+TEST_CASE(
+    "BACKPLANE_TRACE leaves an earlier trace until it writes, follows links, and refuses "
+    "what is not a file") {
   const std::filesystem::path folder = fresh_folder("backplane-trace-links-test");
   const std::filesystem::path kept = folder / "results" / "ops.json";
   std::filesystem::create_directories(kept.parent_path());
@@ -136,32 +141,33 @@ TEST_CASE("BACKPLANE_TRACE leaves an earlier trace until it writes, follows link
   CHECK(read_file(kept) == "an earlier trace");
 
   // One that exits writes through the link, which stays a link.
-  const ChildResult probe = test_support::run_child({TRACE_PROBE_EXECUTABLE, "2"},
-                                                    {{"BACKPLANE_TRACE", link.string()}});
+  const ChildResult probe =
+      test_support::run_child({TRACE_PROBE_EXECUTABLE, "2"}, {{"BACKPLANE_TRACE", link.string()}});
   INFO("stderr: " << probe.err);
   REQUIRE(probe.exit_code == 0);
   CHECK(std::filesystem::is_symlink(link));
   CHECK(parse_json(read_file(kept))["traceEvents"].array().size() >= 2);
 
   for (const std::string not_a_file : {std::string("/dev/null"), folder.string()}) {
-    const ChildResult result = test_support::run_child({BP_INFO_EXECUTABLE},
-                                                       {{"BACKPLANE_TRACE", not_a_file}});
+    const ChildResult result =
+        test_support::run_child({BP_INFO_EXECUTABLE}, {{"BACKPLANE_TRACE", not_a_file}});
     CHECK(contains(result.err, "BACKPLANE_TRACE='" + not_a_file +
                                    "' is not a regular file (a folder, a device or a pipe)"));
   }
   std::filesystem::remove_all(folder);
 }
 
-TEST_CASE("BACKPLANE_TRACE through a dangling link creates the file it points to, and the link "
-          "stays") {
+TEST_CASE(
+    "BACKPLANE_TRACE through a dangling link creates the file it points to, and the link "
+    "stays") {
   const std::filesystem::path folder = fresh_folder("backplane-trace-dangling-link-test");
   std::filesystem::create_directories(folder / "results");
   const std::filesystem::path link = folder / "latest.json";
   // Relative, so it leads from the link's own folder, wherever the process runs.
   std::filesystem::create_symlink("results/ops.json", link);
 
-  const ChildResult probe = test_support::run_child({TRACE_PROBE_EXECUTABLE, "2"},
-                                                    {{"BACKPLANE_TRACE", link.string()}});
+  const ChildResult probe =
+      test_support::run_child({TRACE_PROBE_EXECUTABLE, "2"}, {{"BACKPLANE_TRACE", link.string()}});
   INFO("stderr: " << probe.err);
   REQUIRE(probe.exit_code == 0);
   CHECK(std::filesystem::is_symlink(link));
@@ -170,15 +176,16 @@ TEST_CASE("BACKPLANE_TRACE through a dangling link creates the file it points to
   std::filesystem::remove_all(folder);
 }
 
-TEST_CASE("a BACKPLANE_TRACE link that leads round in a loop warns, and the links stay as they "
-          "are") {
+TEST_CASE(
+    "a BACKPLANE_TRACE link that leads round in a loop warns, and the links stay as they "
+    "are") {
   const std::filesystem::path folder = fresh_folder("backplane-trace-link-loop-test");
   const std::filesystem::path first = folder / "first.json", second = folder / "second.json";
   std::filesystem::create_symlink(second, first);
   std::filesystem::create_symlink(first, second);
 
-  const ChildResult probe = test_support::run_child({TRACE_PROBE_EXECUTABLE, "2"},
-                                                    {{"BACKPLANE_TRACE", first.string()}});
+  const ChildResult probe =
+      test_support::run_child({TRACE_PROBE_EXECUTABLE, "2"}, {{"BACKPLANE_TRACE", first.string()}});
   REQUIRE(probe.exit_code == 0);
   CHECK(contains(probe.err, "[backplane] warn: BACKPLANE_TRACE='" + first.string() +
                                 "' is a symbolic link that leads round in a loop, or through "

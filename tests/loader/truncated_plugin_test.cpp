@@ -26,8 +26,8 @@ namespace fs = std::filesystem;
 using bp::detail::elf_truncation;
 using loader_test::contains;
 using loader_test::fixture_path;
-using loader_test::kChildTimeLimit;
 using loader_test::JsonValue;
+using loader_test::kChildTimeLimit;
 using loader_test::parse_json;
 using loader_test::TemporaryFolder;
 using test_support::ChildResult;
@@ -52,7 +52,8 @@ uint64_t size_inside_last_segment(const fs::path& plugin) {
     Elf64_Phdr segment{};
     in.seekg(static_cast<std::streamoff>(header.e_phoff + i * uint64_t{header.e_phentsize}));
     in.read(reinterpret_cast<char*>(&segment), sizeof segment);
-    if (segment.p_type == PT_LOAD) last_end = std::max(last_end, segment.p_offset + segment.p_filesz);
+    if (segment.p_type == PT_LOAD)
+      last_end = std::max(last_end, segment.p_offset + segment.p_filesz);
   }
   REQUIRE(in.good());
   REQUIRE(last_end > header.e_phoff + header.e_phnum * uint64_t{header.e_phentsize});
@@ -121,8 +122,9 @@ TEST_CASE("a plugin file cut short is truncated, and the reason names the part p
   }
 }
 
-TEST_CASE("a 32-bit ELF file is checked as well, and one of the other byte order is left to "
-          "dlopen") {
+TEST_CASE(
+    "a 32-bit ELF file is checked as well, and one of the other byte order is left to "
+    "dlopen") {
   const TemporaryFolder folder;
   const fs::path native = folder.path() / "native.so";
   const bool little_endian = std::endian::native == std::endian::little;
@@ -135,16 +137,18 @@ TEST_CASE("a 32-bit ELF file is checked as well, and one of the other byte order
   CHECK_FALSE(elf_truncation(foreign));
 }
 
-TEST_CASE("a truncated plugin in a folder on BACKPLANE_PLUGIN_PATH fails to load, and the "
-          "others load") {
+TEST_CASE(
+    "a truncated plugin in a folder on BACKPLANE_PLUGIN_PATH fails to load, and the "
+    "others load") {
   const TemporaryFolder folder;
   const fs::path truncated = folder.path() / "libbackplane_fixture.so";
-  copy_truncated(fixture_path("fixture"), truncated, size_inside_last_segment(fixture_path("fixture")));
+  copy_truncated(fixture_path("fixture"), truncated,
+                 size_inside_last_segment(fixture_path("fixture")));
   fs::copy_file(fixture_path("fixture_thrower"), folder.path() / "libbackplane_fixture_thrower.so");
 
-  const ChildResult result = test_support::run_child(
-      {BP_INFO_EXECUTABLE, "--json"}, {{"BACKPLANE_PLUGIN_PATH", folder.path().string()}},
-      kChildTimeLimit);
+  const ChildResult result =
+      test_support::run_child({BP_INFO_EXECUTABLE, "--json"},
+                              {{"BACKPLANE_PLUGIN_PATH", folder.path().string()}}, kChildTimeLimit);
   INFO("stderr: ", result.err);
   REQUIRE(result.exit_code == 0);
   const JsonValue info = parse_json(result.out);
@@ -164,7 +168,8 @@ TEST_CASE("a truncated plugin in a folder on BACKPLANE_PLUGIN_PATH fails to load
 TEST_CASE("bp::load_plugin of a truncated plugin throws the reason, and the process goes on") {
   const TemporaryFolder folder;
   const fs::path truncated = folder.path() / "libbackplane_fixture.so";
-  copy_truncated(fixture_path("fixture"), truncated, size_inside_last_segment(fixture_path("fixture")));
+  copy_truncated(fixture_path("fixture"), truncated,
+                 size_inside_last_segment(fixture_path("fixture")));
 
   const ChildResult result = test_support::run_child(
       {LOAD_PROBE_EXECUTABLE, truncated.string(), fixture_path("fixture")}, {}, kChildTimeLimit);

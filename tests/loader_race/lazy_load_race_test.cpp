@@ -15,7 +15,8 @@
 
 TEST_CASE("eight threads racing the first use load each plugin once") {
   const std::string fixture_dir = BACKPLANE_FIXTURE_DIR;
-  const std::string plugin_path = fixture_dir + "/libbackplane_fixture.so:" + fixture_dir + "/missing";
+  const std::string plugin_path =
+      fixture_dir + "/libbackplane_fixture.so:" + fixture_dir + "/missing";
   REQUIRE(setenv("BACKPLANE_PLUGIN_PATH", plugin_path.c_str(), 1) == 0);
   constexpr int kThreads = 8;
   std::latch start(kThreads);

@@ -27,7 +27,8 @@ TEST_CASE("events mark kernels queued on an OpenCL device, complete after them, 
     const std::vector<float> got = product.cpu().to_vector<float>();
     const std::vector<float> want = expected.to_vector<float>();
     REQUIRE(got.size() == want.size());
-    for (size_t i = 0; i < got.size(); i += 997) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-4));
+    for (size_t i = 0; i < got.size(); i += 997)
+      CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-4));
   }
 }
 

@@ -33,7 +33,8 @@ cl_device_id first_device() {
   if (clGetPlatformIDs(1, &platform, &platforms) != CL_SUCCESS || platforms == 0) return nullptr;
   cl_device_id device = nullptr;
   cl_uint devices = 0;
-  if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, &devices) != CL_SUCCESS || devices == 0) {
+  if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, &devices) != CL_SUCCESS ||
+      devices == 0) {
     return nullptr;
   }
   return device;
@@ -65,10 +66,11 @@ struct Session {
     cl_mem mem = buffer.get();
     check_cl(clSetKernelArg(kernel.get(), 0, sizeof mem, &mem), "clSetKernelArg");
     const size_t global = values.size();
-    check_cl(clEnqueueNDRangeKernel(queue.get(), kernel.get(), 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+    check_cl(clEnqueueNDRangeKernel(queue.get(), kernel.get(), 1, nullptr, &global, nullptr, 0,
+                                    nullptr, nullptr),
              "clEnqueueNDRangeKernel");
-    check_cl(clEnqueueReadBuffer(queue.get(), mem, CL_TRUE, 0, values.size() * sizeof(cl_int), values.data(), 0,
-                                 nullptr, nullptr),
+    check_cl(clEnqueueReadBuffer(queue.get(), mem, CL_TRUE, 0, values.size() * sizeof(cl_int),
+                                 values.data(), 0, nullptr, nullptr),
              "clEnqueueReadBuffer");
     return values;
   }
@@ -90,7 +92,8 @@ const std::vector<cl_int> kTwiced = {2, 4, 6, 8};
 // The entry the builder filed: the only file in the folder.
 std::filesystem::path only_entry(const std::filesystem::path& folder) {
   std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(folder)) files.push_back(entry.path());
+  for (const auto& entry : std::filesystem::directory_iterator(folder))
+    files.push_back(entry.path());
   REQUIRE(files.size() == 1);
   return files[0];
 }
@@ -168,7 +171,8 @@ TEST_CASE("program builder: an unwritable cache folder warns once and programs s
   const std::filesystem::path blocker = folder.path() / "file";
   std::ofstream(blocker) << "x";
   std::vector<std::string> warnings;
-  ProgramCache cache(blocker / "cache", [&](const std::string& message) { warnings.push_back(message); });
+  ProgramCache cache(blocker / "cache",
+                     [&](const std::string& message) { warnings.push_back(message); });
   const Session session(device);
   ProgramBuilder builder = session.builder(&cache);
   CHECK(session.run_twice(builder.get("twice.cl", kSource, "")) == kTwiced);

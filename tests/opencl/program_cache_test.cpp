@@ -19,7 +19,8 @@ using bp::opencl::ProgramCache;
 using test_support::TemporaryFolder;
 
 const std::vector<unsigned char> kBinary = {0x7f, 'E', 'L', 'F', 0, 1, 2, 3, 254, 255};
-const std::string kKey = "device: test\ndriver version: 1\noptions: -DDTYPE=0\nsource: a.cl 0123 10\n";
+const std::string kKey =
+    "device: test\ndriver version: 1\noptions: -DDTYPE=0\nsource: a.cl 0123 10\n";
 
 struct Warnings {
   std::vector<std::string> messages;
@@ -92,7 +93,9 @@ TEST_CASE("program cache: a corrupted entry is a miss and storing again repairs 
   CHECK(cache.load(kKey) == kBinary);
 }
 
-TEST_CASE("program cache: an entry filed under another key is a miss (a stale entry or a hash collision)") {
+TEST_CASE(
+    "program cache: an entry filed under another key is a miss (a stale entry or a hash "
+    "collision)") {
   TemporaryFolder folder;
   ProgramCache cache(folder.path());
   const std::string old_key = "device: test\ndriver version: 0\n";
@@ -122,7 +125,8 @@ TEST_CASE("program cache: a read-only folder warns once and fails nothing") {
     return;
   }
   TemporaryFolder folder;
-  std::filesystem::permissions(folder.path(), std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+  std::filesystem::permissions(folder.path(), std::filesystem::perms::owner_read |
+                                                  std::filesystem::perms::owner_exec);
   Warnings warnings;
   ProgramCache cache(folder.path(), warnings.sink());
   cache.store(kKey, kBinary);
@@ -139,7 +143,9 @@ TEST_CASE("program cache: an empty folder turns the cache off") {
   CHECK_FALSE(cache.load(kKey).has_value());
 }
 
-TEST_CASE("program cache: the default folder follows BACKPLANE_OPENCL_CACHE_DIR then XDG_CACHE_HOME then HOME") {
+TEST_CASE(
+    "program cache: the default folder follows BACKPLANE_OPENCL_CACHE_DIR then XDG_CACHE_HOME then "
+    "HOME") {
   struct Saved {
     std::string name;
     std::optional<std::string> value;

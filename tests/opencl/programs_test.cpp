@@ -34,7 +34,8 @@ std::vector<std::string> elementwise_kernels(DType dtype) {
   std::vector<std::string> names = {"add",  "sub", "mul", "maximum", "minimum", "neg",  "abs_",
                                     "relu", "eq",  "lt",  "gt",      "where_",  "fill", "arange"};
   if (bp::is_floating_point(dtype)) {
-    for (const char* name : {"div", "exp_", "log_", "sqrt_", "tanh_", "sigmoid", "gelu_erf", "gelu_tanh"}) {
+    for (const char* name :
+         {"div", "exp_", "log_", "sqrt_", "tanh_", "sigmoid", "gelu_erf", "gelu_tanh"}) {
       names.push_back(name);
     }
   }
@@ -43,7 +44,8 @@ std::vector<std::string> elementwise_kernels(DType dtype) {
 
 // Every program of one dtype on `device`, and the kernels each one's ops launch.
 void check_dtype_programs(Device& device, DType dtype) {
-  check_kernels(device, device.program(KernelSource::Elementwise, dtype), elementwise_kernels(dtype));
+  check_kernels(device, device.program(KernelSource::Elementwise, dtype),
+                elementwise_kernels(dtype));
   check_kernels(device, device.program(KernelSource::Reduction, dtype), {"sum", "max_"});
   if (dtype != DType::Bool) {
     check_kernels(device, device.program(KernelSource::Matmul, dtype), {"matmul", "matmul_rows"});
@@ -51,7 +53,8 @@ void check_dtype_programs(Device& device, DType dtype) {
   if (bp::is_floating_point(dtype)) {
     check_kernels(device, device.program(KernelSource::Normalization, dtype),
                   {"softmax", "layer_norm", "rms_norm"});
-    check_kernels(device, device.program(KernelSource::Spatial, dtype), {"conv2d", "conv2d_rows", "pool2d"});
+    check_kernels(device, device.program(KernelSource::Spatial, dtype),
+                  {"conv2d", "conv2d_rows", "pool2d"});
     check_kernels(device, device.program(KernelSource::Attention, dtype),
                   {"fused_attention", "transpose_keys", "fused_attention_rows"});
   }
@@ -63,7 +66,8 @@ void check_copy_program(Device& device) {
   for (const char* from : kDtypeNames) {
     for (const char* to : kDtypeNames) {
       const bool needs_fp64 = std::string(from) == "float64" || std::string(to) == "float64";
-      if (!needs_fp64 || device.has_fp64()) copies.push_back(std::string("copy_") + from + "_to_" + to);
+      if (!needs_fp64 || device.has_fp64())
+        copies.push_back(std::string("copy_") + from + "_to_" + to);
     }
   }
   check_kernels(device, device.program(KernelSource::Copy, std::nullopt), copies);

@@ -34,8 +34,8 @@ Values attention_reference(const Values& q, const Values& k, const Values& v, co
                    k[static_cast<size_t>((kv * a.source + j) * a.embed + e)];
         }
         const double added = mask(b, i, j);
-        score = std::isnan(added) ? -std::numeric_limits<double>::infinity()
-                                  : score * scale + added;
+        score =
+            std::isnan(added) ? -std::numeric_limits<double>::infinity() : score * scale + added;
         weights.push_back(score);
         largest = std::max(largest, score);
       }
@@ -99,8 +99,8 @@ TEST_CASE("scaled_dot_product_attention: plain, causal, masked and scaled") {
         Values keep_values = sample_values(20, bp::kBool, 604);
         for (size_t i = 4; i < keep_values.size(); i += 5) keep_values[i] = 1;
         const Tensor keep = make_tensor(keep_values, {4, 5}, bp::kBool, device);
-        check_tensor(bp::scaled_dot_product_attention(q, k, v, keep, 0.0, false, 0.5),
-                     {2, 3, 4, 3}, dtype,
+        check_tensor(bp::scaled_dot_product_attention(q, k, v, keep, 0.0, false, 0.5), {2, 3, 4, 3},
+                     dtype,
                      attention_reference(qs, ks, vs, a, 0.5, [&](int64_t, int64_t i, int64_t j) {
                        return keep_values[static_cast<size_t>(i * 5 + j)] != 0 ? 0.0 : nan;
                      }));
@@ -139,24 +139,30 @@ TEST_CASE("scaled_dot_product_attention: grouped key/value heads and 2-D operand
 
         INFO("causal");
         check_tensor(gqa(std::nullopt, true), out_shape, dtype,
-                     attention_reference(qs, ks, vs, a, 0.125, [&](int64_t, int64_t i, int64_t j) {
-                       return j > i ? nan : 0.0;
-                     }, 3));
+                     attention_reference(
+                         qs, ks, vs, a, 0.125,
+                         [&](int64_t, int64_t i, int64_t j) { return j > i ? nan : 0.0; }, 3));
 
         INFO("an additive mask per query head, and a boolean one for all heads");
         const Tensor bias = sample_tensor({6, 1, 5}, dtype, Layout::Contiguous, 614, device);
         const Values bias_values = values_of(bias);
         check_tensor(gqa(bias, false), out_shape, dtype,
-                     attention_reference(qs, ks, vs, a, 0.125, [&](int64_t b, int64_t, int64_t j) {
-                       return bias_values[static_cast<size_t>((b % 6) * 5 + j)];
-                     }, 3));
+                     attention_reference(
+                         qs, ks, vs, a, 0.125,
+                         [&](int64_t b, int64_t, int64_t j) {
+                           return bias_values[static_cast<size_t>((b % 6) * 5 + j)];
+                         },
+                         3));
         Values keep_values = sample_values(15, bp::kBool, 615);
         for (size_t i = 0; i < keep_values.size(); i += 5) keep_values[i] = 1;  // none all masked
         const Tensor keep = make_tensor(keep_values, {1, 3, 5}, bp::kBool, device);
         check_tensor(gqa(keep, false), out_shape, dtype,
-                     attention_reference(qs, ks, vs, a, 0.125, [&](int64_t, int64_t i, int64_t j) {
-                       return keep_values[static_cast<size_t>(i * 5 + j)] != 0 ? 0.0 : nan;
-                     }, 3));
+                     attention_reference(
+                         qs, ks, vs, a, 0.125,
+                         [&](int64_t, int64_t i, int64_t j) {
+                           return keep_values[static_cast<size_t>(i * 5 + j)] != 0 ? 0.0 : nan;
+                         },
+                         3));
       }
     }
     const Tensor q2 = sample_tensor({3, 4}, bp::kFloat32, Layout::Contiguous, 614, device);
@@ -176,9 +182,11 @@ TEST_CASE("_scaled_dot_product_fused_attention: blocks, tails, causal alignment 
   // more queries than keys as well as fewer, and two leading dims as well as one. The CPU
   // backend reads keys and values in place for blocks of at most 8 query rows (5 here, and the
   // last 4 of 100) and through tiles for more.
-  const std::vector<std::pair<Shape, Attention>> cases = {
-      {{2, 3}, {6, 77, 130, 40, 24}}, {{2}, {2, 130, 33, 16, 64}}, {{1}, {1, 1, 1, 3, 5}},
-      {{2}, {2, 5, 130, 40, 24}},     {{1}, {1, 100, 70, 64, 40}}};
+  const std::vector<std::pair<Shape, Attention>> cases = {{{2, 3}, {6, 77, 130, 40, 24}},
+                                                          {{2}, {2, 130, 33, 16, 64}},
+                                                          {{1}, {1, 1, 1, 3, 5}},
+                                                          {{2}, {2, 5, 130, 40, 24}},
+                                                          {{1}, {1, 100, 70, 64, 40}}};
   for (const Device device : test_devices("_scaled_dot_product_fused_attention.out")) {
     for (const DType dtype : {bp::kFloat32, bp::kFloat64, bp::kFloat16, bp::kBFloat16}) {
       for (const auto& [leading, a] : cases) {
@@ -202,7 +210,8 @@ TEST_CASE("_scaled_dot_product_fused_attention: blocks, tails, causal alignment 
           const Shape out_shape = shape(a.target, a.value_embed);
           if (auto out = fused_unless_refused(
                   device, [&] { return bp::_scaled_dot_product_fused_attention(q, k, v); })) {
-            check_tensor(*out, out_shape, dtype, attention_reference(qs, ks, vs, a, scale, no_mask));
+            check_tensor(*out, out_shape, dtype,
+                         attention_reference(qs, ks, vs, a, scale, no_mask));
           }
           if (auto out = fused_unless_refused(device, [&] {
                 return bp::_scaled_dot_product_fused_attention(q, k, v, true, 0.2);
@@ -236,7 +245,8 @@ TEST_CASE("_scaled_dot_product_fused_attention: empty operands and undefined sof
             return bp::_scaled_dot_product_fused_attention(q, bp::zeros({2, 0, 8}).to(device),
                                                            bp::zeros({2, 0, 3}).to(device));
           })) {
-        check_tensor(*out, {2, rows, 3}, bp::kFloat32, Values(static_cast<size_t>(2 * rows * 3), 0.0));
+        check_tensor(*out, {2, rows, 3}, bp::kFloat32,
+                     Values(static_cast<size_t>(2 * rows * 3), 0.0));
       }
     }
     if (auto out = fused_unless_refused(device, [&] {
@@ -255,7 +265,8 @@ TEST_CASE("_scaled_dot_product_fused_attention: empty operands and undefined sof
         for (int64_t r = 0; r < rows; ++r) {
           for (int64_t e = 0; e < 3; ++e) {
             double sum = 0;
-            for (int64_t s = 0; s < 5; ++s) sum += v_values[static_cast<size_t>((b * 5 + s) * 3 + e)];
+            for (int64_t s = 0; s < 5; ++s)
+              sum += v_values[static_cast<size_t>((b * 5 + s) * 3 + e)];
             means.push_back(sum / 5);
           }
         }
@@ -321,14 +332,23 @@ TEST_CASE("scaled_dot_product_attention refuses what it cannot compute") {
   const Tensor v = bp::zeros({2, 5, 3});
   check_error([&] { bp::scaled_dot_product_attention(q, k, v, std::nullopt, 0.1); },
               "dropout_p must be 0, got 0.1");
-  check_error([&] { bp::scaled_dot_product_attention(q, k, v, bp::zeros({4, 5}), 0.0, true); },
-              "pass either is_causal=true or attn_mask, not both");
-  check_error([&] { bp::scaled_dot_product_attention(q, bp::zeros({2, 5, 7}), v); },
-              "key must end in query's embedding size");
+  check_error(
+      [&] {
+        bp::scaled_dot_product_attention(q, k, v, bp::zeros({4, 5}), 0.0, true);
+      },
+      "pass either is_causal=true or attn_mask, not both");
+  check_error(
+      [&] {
+        bp::scaled_dot_product_attention(q, bp::zeros({2, 5, 7}), v);
+      },
+      "key must end in query's embedding size");
   check_error([&] { bp::scaled_dot_product_attention(q, k, v.to(bp::kFloat64)); },
               "must share one floating-point dtype, got Float, Float, Double");
-  check_error([&] { bp::scaled_dot_product_attention(q, k, v, bp::zeros({4, 5}, bp::kInt64)); },
-              "attn_mask must be Bool (true = attend) or query's dtype Float");
+  check_error(
+      [&] {
+        bp::scaled_dot_product_attention(q, k, v, bp::zeros({4, 5}, bp::kInt64));
+      },
+      "attn_mask must be Bool (true = attend) or query's dtype Float");
   check_error(
       [&] {
         bp::scaled_dot_product_attention(bp::zeros({1, 3, 4, 8}), bp::zeros({1, 2, 5, 8}),

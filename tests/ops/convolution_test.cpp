@@ -67,16 +67,16 @@ Values conv2d_reference(const Values& input, const Values& weight, const Values*
 }
 
 const ConvCase kConvCases[] = {
-    {{2, 3, 7, 6}, {5, 3, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 1},   // plain, 3 and 5 channels
-    {{1, 4, 9, 8}, {6, 4, 3, 3}, {2, 2}, {1, 1}, {1, 1}, 1},   // stride and padding
-    {{1, 3, 9, 9}, {4, 3, 3, 2}, {1, 2}, {2, 0}, {2, 3}, 1},   // per-dim stride, padding, dilation
-    {{2, 6, 5, 5}, {9, 2, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 3},   // groups
-    {{1, 5, 6, 7}, {5, 1, 3, 3}, {2, 1}, {1, 1}, {1, 1}, 5},   // depthwise
-    {{3, 2, 1, 1}, {7, 2, 1, 1}, {1, 1}, {0, 0}, {1, 1}, 1},   // 1x1 images, 1x1 kernel
-    {{1, 2, 1, 1}, {3, 2, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1},   // 1x1 image, 3x3 kernel, padding
-    {{1, 3, 2, 3}, {2, 3, 5, 5}, {2, 2}, {2, 2}, {1, 1}, 1},   // kernel larger than the input
-    {{1, 9, 10, 4}, {11, 9, 1, 4}, {3, 1}, {0, 1}, {1, 1}, 1}, // channels not a multiple of 8
-    {{0, 3, 4, 4}, {2, 3, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 1},   // empty batch
+    {{2, 3, 7, 6}, {5, 3, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 1},    // plain, 3 and 5 channels
+    {{1, 4, 9, 8}, {6, 4, 3, 3}, {2, 2}, {1, 1}, {1, 1}, 1},    // stride and padding
+    {{1, 3, 9, 9}, {4, 3, 3, 2}, {1, 2}, {2, 0}, {2, 3}, 1},    // per-dim stride, padding, dilation
+    {{2, 6, 5, 5}, {9, 2, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 3},    // groups
+    {{1, 5, 6, 7}, {5, 1, 3, 3}, {2, 1}, {1, 1}, {1, 1}, 5},    // depthwise
+    {{3, 2, 1, 1}, {7, 2, 1, 1}, {1, 1}, {0, 0}, {1, 1}, 1},    // 1x1 images, 1x1 kernel
+    {{1, 2, 1, 1}, {3, 2, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1},    // 1x1 image, 3x3 kernel, padding
+    {{1, 3, 2, 3}, {2, 3, 5, 5}, {2, 2}, {2, 2}, {1, 1}, 1},    // kernel larger than the input
+    {{1, 9, 10, 4}, {11, 9, 1, 4}, {3, 1}, {0, 1}, {1, 1}, 1},  // channels not a multiple of 8
+    {{0, 3, 4, 4}, {2, 3, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 1},    // empty batch
 };
 
 std::string describe(const ConvCase& c) {
@@ -108,15 +108,17 @@ const PoolCase kPoolCases[] = {
     {{1, 2, 1, 5}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, true},
     {{1, 1, 3, 3}, {4, 4}, {4, 4}, {0, 0}, {1, 1}, true},
     {{1, 1, 2, 2}, {2, 2}, {2, 2}, {0, 0}, {2, 2}, true},
-    {{1, 9, 5, 4}, {5, 4}, {5, 4}, {0, 0}, {1, 1}, false},  // one window over the whole image
+    {{1, 9, 5, 4}, {5, 4}, {5, 4}, {0, 0}, {1, 1}, false},    // one window over the whole image
     {{1, 2, 3, 2}, {17, 17}, {1, 1}, {8, 8}, {1, 1}, false},  // a kernel far wider than the input
 };
 
 // PyTorch's pooling_output_shape: a division rounded down, toward -inf.
-int64_t pooled_size(int64_t size, int64_t kernel, int64_t stride, int64_t padding,
-                    int64_t dilation, bool ceil_mode) {
-  const int64_t room = size + 2 * padding - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
-  int64_t out = static_cast<int64_t>(std::floor(static_cast<double>(room) / static_cast<double>(stride))) + 1;
+int64_t pooled_size(int64_t size, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation,
+                    bool ceil_mode) {
+  const int64_t room =
+      size + 2 * padding - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  int64_t out =
+      static_cast<int64_t>(std::floor(static_cast<double>(room) / static_cast<double>(stride))) + 1;
   if (ceil_mode && (out - 1) * stride >= size + padding) --out;
   return out;
 }
@@ -137,9 +139,8 @@ Values pool_reference(const Values& input, const PoolCase& p, Shape& out_shape, 
       for (int64_t y = 0; y < oh; ++y) {
         for (int64_t x = 0; x < ow; ++x) {
           const int64_t y0 = y * p.stride.h - p.padding.h, x0 = x * p.stride.w - p.padding.w;
-          const int64_t padded_area =
-              (std::min(y0 + p.kernel.h, height + p.padding.h) - y0) *
-              (std::min(x0 + p.kernel.w, width + p.padding.w) - x0);
+          const int64_t padded_area = (std::min(y0 + p.kernel.h, height + p.padding.h) - y0) *
+                                      (std::min(x0 + p.kernel.w, width + p.padding.w) - x0);
           Values window;
           for (int64_t ky = 0; ky < p.kernel.h; ++ky) {
             for (int64_t kx = 0; kx < p.kernel.w; ++kx) {
@@ -208,7 +209,8 @@ TEST_CASE("conv2d: one int stands for both dims, and out= may be strided") {
     const Tensor input = sample_tensor(c.input, bp::kFloat32, Layout::Contiguous, 311, device);
     const Tensor weight = sample_tensor(c.weight, bp::kFloat32, Layout::Contiguous, 312, device);
     Shape shape;
-    const Values expected = conv2d_reference(values_of(input), values_of(weight), nullptr, c, shape);
+    const Values expected =
+        conv2d_reference(values_of(input), values_of(weight), nullptr, c, shape);
     check_tensor(bp::conv2d(input, weight, std::nullopt, 2, 1), shape, bp::kFloat32, expected);
     Tensor out = empty_tensor(shape, bp::kFloat32, Layout::Transposed, device);
     bp::conv2d_out(out, input, weight, std::nullopt, {2}, {1});
@@ -231,13 +233,15 @@ TEST_CASE("conv2d over no input channels gives the bias, and over an empty batch
         const Tensor bias = sample_tensor({c.weight[0]}, dtype, Layout::Contiguous, 323, device);
         const Values bias_values = values_of(bias);
         Shape shape;
-        const Values with_bias = conv2d_reference(values_of(input), values_of(weight), &bias_values, c, shape);
-        check_tensor(bp::conv2d(input, weight, bias, {c.stride.h, c.stride.w}, {c.padding.h, c.padding.w},
-                                {c.dilation.h, c.dilation.w}, c.groups),
+        const Values with_bias =
+            conv2d_reference(values_of(input), values_of(weight), &bias_values, c, shape);
+        check_tensor(bp::conv2d(input, weight, bias, {c.stride.h, c.stride.w},
+                                {c.padding.h, c.padding.w}, {c.dilation.h, c.dilation.w}, c.groups),
                      shape, dtype, with_bias);
-        const Values without_bias = conv2d_reference(values_of(input), values_of(weight), nullptr, c, shape);
-        check_tensor(bp::conv2d(input, weight, std::nullopt, {c.stride.h, c.stride.w}, {c.padding.h, c.padding.w},
-                                {c.dilation.h, c.dilation.w}, c.groups),
+        const Values without_bias =
+            conv2d_reference(values_of(input), values_of(weight), nullptr, c, shape);
+        check_tensor(bp::conv2d(input, weight, std::nullopt, {c.stride.h, c.stride.w},
+                                {c.padding.h, c.padding.w}, {c.dilation.h, c.dilation.w}, c.groups),
                      shape, dtype, without_bias);
       }
     }
@@ -250,27 +254,40 @@ TEST_CASE("conv2d refuses arguments that do not describe a convolution") {
   check_error([&] { bp::conv2d(bp::zeros({4, 5, 5}), weight); }, ".unsqueeze(0)");
   check_error([&] { bp::conv2d(input, weight); },
               "the input has 4 channels, but weight of shape [6, 2, 3, 3] with groups=1 expects 2");
-  check_error([&] { bp::conv2d(input, bp::zeros({5, 2, 3, 3}), std::nullopt, 1, 0, 1, 2); },
-              "5 output channels must be a positive multiple of groups=2");
+  check_error(
+      [&] {
+        bp::conv2d(input, bp::zeros({5, 2, 3, 3}), std::nullopt, 1, 0, 1, 2);
+      },
+      "5 output channels must be a positive multiple of groups=2");
   check_error([&] { bp::conv2d(input, weight, bp::zeros({5}), 1, 0, 1, 2); },
               "expected a bias of shape [6]");
   check_error([&] { bp::conv2d(input, weight, std::nullopt, 0, 0, 1, 2); },
               "stride must be positive for every dim, got [0]");
-  check_error([&] { bp::conv2d(input, weight, std::nullopt, {1, 1, 1}, 0, 1, 2); },
-              "stride must be one int or two ints (height, width), got 3 values");
+  check_error(
+      [&] {
+        bp::conv2d(input, weight, std::nullopt, {1, 1, 1}, 0, 1, 2);
+      },
+      "stride must be one int or two ints (height, width), got 3 values");
   check_error([&] { bp::conv2d(input, weight, std::nullopt, 1, -1, 1, 2); },
               "padding must be non-negative");
   check_error([&] { bp::conv2d(input, weight, std::nullopt, 1, 0, 1, 0); },
               "groups must be positive, got 0");
   check_error([&] { bp::conv2d(input, weight.to(bp::kFloat64), std::nullopt, 1, 0, 1, 2); },
               "weight has dtype Double but the input has Float");
-  check_error([&] { bp::conv2d(input.to(bp::kInt32), weight.to(bp::kInt32), std::nullopt, 1, 0, 1, 2); },
-              "conv2d.out takes Float32, Float64, Float16 or BFloat16, but input is Int32; convert "
-              "with .to(bp::kFloat32)");
-  check_error([&] { bp::conv2d(input, bp::zeros({6, 2, 0, 3})); },
-              "conv2d: weight of shape [6, 2, 0, 3] has a 0x3 kernel; a kernel must be at least 1x1");
-  check_error([&] { bp::conv2d(bp::zeros({1, 2, 2, 2}), bp::zeros({1, 2, 5, 5})); },
-              "smaller than the window's extent 5x5, so the output would be 0x0");
+  check_error(
+      [&] { bp::conv2d(input.to(bp::kInt32), weight.to(bp::kInt32), std::nullopt, 1, 0, 1, 2); },
+      "conv2d.out takes Float32, Float64, Float16 or BFloat16, but input is Int32; convert "
+      "with .to(bp::kFloat32)");
+  check_error(
+      [&] {
+        bp::conv2d(input, bp::zeros({6, 2, 0, 3}));
+      },
+      "conv2d: weight of shape [6, 2, 0, 3] has a 0x3 kernel; a kernel must be at least 1x1");
+  check_error(
+      [&] {
+        bp::conv2d(bp::zeros({1, 2, 2, 2}), bp::zeros({1, 2, 5, 5}));
+      },
+      "smaller than the window's extent 5x5, so the output would be 0x0");
 }
 
 TEST_CASE("max_pool2d and avg_pool2d match direct pooling, with and without ceil_mode") {
@@ -280,9 +297,9 @@ TEST_CASE("max_pool2d and avg_pool2d match direct pooling, with and without ceil
       for (const Layout layout : {Layout::Contiguous, Layout::Transposed, Layout::Sliced}) {
         INFO(name_of(dtype) << " " << name_of(layout) << " input " << shape_string(p.input)
                             << " kernel " << p.kernel.h << "x" << p.kernel.w << " stride "
-                            << p.stride.h << "x" << p.stride.w << " padding " << p.padding.h
-                            << "x" << p.padding.w << " dilation " << p.dilation.h << "x"
-                            << p.dilation.w << (p.ceil_mode ? " ceil" : ""));
+                            << p.stride.h << "x" << p.stride.w << " padding " << p.padding.h << "x"
+                            << p.padding.w << " dilation " << p.dilation.h << "x" << p.dilation.w
+                            << (p.ceil_mode ? " ceil" : ""));
         for (const Device device : test_devices("max_pool2d.out")) {
           INFO("device " << device.str());
           const Tensor input = sample_tensor(p.input, dtype, layout, 321, device);
@@ -303,23 +320,21 @@ TEST_CASE("max_pool2d and avg_pool2d match direct pooling, with and without ceil
           const Shape stride = {p.stride.h, p.stride.w};
           const Shape padding = {p.padding.h, p.padding.w};
           INFO("count_include_pad");
-          check_tensor(
-              bp::avg_pool2d(input, kernel, stride, padding, p.ceil_mode, true),
-              shape, dtype,
-              pool_reference(values, p, shape, [](const Values& w, int64_t padded_area) {
-                return sum_of(w) / static_cast<double>(padded_area);
-              }));
+          check_tensor(bp::avg_pool2d(input, kernel, stride, padding, p.ceil_mode, true), shape,
+                       dtype,
+                       pool_reference(values, p, shape, [](const Values& w, int64_t padded_area) {
+                         return sum_of(w) / static_cast<double>(padded_area);
+                       }));
           INFO("count_include_pad=false");
           check_tensor(bp::avg_pool2d(input, kernel, stride, padding, p.ceil_mode, false), shape,
-                       dtype,
-                       pool_reference(values, p, shape, [](const Values& w, int64_t) {
+                       dtype, pool_reference(values, p, shape, [](const Values& w, int64_t) {
                          return sum_of(w) / static_cast<double>(w.size());
                        }));
           INFO("divisor_override=3");
-          check_tensor(bp::avg_pool2d(input, kernel, stride, padding, p.ceil_mode, true, 3),
-                       shape, dtype,
-                       pool_reference(values, p, shape,
-                                      [](const Values& w, int64_t) { return sum_of(w) / 3; }));
+          check_tensor(bp::avg_pool2d(input, kernel, stride, padding, p.ceil_mode, true, 3), shape,
+                       dtype, pool_reference(values, p, shape, [](const Values& w, int64_t) {
+                         return sum_of(w) / 3;
+                       }));
         }
       }
     }
@@ -346,9 +361,9 @@ TEST_CASE("adaptive_avg_pool2d averages PyTorch's overlapping windows") {
     Shape input;
     Pair output;
   };
-  const AdaptiveCase cases[] = {{{2, 3, 6, 6}, {3, 3}},  {{1, 2, 7, 5}, {3, 2}},
-                                {{1, 4, 5, 7}, {1, 1}},  {{1, 1, 3, 2}, {5, 4}},
-                                {{2, 9, 4, 4}, {4, 4}},  {{1, 3, 1, 1}, {2, 3}}};
+  const AdaptiveCase cases[] = {{{2, 3, 6, 6}, {3, 3}}, {{1, 2, 7, 5}, {3, 2}},
+                                {{1, 4, 5, 7}, {1, 1}}, {{1, 1, 3, 2}, {5, 4}},
+                                {{2, 9, 4, 4}, {4, 4}}, {{1, 3, 1, 1}, {2, 3}}};
   for (const Device device : test_devices("adaptive_avg_pool2d.out")) {
     INFO("device " << device.str());
     for (const DType dtype : declared_dtypes<kernel_dtypes::adaptive_avg_pool2d_out>()) {
@@ -387,22 +402,40 @@ TEST_CASE("pooling refuses windows that cannot be placed") {
   check_error([&] { bp::max_pool2d(input, {}); },
               "kernel_size must be one int or two ints (height, width), got 0 values");
   check_error([&] { bp::max_pool2d(input, {5}); }, "so the output would be 0x0");
-  check_error([&] { bp::max_pool2d(bp::zeros({1, 1, 1, 5}), {2}); },
-              "max_pool2d: the input's height 1 (with padding 0 on each side) is smaller than the window's "
-              "extent 2 along it, so the output would be 0x2");
+  check_error(
+      [&] {
+        bp::max_pool2d(bp::zeros({1, 1, 1, 5}), {2});
+      },
+      "max_pool2d: the input's height 1 (with padding 0 on each side) is smaller than the window's "
+      "extent 2 along it, so the output would be 0x2");
   // ceil_mode keeps a last window only where it starts inside the input or its left padding.
-  check_error([&] { bp::avg_pool2d(bp::zeros({1, 1, 5, 0}), {1}, {}, {0}, /*ceil_mode=*/true); },
-              "avg_pool2d: the input's width 0 (with padding 0 on each side)");
+  check_error(
+      [&] {
+        bp::avg_pool2d(bp::zeros({1, 1, 5, 0}), {1}, {}, {0}, /*ceil_mode=*/true);
+      },
+      "avg_pool2d: the input's width 0 (with padding 0 on each side)");
   check_error([&] { bp::avg_pool2d(input, {2}, {}, {0}, false, true, 0); },
               "divisor_override must not be zero");
-  check_error([&] { bp::max_pool2d(bp::zeros({2, 4, 4}, bp::kInt64), {2}); },
-              "expected a 4-D input (N, C, H, W), got shape [2, 4, 4]");
-  check_error([&] { bp::avg_pool2d(bp::zeros({1, 1, 4, 4}, bp::kInt64), {2}); },
-              "avg_pool2d.out takes Float32, Float64, Float16 or BFloat16, but self is Int64");
-  check_error([&] { bp::adaptive_avg_pool2d(input, {0, 2}); },
-              "output_size must be positive for every dim");
-  check_error([&] { bp::adaptive_avg_pool2d(bp::zeros({1, 2, 0, 3}), {1}); },
-              "non-zero height and width");
+  check_error(
+      [&] {
+        bp::max_pool2d(bp::zeros({2, 4, 4}, bp::kInt64), {2});
+      },
+      "expected a 4-D input (N, C, H, W), got shape [2, 4, 4]");
+  check_error(
+      [&] {
+        bp::avg_pool2d(bp::zeros({1, 1, 4, 4}, bp::kInt64), {2});
+      },
+      "avg_pool2d.out takes Float32, Float64, Float16 or BFloat16, but self is Int64");
+  check_error(
+      [&] {
+        bp::adaptive_avg_pool2d(input, {0, 2});
+      },
+      "output_size must be positive for every dim");
+  check_error(
+      [&] {
+        bp::adaptive_avg_pool2d(bp::zeros({1, 2, 0, 3}), {1});
+      },
+      "non-zero height and width");
 }
 
 }  // namespace optest

@@ -210,13 +210,15 @@ TEST_CASE("arange: start + i * step for every numeric dtype, negative and fracti
     REQUIRE(tenths.size() >= 9999);
     CHECK(tenths.back() == static_cast<double>(tenths.size() - 1) * 0.1);
 
-    INFO("start + i * step rounds the product, then the sum, bit for bit as the CPU backend does "
-         "(one fused multiply-add would round once, and differ in the last bit for many values)");
+    INFO(
+        "start + i * step rounds the product, then the sum, bit for bit as the CPU backend does "
+        "(one fused multiply-add would round once, and differ in the last bit for many values)");
     const double start = 0.1, step = 0.3;  // neither exact in binary
     const Values steps = values_of(bp::arange(start, 1000.0, step, bp::kFloat64, device));
     REQUIRE(steps.size() >= 3333);
     size_t differing = 0;
-    for (size_t i = 0; i < steps.size(); ++i) differing += steps[i] != start + static_cast<double>(i) * step;
+    for (size_t i = 0; i < steps.size(); ++i)
+      differing += steps[i] != start + static_cast<double>(i) * step;
     CHECK(differing == 0);
   }
 }

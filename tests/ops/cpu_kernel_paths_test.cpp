@@ -24,9 +24,9 @@ const Device kCpu = Device::cpu();
 // Lengths just around every width and block size the kernels use: vector lanes (4, 8, 16), the
 // 64-element split unit, 256-element conversion blocks and the 32K-element parallel threshold
 // and sum blocks.
-const std::vector<int64_t> kBoundaryLengths = {1,   2,   3,   7,    8,    9,    15,    16,   17,
-                                               31,  33,  63,  64,   65,   255,  256,   257,
-                                               511, 513, 1023, 1025, 32767, 32768, 32769, 65600};
+const std::vector<int64_t> kBoundaryLengths = {1,   2,    3,    7,     8,     9,     15,   16,  17,
+                                               31,  33,   63,   64,    65,    255,   256,  257, 511,
+                                               513, 1023, 1025, 32767, 32768, 32769, 65600};
 
 const std::vector<DType> kFloatingDtypes = {bp::kFloat32, bp::kFloat64, bp::kFloat16,
                                             bp::kBFloat16};
@@ -46,10 +46,8 @@ const char* access_name(Access access) {
 
 Tensor operand(int64_t n, DType dtype, Access access, uint64_t seed) {
   switch (access) {
-    case Access::Contiguous:
-      return sample_tensor({n}, dtype, Layout::Contiguous, seed, kCpu);
-    case Access::Strided:
-      return sample_tensor({n}, dtype, Layout::Sliced, seed, kCpu);
+    case Access::Contiguous: return sample_tensor({n}, dtype, Layout::Contiguous, seed, kCpu);
+    case Access::Strided: return sample_tensor({n}, dtype, Layout::Sliced, seed, kCpu);
     case Access::Broadcast:
       return sample_tensor({1}, dtype, Layout::Contiguous, seed, kCpu).expand({n});
   }
@@ -160,7 +158,8 @@ TEST_CASE("cpu kernel paths: index_select and embedding of many slices, split ac
     }
     for (int64_t i = 0; i < 250; ++i) {
       for (int64_t row = 0; row < rows; ++row) {
-        for (int64_t col = 0; col < cols; ++col) along_batch.push_back(value(pick(i) % batch, row, col));
+        for (int64_t col = 0; col < cols; ++col)
+          along_batch.push_back(value(pick(i) % batch, row, col));
       }
     }
     for (int64_t b = 0; b < batch; ++b) {
@@ -182,7 +181,8 @@ TEST_CASE("cpu kernel paths: index_select and embedding of many slices, split ac
     for (int64_t i = 0; i < 250; ++i) {
       for (int64_t col = 0; col < cols; ++col) embedded.push_back(value(0, pick(i), col));
     }
-    check_tensor(bp::embedding(x.select(0, 0), index.view({25, 10})), {25, 10, cols}, dtype, embedded);
+    check_tensor(bp::embedding(x.select(0, 0), index.view({25, 10})), {25, 10, cols}, dtype,
+                 embedded);
   }
 }
 
@@ -245,8 +245,8 @@ std::vector<float> rounding_probes(const std::vector<double>& format_values) {
     probes.push_back(std::nextafter(middle, std::numeric_limits<float>::infinity()));
   }
   for (const float special : {0.0f, -0.0f, std::numeric_limits<float>::infinity(),
-                              -std::numeric_limits<float>::infinity(), 65519.0f, 65520.0f,
-                              1e30f, -1e30f, 1e-30f, std::numeric_limits<float>::denorm_min()}) {
+                              -std::numeric_limits<float>::infinity(), 65519.0f, 65520.0f, 1e30f,
+                              -1e30f, 1e-30f, std::numeric_limits<float>::denorm_min()}) {
     probes.push_back(special);
   }
   return probes;
@@ -346,9 +346,9 @@ std::vector<float> binade_samples(int low, int high) {
 // `inputs`, then `specials`, then both infinities and NaN.
 std::vector<float> with_specials(std::vector<float> inputs, std::initializer_list<float> specials) {
   inputs.insert(inputs.end(), specials);
-  for (const float value : {std::numeric_limits<float>::infinity(),
-                            -std::numeric_limits<float>::infinity(),
-                            std::numeric_limits<float>::quiet_NaN()}) {
+  for (const float value :
+       {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+        std::numeric_limits<float>::quiet_NaN()}) {
     inputs.push_back(value);
   }
   return inputs;
@@ -372,15 +372,15 @@ void check_each_result(const char* name, const std::vector<float>& inputs, Op op
       CHECK(false);
     }
   }
-  CHECK_MESSAGE(wrong == 0, wrong << " of " << n << " results of " << name
-                                  << " are off by more than allowed");
+  CHECK_MESSAGE(wrong == 0,
+                wrong << " of " << n << " results of " << name << " are off by more than allowed");
 }
 
 TEST_CASE("cpu kernel paths: float32 exp is within 2 ulp everywhere, subnormal results included") {
   std::vector<float> steps;
   for (float x = -110.0f; x < 90.0f; x += 0.0037f) steps.push_back(x);
-  const std::vector<float> inputs = with_specials(
-      steps, {0.0f, -0.0f, 88.72283f, 88.7229f, -87.33654f, -103.97f, -103.98f});
+  const std::vector<float> inputs =
+      with_specials(steps, {0.0f, -0.0f, 88.72283f, 88.7229f, -87.33654f, -103.97f, -103.98f});
   check_each_result(
       "exp", inputs, [](const Tensor& t) { return bp::exp(t); },
       [](long double x) { return std::exp(static_cast<double>(x)); },
@@ -437,8 +437,7 @@ TEST_CASE("cpu kernel paths: float32 exact GELU keeps its relative accuracy in t
           return std::abs(actual - exact) <= 1e-44L;
         }
         const long double ulp = ulp_of(rounded);
-        const long double allowed =
-            x >= -5 ? 5 * ulp : x >= -9 ? 9 * ulp : 2e-6L * std::abs(exact);
+        const long double allowed = x >= -5 ? 5 * ulp : x >= -9 ? 9 * ulp : 2e-6L * std::abs(exact);
         return std::abs(actual - exact) <= allowed;
       });
 
@@ -457,11 +456,13 @@ TEST_CASE("cpu kernel paths: float32 exact GELU keeps its relative accuracy in t
 TEST_CASE("cpu kernel paths: float64 exact GELU keeps its relative accuracy in the left tail") {
   const std::vector<double> samples = {-0.5, -1, -3, -6, -10, -20, -35};
   const std::vector<double> results =
-      bp::gelu(bp::from_vector(samples, {static_cast<int64_t>(samples.size())})).to_vector<double>();
+      bp::gelu(bp::from_vector(samples, {static_cast<int64_t>(samples.size())}))
+          .to_vector<double>();
   for (size_t i = 0; i < samples.size(); ++i) {
     const long double x = samples[i];
     const long double exact = 0.5L * x * std::erfc(-x / std::sqrt(2.0L));
-    INFO("gelu(" << samples[i] << ") = " << results[i] << ", exactly " << static_cast<double>(exact));
+    INFO("gelu(" << samples[i] << ") = " << results[i] << ", exactly "
+                 << static_cast<double>(exact));
     // Rounding -x/sqrt 2 to a double alone moves erfc, which falls as exp(-x^2/2), by about
     // x^2 times the rounding error (1.3e-13 of the result at x = -35).
     CHECK(std::abs(results[i] - exact) <= (1e-14L + 2.5e-16L * x * x) * std::abs(exact));
@@ -473,8 +474,8 @@ double sum_of(const Values& values) { return std::accumulate(values.begin(), val
 TEST_CASE("cpu kernel paths: sums over rows, columns and everything at boundary lengths") {
   // Columns are summed in tiles of 4096; rows in blocks of 32K elements, in parallel when there
   // are few rows.
-  const Shape shapes[] = {{3, 1}, {5, 7}, {2, 17}, {17, 2}, {9, 513}, {513, 9}, {4, 1025},
-                          {3, 4097}, {3, 65600}, {65600, 3}, {40, 1030}};
+  const Shape shapes[] = {{3, 1},    {5, 7},    {2, 17},    {17, 2},    {9, 513},  {513, 9},
+                          {4, 1025}, {3, 4097}, {3, 65600}, {65600, 3}, {40, 1030}};
   const DType dtypes[] = {bp::kFloat32, bp::kFloat64, bp::kFloat16, bp::kBFloat16, bp::kInt32};
   for (const Shape& shape : shapes) {
     for (const DType dtype : dtypes) {
@@ -516,9 +517,9 @@ void check_first_maxima(const Tensor& x, const Values& values, int64_t dim) {
   const Shape shape = x.sizes().vec();
   const std::vector<bool> reduced = {dim == 0, dim == 1};
   const Shape out_shape = reduced_shape(shape, reduced, false);
-  check_tensor(bp::amax(x, {dim}), out_shape, x.dtype(),
-               reduce_groups(values, shape, reduced,
-                             [](const Values& g) { return g[first_max(g)]; }));
+  check_tensor(
+      bp::amax(x, {dim}), out_shape, x.dtype(),
+      reduce_groups(values, shape, reduced, [](const Values& g) { return g[first_max(g)]; }));
   check_tensor(bp::argmax(x, dim), out_shape, bp::kInt64,
                reduce_groups(values, shape, reduced,
                              [](const Values& g) { return static_cast<double>(first_max(g)); }));
@@ -713,14 +714,14 @@ TEST_CASE("cpu kernel paths: norms over groups lying side by side, a tile of 102
     };
     const auto mean_of = [](const Values& g) { return sum_of(g) / static_cast<double>(g.size()); };
     // The outputs are computed column by column of x and compared in x's layout.
-    const auto [y, mean, rstd] =
-        bp::native_layer_norm(x.transpose(0, 1), {50}, weight, bias, eps);
+    const auto [y, mean, rstd] = bp::native_layer_norm(x.transpose(0, 1), {50}, weight, bias, eps);
     check_tensor(y.transpose(0, 1), shape, dtype,
                  transform_groups(values, shape, columns, [&](const Values& g) {
                    return normalized(g, mean_of(g), true);
                  }));
     check_tensor(mean, {1100, 1}, dtype, reduce_groups(values, shape, columns, mean_of));
-    check_tensor(rstd, {1100, 1}, dtype, reduce_groups(values, shape, columns, [&](const Values& g) {
+    check_tensor(rstd, {1100, 1}, dtype,
+                 reduce_groups(values, shape, columns, [&](const Values& g) {
                    double squares = 0;
                    for (const double v : g) squares += (v - mean_of(g)) * (v - mean_of(g));
                    return 1 / std::sqrt(squares / static_cast<double>(g.size()) + eps);
@@ -801,7 +802,8 @@ TEST_CASE("cpu kernel paths: softmax groups with NaN or infinities, along rows a
     const Tensor x = make_tensor(values, {4, n}, bp::kFloat32, kCpu);
     // The groups as rows, and as columns of the transposed matrix, read back as rows.
     const Tensor columns = x.transpose(0, 1).contiguous();
-    for (const Tensor& result_tensor : {bp::softmax(x, 1), bp::softmax(columns, 0).transpose(0, 1)}) {
+    for (const Tensor& result_tensor :
+         {bp::softmax(x, 1), bp::softmax(columns, 0).transpose(0, 1)}) {
       const Values result = values_of(result_tensor);
       for (int64_t i = 0; i < 3 * n; ++i) CHECK(std::isnan(result[static_cast<size_t>(i)]));
       for (int64_t i = 3 * n; i < 4 * n; ++i) {

@@ -183,7 +183,9 @@ const std::vector<DeviceCase>& device_cases() {
       {"arange.start_out",
        [](Device d) { return std::vector{bp::arange(-5, 100, 0.75, bp::kFloat32, d)}; }},
       {"silu.out",
-       [](Device d) { return std::vector{bp::silu(floats({17, 33}, Layout::Sliced, 40, d))}; }},
+       [](Device d) {
+         return std::vector{bp::silu(floats({17, 33}, Layout::Sliced, 40, d))};
+       }},
       {"rms_norm.out",
        [](Device d) {
          return std::vector{bp::rms_norm(floats({9, 33}, Layout::Transposed, 41, d), {33},
@@ -230,9 +232,8 @@ const std::vector<DeviceCase>& device_cases() {
        }},
       {"max_pool2d.out",
        [](Device d) {
-         return std::vector{
-             bp::max_pool2d(floats({2, 3, 11, 9}, Layout::Sliced, 51, d), {3, 2}, {2}, {1}, {1},
-                            true)};
+         return std::vector{bp::max_pool2d(floats({2, 3, 11, 9}, Layout::Sliced, 51, d), {3, 2},
+                                           {2}, {1}, {1}, true)};
        }},
       {"avg_pool2d.out",
        [](Device d) {
@@ -281,7 +282,8 @@ TEST_CASE("every device computes what the host computes") {
       REQUIRE(actual.size() == expected.size());
       for (size_t i = 0; i < actual.size(); ++i) {
         INFO("output " << i);
-        check_tensor(actual[i], shape_of(expected[i]), expected[i].dtype(), values_of(expected[i]), c.extra_absolute);
+        check_tensor(actual[i], shape_of(expected[i]), expected[i].dtype(), values_of(expected[i]),
+                     c.extra_absolute);
       }
     }
   }

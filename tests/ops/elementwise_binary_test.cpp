@@ -256,7 +256,11 @@ TEST_CASE("a 0-dim host tensor joins tensors on another device in elementwise op
     const Tensor picked = bp::where(bp::gt(x, 0), x, bp::scalar_tensor(0.0, bp::kFloat32));
     CHECK(picked.device() == device);
     check_error([&] { bp::mul(x, bp::ones({1})); }, "expected all tensors on one device");
-    check_error([&] { bp::mm(x, bp::ones({3, 1}).select(1, 0).unsqueeze(1)); }, "expected all tensors on one device");
+    check_error(
+        [&] {
+          bp::mm(x, bp::ones({3, 1}).select(1, 0).unsqueeze(1));
+        },
+        "expected all tensors on one device");
   }
 }
 
@@ -285,8 +289,10 @@ TEST_CASE("integer arithmetic wraps around like the dtype, signed overflow too")
     const int32_t int_max = std::numeric_limits<int32_t>::max();
     const Tensor ints = bp::from_vector<int32_t>({int_max, -int_max - 1}, {2}).to(device);
     const Tensor int_ones = bp::from_vector<int32_t>({1, 1}, {2}).to(device);
-    CHECK(bp::add(ints, int_ones).cpu().to_vector<int32_t>() == std::vector<int32_t>{-int_max - 1, -int_max});
-    CHECK(bp::sub(ints, int_ones).cpu().to_vector<int32_t>() == std::vector<int32_t>{int_max - 1, int_max});
+    CHECK(bp::add(ints, int_ones).cpu().to_vector<int32_t>() ==
+          std::vector<int32_t>{-int_max - 1, -int_max});
+    CHECK(bp::sub(ints, int_ones).cpu().to_vector<int32_t>() ==
+          std::vector<int32_t>{int_max - 1, int_max});
     const int64_t long_max = std::numeric_limits<int64_t>::max();
     const Tensor longs = bp::from_vector<int64_t>({long_max, 3}, {2}).to(device);
     const Tensor twos = bp::from_vector<int64_t>({2, 2}, {2}).to(device);

@@ -42,9 +42,8 @@ TEST_CASE("index_select picks slices along any dim, for every dtype, layout and 
           for (const DType index_dtype : {bp::kInt64, bp::kInt32}) {
             INFO(name_of(dtype) << " " << name_of(layout) << " dim " << dim << " index "
                                 << name_of(index_dtype));
-            const Tensor idx =
-                make_tensor(as_values(picks), {static_cast<int64_t>(picks.size())}, index_dtype,
-                            device);
+            const Tensor idx = make_tensor(as_values(picks), {static_cast<int64_t>(picks.size())},
+                                           index_dtype, device);
             Shape out_shape = sizes;
             out_shape[static_cast<size_t>(dim)] = static_cast<int64_t>(picks.size());
             check_tensor(bp::index_select(self, dim - 3, idx), out_shape, dtype,
@@ -81,8 +80,8 @@ TEST_CASE("index_select with a strided index, a 0-D index, an empty index and ou
 TEST_CASE("embedding looks up rows for indices of any shape and layout") {
   for (const Device device : test_devices("embedding.out")) {
     INFO("device " << device.str());
-    for (const DType dtype : {bp::kFloat32, bp::kFloat16, bp::kBFloat16, bp::kFloat64,
-                              bp::kInt64}) {
+    for (const DType dtype :
+         {bp::kFloat32, bp::kFloat16, bp::kBFloat16, bp::kFloat64, bp::kInt64}) {
       for (const Layout layout : kAllLayouts) {
         INFO(name_of(dtype) << " weight " << name_of(layout));
         const Tensor weight = sample_tensor({6, 5}, dtype, layout, 421, device);
@@ -101,8 +100,11 @@ TEST_CASE("embedding looks up rows for indices of any shape and layout") {
 
 TEST_CASE("indices out of range, of the wrong dtype or shape are refused") {
   const Tensor weight = bp::zeros({4, 2});
-  check_error([&] { bp::embedding(weight, bp::from_vector<int64_t>({1, 4}, {2})); },
-              "embedding: index 4 is out of range for a dimension of size 4");
+  check_error(
+      [&] {
+        bp::embedding(weight, bp::from_vector<int64_t>({1, 4}, {2}));
+      },
+      "embedding: index 4 is out of range for a dimension of size 4");
   check_error([&] { bp::embedding(weight, bp::from_vector<int64_t>({-1}, {1})); },
               "index -1 is out of range");
   check_error([&] { bp::embedding(weight, bp::zeros({2}, bp::kFloat32)); },
@@ -113,8 +115,11 @@ TEST_CASE("indices out of range, of the wrong dtype or shape are refused") {
               "padding_idx 4 is out of range for 4 embeddings");
   check_error([&] { bp::index_select(weight, 1, bp::from_vector<int64_t>({2}, {1})); },
               "index_select: index 2 is out of range for a dimension of size 2");
-  check_error([&] { bp::index_select(weight, 0, bp::zeros({1, 1}, bp::kInt64)); },
-              "expected a 0-D or 1-D index, got shape [1, 1]");
+  check_error(
+      [&] {
+        bp::index_select(weight, 0, bp::zeros({1, 1}, bp::kInt64));
+      },
+      "expected a 0-D or 1-D index, got shape [1, 1]");
   check_error([&] { bp::index_select(weight, 2, bp::zeros({1}, bp::kInt64)); }, "out of range");
 }
 
@@ -124,16 +129,28 @@ TEST_CASE("indices out of range are refused on every device, also where the resu
     const auto indices = [&](const std::vector<int64_t>& values) {
       return bp::from_vector<int64_t>(values, {static_cast<int64_t>(values.size())}).to(device);
     };
-    check_error([&] { bp::embedding(bp::zeros({4, 2}).to(device), indices({1, 4})); },
-                "embedding: index 4 is out of range for a dimension of size 4");
-    check_error([&] { bp::index_select(bp::zeros({4, 2}).to(device), 1, indices({0, -1})); },
-                "index_select: index -1 is out of range for a dimension of size 2");
+    check_error(
+        [&] {
+          bp::embedding(bp::zeros({4, 2}).to(device), indices({1, 4}));
+        },
+        "embedding: index 4 is out of range for a dimension of size 4");
+    check_error(
+        [&] {
+          bp::index_select(bp::zeros({4, 2}).to(device), 1, indices({0, -1}));
+        },
+        "index_select: index -1 is out of range for a dimension of size 2");
 
     INFO("the result is empty, since a dim other than the picked one is 0");
-    check_error([&] { bp::embedding(bp::zeros({10, 0}).to(device), indices({12})); },
-                "embedding: index 12 is out of range for a dimension of size 10");
-    check_error([&] { bp::index_select(bp::zeros({3, 0}).to(device), 0, indices({1, 5})); },
-                "index_select: index 5 is out of range for a dimension of size 3");
+    check_error(
+        [&] {
+          bp::embedding(bp::zeros({10, 0}).to(device), indices({12}));
+        },
+        "embedding: index 12 is out of range for a dimension of size 10");
+    check_error(
+        [&] {
+          bp::index_select(bp::zeros({3, 0}).to(device), 0, indices({1, 5}));
+        },
+        "index_select: index 5 is out of range for a dimension of size 3");
   }
 }
 
@@ -147,13 +164,24 @@ TEST_CASE("of several indices out of range, every device names the first in the 
   for (const Device device : test_devices()) {
     INFO(device.str());
     const Tensor ids = bp::from_vector<int64_t>(values, {1200}).to(device);
-    check_error([&] { bp::embedding(bp::zeros({4, 64}).to(device), ids); },
-                "embedding: index 9 is out of range for a dimension of size 4");
-    check_error([&] { bp::index_select(bp::zeros({64, 4}).to(device), 1, ids); },
-                "index_select: index 9 is out of range for a dimension of size 4");
-    INFO("read through a transposed view: values[1101] is its element (0, 367), before values[517] at (1, 172)");
-    check_error([&] { bp::embedding(bp::zeros({4, 64}).to(device), ids.view({400, 3}).transpose(0, 1)); },
-                "embedding: index -5 is out of range for a dimension of size 4");
+    check_error(
+        [&] {
+          bp::embedding(bp::zeros({4, 64}).to(device), ids);
+        },
+        "embedding: index 9 is out of range for a dimension of size 4");
+    check_error(
+        [&] {
+          bp::index_select(bp::zeros({64, 4}).to(device), 1, ids);
+        },
+        "index_select: index 9 is out of range for a dimension of size 4");
+    INFO(
+        "read through a transposed view: values[1101] is its element (0, 367), before values[517] "
+        "at (1, 172)");
+    check_error(
+        [&] {
+          bp::embedding(bp::zeros({4, 64}).to(device), ids.view({400, 3}).transpose(0, 1));
+        },
+        "embedding: index -5 is out of range for a dimension of size 4");
   }
 }
 

@@ -42,7 +42,8 @@ Values addmm_reference(const Values& self, const Shape& self_shape, const Values
 Values activated(Values values, bool use_gelu) {
   for (double& x : values) {
     if (use_gelu) {
-      const double inner = std::numbers::sqrt2 * std::numbers::inv_sqrtpi * (x + 0.044715 * x * x * x);
+      const double inner =
+          std::numbers::sqrt2 * std::numbers::inv_sqrtpi * (x + 0.044715 * x * x * x);
       x = 0.5 * x * (1 + std::tanh(inner));
     } else {
       x = x < 0 ? 0 : x;
@@ -58,7 +59,8 @@ Values activated(Values values, bool use_gelu) {
 Values rounding_before_the_bias(const Values& product, double alpha, DType dtype) {
   Values bound(product.size(), 0.0);
   if (dtype != bp::kFloat16 && dtype != bp::kBFloat16) return bound;
-  for (size_t i = 0; i < product.size(); ++i) bound[i] = unit_in_last_place(dtype, alpha * product[i]);
+  for (size_t i = 0; i < product.size(); ++i)
+    bound[i] = unit_in_last_place(dtype, alpha * product[i]);
   return bound;
 }
 
@@ -156,7 +158,9 @@ TEST_CASE("addmm: beta * self + alpha * (mat1 @ mat2), self broadcast, in place 
   }
 }
 
-TEST_CASE("addmm with beta = 0 ignores NaN in self, and with an empty inner dim gives beta * self, in place too") {
+TEST_CASE(
+    "addmm with beta = 0 ignores NaN in self, and with an empty inner dim gives beta * self, in "
+    "place too") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (const Device device : test_devices()) {
     INFO("device " << device.str());
@@ -172,7 +176,8 @@ TEST_CASE("addmm with beta = 0 ignores NaN in self, and with an empty inner dim 
 
     INFO("in place, self is read before it is overwritten");
     Tensor in_place = make_tensor({1, 2, 3, 4, 5, 6}, {2, 3}, bp::kFloat64, device);
-    in_place.addmm_(bp::zeros({2, 0}, bp::kFloat64, device), bp::zeros({0, 3}, bp::kFloat64, device), 2, 1);
+    in_place.addmm_(bp::zeros({2, 0}, bp::kFloat64, device),
+                    bp::zeros({0, 3}, bp::kFloat64, device), 2, 1);
     check_tensor(in_place, {2, 3}, bp::kFloat64, {2, 4, 6, 8, 10, 12});
   }
 }
@@ -190,14 +195,15 @@ TEST_CASE("_addmm_activation: addmm, then ReLU or tanh-approximated GELU, fused"
         for (const Shape& self_shape : self_shapes) {
           for (const bool use_gelu : {false, true}) {
             INFO(device.str() << " " << name_of(dtype) << " beta " << beta << " alpha " << alpha
-                              << " self " << shape_string(self_shape) << " use_gelu "
-                              << use_gelu);
+                              << " self " << shape_string(self_shape) << " use_gelu " << use_gelu);
             const Tensor self = sample_tensor(self_shape, dtype, Layout::Contiguous, 90, device);
             const Tensor mat1 = sample_tensor({33, 17}, dtype, Layout::Sliced, 91, device);
             const Tensor mat2 = sample_tensor({17, 40}, dtype, Layout::Transposed, 92, device);
-            const Values product = matmul_reference(values_of(mat1), values_of(mat2), 1, 33, 17, 40);
+            const Values product =
+                matmul_reference(values_of(mat1), values_of(mat2), 1, 33, 17, 40);
             const Values expected = activated(
-                addmm_reference(values_of(self), self_shape, product, {33, 40}, beta, alpha), use_gelu);
+                addmm_reference(values_of(self), self_shape, product, {33, 40}, beta, alpha),
+                use_gelu);
             const Values product_rounding = rounding_before_the_bias(product, alpha, dtype);
             check_tensor(bp::_addmm_activation(self, mat1, mat2, beta, alpha, use_gelu), {33, 40},
                          dtype, expected, product_rounding);
@@ -228,7 +234,9 @@ TEST_CASE("_addmm_activation: an empty inner dim activates beta * self, and inte
       "_addmm_activation.out takes Float32, Float64, Float16 or BFloat16, but out is Int32; "
       "convert with .to(bp::kFloat32)");
   check_error(
-      [] { bp::_addmm_activation(bp::zeros({3}), bp::zeros({2, 2}), bp::zeros({2, 4})); },
+      [] {
+        bp::_addmm_activation(bp::zeros({3}), bp::zeros({2, 2}), bp::zeros({2, 4}));
+      },
       "_addmm_activation: self of shape [3] cannot be broadcast to the product's shape [2, 4]");
 }
 
@@ -264,11 +272,17 @@ TEST_CASE("linear: input @ weight^T + bias for inputs of any rank") {
       }
     }
   }
-  check_error([] { bp::linear(bp::zeros({2, 5}), bp::zeros({3, 4})); },
-              "linear: input of shape [2, 5] does not end in in_features=4");
-  check_error([] { bp::linear(bp::zeros({2, 4}), bp::zeros({2, 2, 4})); },
-              "expected a 2-D weight (out_features, in_features), or a 1-D one (in_features), "
-              "got shape [2, 2, 4]");
+  check_error(
+      [] {
+        bp::linear(bp::zeros({2, 5}), bp::zeros({3, 4}));
+      },
+      "linear: input of shape [2, 5] does not end in in_features=4");
+  check_error(
+      [] {
+        bp::linear(bp::zeros({2, 4}), bp::zeros({2, 2, 4}));
+      },
+      "expected a 2-D weight (out_features, in_features), or a 1-D one (in_features), "
+      "got shape [2, 2, 4]");
 }
 
 TEST_CASE("linear with a 1-D weight is one output feature, whose dim the result drops") {

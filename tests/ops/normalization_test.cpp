@@ -81,8 +81,8 @@ TEST_CASE("softmax and log_softmax along every dim, for floating dtypes and ever
   for (const Device device : test_devices()) {
     INFO("device " << device.str());
     for (const SoftmaxOp& op : softmax_ops()) {
-      for (const DType dtype : declared_dtypes<kernel_dtypes::softmax_int_out,
-                                               kernel_dtypes::log_softmax_int_out>()) {
+      for (const DType dtype :
+           declared_dtypes<kernel_dtypes::softmax_int_out, kernel_dtypes::log_softmax_int_out>()) {
         for (const Layout layout : kAllLayouts) {
           for (const int64_t dim : {0, 1, 2, -1}) {
             INFO(op.name << " " << name_of(dtype) << " " << name_of(layout) << " dim " << dim);
@@ -133,15 +133,18 @@ TEST_CASE("softmax: dtype=, out=, large inputs, empty and 0-dim tensors") {
 
 // e^0 is 1 exactly, so a row's maximum adds exactly 1 to the sum: log_softmax is then 0 at the
 // maximum of a row where the rest vanish, and ln(1/2) rounded where two members tie.
-TEST_CASE("log_softmax is exactly 0 at a row's only non-vanishing member, and ln(1/2) for two equals") {
+TEST_CASE(
+    "log_softmax is exactly 0 at a row's only non-vanishing member, and ln(1/2) for two equals") {
   const double inf = std::numeric_limits<double>::infinity();
   for (const Device device : test_devices("log_softmax.int_out")) {
     for (const DType dtype : {bp::kFloat32, bp::kFloat16, bp::kBFloat16}) {
       INFO("device " << device.str() << " " << name_of(dtype));
       const Tensor x = make_tensor({5, -inf, -inf, 0, 0, 0, 2, -200}, {4, 2}, dtype, device);
       const Values result = values_of(bp::log_softmax(x, 1));
-      const double half = values_of(make_tensor({-std::log(2.0)}, {1}, dtype, bp::Device::cpu()))[0];
-      CHECK(result == Values{0.0, -inf, -inf, 0.0, half, half, 0.0, result[7]});  // e^-202 vanishes beside 1
+      const double half =
+          values_of(make_tensor({-std::log(2.0)}, {1}, dtype, bp::Device::cpu()))[0];
+      CHECK(result ==
+            Values{0.0, -inf, -inf, 0.0, half, half, 0.0, result[7]});  // e^-202 vanishes beside 1
       CHECK(result[7] == doctest::Approx(-202.0));
     }
   }
@@ -208,8 +211,9 @@ TEST_CASE("native_layer_norm: weight only, out= tensors, constant groups, empty 
     check_tensor(flat_rstd, {2, 1}, bp::kFloat32, {2, 2});
     // Also where the value is large against eps and the rounding error of a mean times
     // 1 / sqrt(eps) would show, for groups in a row and side by side.
-    for (const auto& [dtype, value] : {std::pair{bp::kFloat32, 7e7}, std::pair{bp::kFloat64, 1e6 + 0.3},
-                                       std::pair{bp::kBFloat16, 3e38}, std::pair{bp::kFloat64, 1e300}}) {
+    for (const auto& [dtype, value] :
+         {std::pair{bp::kFloat32, 7e7}, std::pair{bp::kFloat64, 1e6 + 0.3},
+          std::pair{bp::kBFloat16, 3e38}, std::pair{bp::kFloat64, 1e300}}) {
       INFO(dtype_name(dtype) << " groups of " << value);
       const Tensor rows = bp::full({2, 4097}, value, dtype, device);
       const Tensor side_by_side = bp::full({4097, 2}, value, dtype, device).transpose(0, 1);
@@ -236,11 +240,13 @@ TEST_CASE("layer_norm: PyTorch's call, with eps 1e-5 unless given, is native_lay
     const Values w = values_of(weight), b = values_of(bias);
     check_tensor(bp::layer_norm(x, {3, 4}, weight, bias), {2, 3, 4}, bp::kFloat32,
                  std::get<0>(layer_norm_reference(values_of(x), {2, 12}, 1, &w, &b, 1e-5)));
-    check_tensor(bp::layer_norm(x, {4}), {2, 3, 4}, bp::kFloat32,
-                 std::get<0>(layer_norm_reference(values_of(x), {6, 4}, 1, nullptr, nullptr, 1e-5)));
+    check_tensor(
+        bp::layer_norm(x, {4}), {2, 3, 4}, bp::kFloat32,
+        std::get<0>(layer_norm_reference(values_of(x), {6, 4}, 1, nullptr, nullptr, 1e-5)));
     INFO("eps is the variance's floor: a large one shrinks every output");
-    check_tensor(bp::layer_norm(x, {4}, std::nullopt, std::nullopt, 100.0), {2, 3, 4}, bp::kFloat32,
-                 std::get<0>(layer_norm_reference(values_of(x), {6, 4}, 1, nullptr, nullptr, 100.0)));
+    check_tensor(
+        bp::layer_norm(x, {4}, std::nullopt, std::nullopt, 100.0), {2, 3, 4}, bp::kFloat32,
+        std::get<0>(layer_norm_reference(values_of(x), {6, 4}, 1, nullptr, nullptr, 100.0)));
   }
 }
 
@@ -271,9 +277,8 @@ TEST_CASE("rms_norm with and without weight, given eps or the dtype's epsilon") 
     INFO("device " << device.str());
     for (const DType dtype : declared_dtypes<kernel_dtypes::rms_norm_out>()) {
       // eps=None is the epsilon of the dtype the kernel computes in: float32 for the half types.
-      const double default_eps = dtype == bp::kFloat64
-                                     ? std::numeric_limits<double>::epsilon()
-                                     : std::numeric_limits<float>::epsilon();
+      const double default_eps = dtype == bp::kFloat64 ? std::numeric_limits<double>::epsilon()
+                                                       : std::numeric_limits<float>::epsilon();
       for (const Layout layout : kAllLayouts) {
         for (const size_t axis : {size_t{1}, size_t{2}}) {
           const Shape normalized_shape(shape.begin() + static_cast<std::ptrdiff_t>(axis),
@@ -295,16 +300,26 @@ TEST_CASE("rms_norm with and without weight, given eps or the dtype's epsilon") 
     const Tensor x = make_tensor({0, 0, 3, 4}, {2, 2}, bp::kFloat32, device);
     Tensor out = empty_tensor({2, 2}, bp::kFloat32, Layout::Transposed, device);
     bp::rms_norm_out(out, x, {2}, std::nullopt, 1.0);
-    check_tensor(out, {2, 2}, bp::kFloat32, rms_norm_reference({0, 0, 3, 4}, {2, 2}, 1, nullptr, 1.0));
+    check_tensor(out, {2, 2}, bp::kFloat32,
+                 rms_norm_reference({0, 0, 3, 4}, {2, 2}, 1, nullptr, 1.0));
     check_tensor(bp::rms_norm(bp::zeros({0, 3}, bp::kFloat32, device), {3}), {0, 3}, bp::kFloat32,
                  {});
   }
-  check_error([] { bp::rms_norm(bp::zeros({2, 3}), {2}); },
-              "rms_norm: given normalized_shape [2], expected an input of shape [*, 2]");
-  check_error([] { bp::rms_norm(bp::zeros({2, 3}), {3}, bp::zeros({2})); },
-              "expected weight of shape [3], but got weight of shape [2]");
-  check_error([] { bp::rms_norm(bp::zeros({2, 3}), {3}, std::nullopt, -1.0); },
-              "eps must be a non-negative number, got -1");
+  check_error(
+      [] {
+        bp::rms_norm(bp::zeros({2, 3}), {2});
+      },
+      "rms_norm: given normalized_shape [2], expected an input of shape [*, 2]");
+  check_error(
+      [] {
+        bp::rms_norm(bp::zeros({2, 3}), {3}, bp::zeros({2}));
+      },
+      "expected weight of shape [3], but got weight of shape [2]");
+  check_error(
+      [] {
+        bp::rms_norm(bp::zeros({2, 3}), {3}, std::nullopt, -1.0);
+      },
+      "eps must be a non-negative number, got -1");
 }
 
 TEST_CASE("batch_norm in inference mode normalises each channel with the running statistics") {
@@ -335,9 +350,9 @@ TEST_CASE("batch_norm in inference mode normalises each channel with the running
               affine ? std::optional<Tensor>(weight) : std::nullopt;
           const std::optional<Tensor> maybe_bias =
               affine ? std::optional<Tensor>(bias) : std::nullopt;
-          check_tensor(bp::batch_norm(x, maybe_weight, maybe_bias, mean, var, false, 0.1, eps,
-                                      true),
-                       shape, dtype, expected);
+          check_tensor(
+              bp::batch_norm(x, maybe_weight, maybe_bias, mean, var, false, 0.1, eps, true), shape,
+              dtype, expected);
           Tensor out = empty_tensor(shape, dtype, Layout::Sliced, device);
           bp::batch_norm_inference_out(out, x, maybe_weight, maybe_bias, mean, var, eps);
           check_tensor(out, shape, dtype, expected);
@@ -346,22 +361,30 @@ TEST_CASE("batch_norm in inference mode normalises each channel with the running
     }
     INFO("a 2-D (N, C) input");
     const Tensor x = make_tensor({1, 2, 3, 4}, {2, 2}, bp::kFloat32, device);
-    check_tensor(bp::batch_norm(x, std::nullopt, std::nullopt,
-                                make_tensor({1, 2}, {2}, bp::kFloat32, device),
-                                make_tensor({4, 1}, {2}, bp::kFloat32, device), false, 0.1, 0.0,
-                                false),
+    check_tensor(bp::batch_norm(
+                     x, std::nullopt, std::nullopt, make_tensor({1, 2}, {2}, bp::kFloat32, device),
+                     make_tensor({4, 1}, {2}, bp::kFloat32, device), false, 0.1, 0.0, false),
                  {2, 2}, bp::kFloat32, {0, 0, 1, 2});
   }
   const Tensor x = bp::zeros({2, 3, 4});
   const Tensor stats = bp::ones({3});
-  check_error([&] { bp::batch_norm(x, std::nullopt, std::nullopt, stats, stats, true, 0.1, 1e-5, true); },
-              "training=true is not supported");
-  check_error([&] { bp::batch_norm(x, std::nullopt, std::nullopt, std::nullopt, stats, false, 0.1, 1e-5, true); },
-              "inference mode needs running_mean and running_var");
-  check_error([&] { bp::batch_norm(x, bp::ones({4}), std::nullopt, stats, stats, false, 0.1, 1e-5, true); },
-              "expected weight of shape [3], but got weight of shape [4]");
-  check_error([&] { bp::batch_norm(bp::zeros({3}), std::nullopt, std::nullopt, stats, stats, false, 0.1, 1e-5, true); },
-              "expected an input of at least 2 dims (N, C, ...), got shape [3]");
+  check_error(
+      [&] { bp::batch_norm(x, std::nullopt, std::nullopt, stats, stats, true, 0.1, 1e-5, true); },
+      "training=true is not supported");
+  check_error(
+      [&] {
+        bp::batch_norm(x, std::nullopt, std::nullopt, std::nullopt, stats, false, 0.1, 1e-5, true);
+      },
+      "inference mode needs running_mean and running_var");
+  check_error(
+      [&] { bp::batch_norm(x, bp::ones({4}), std::nullopt, stats, stats, false, 0.1, 1e-5, true); },
+      "expected weight of shape [3], but got weight of shape [4]");
+  check_error(
+      [&] {
+        bp::batch_norm(bp::zeros({3}), std::nullopt, std::nullopt, stats, stats, false, 0.1, 1e-5,
+                       true);
+      },
+      "expected an input of at least 2 dims (N, C, ...), got shape [3]");
 }
 
 }  // namespace optest

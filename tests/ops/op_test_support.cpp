@@ -49,22 +49,12 @@ Values sample_values(int64_t count, DType dtype, uint64_t seed) {
   Values values(static_cast<size_t>(count));
   for (double& v : values) {
     switch (dtype) {
-      case bp::kBool:
-        v = static_cast<double>(next(2));
-        break;
-      case bp::kUInt8:
-        v = static_cast<double>(next(21));
-        break;
-      case bp::kInt8:
-        v = static_cast<double>(next(21) - 10);
-        break;
+      case bp::kBool: v = static_cast<double>(next(2)); break;
+      case bp::kUInt8: v = static_cast<double>(next(21)); break;
+      case bp::kInt8: v = static_cast<double>(next(21) - 10); break;
       case bp::kInt32:
-      case bp::kInt64:
-        v = static_cast<double>(next(201) - 100);
-        break;
-      default:
-        v = static_cast<double>(next(65) - 32) / 8.0;
-        break;
+      case bp::kInt64: v = static_cast<double>(next(201) - 100); break;
+      default: v = static_cast<double>(next(65) - 32) / 8.0; break;
     }
   }
   return values;
@@ -90,14 +80,10 @@ Tensor make_tensor(const Values& values, const Shape& sizes, DType dtype, Device
 
 std::string name_of(Layout layout) {
   switch (layout) {
-    case Layout::Contiguous:
-      return "contiguous";
-    case Layout::Transposed:
-      return "transposed";
-    case Layout::Sliced:
-      return "sliced";
-    case Layout::Expanded:
-      return "expanded";
+    case Layout::Contiguous: return "contiguous";
+    case Layout::Transposed: return "transposed";
+    case Layout::Sliced: return "sliced";
+    case Layout::Expanded: return "expanded";
   }
   return "?";
 }
@@ -155,31 +141,21 @@ Shape shape_of(const Tensor& t) { return t.sizes().vec(); }
 
 double stored_as(DType dtype, double value) {
   switch (dtype) {
-    case bp::kFloat64:
-      return value;
+    case bp::kFloat64: return value;
     // Rounding to the dtype makes values beyond its range infinite, as the kernel's are.
-    case bp::kFloat32:
-      return static_cast<float>(value);
-    case bp::kFloat16:
-      return static_cast<float>(bp::Half(static_cast<float>(value)));
-    case bp::kBFloat16:
-      return static_cast<float>(bp::BFloat16(static_cast<float>(value)));
-    default:
-      break;
+    case bp::kFloat32: return static_cast<float>(value);
+    case bp::kFloat16: return static_cast<float>(bp::Half(static_cast<float>(value)));
+    case bp::kBFloat16: return static_cast<float>(bp::BFloat16(static_cast<float>(value)));
+    default: break;
   }
   if (std::isnan(value) || std::isinf(value)) return value;
   const auto whole = static_cast<int64_t>(value);
   switch (dtype) {
-    case bp::kBool:
-      return value != 0 ? 1 : 0;
-    case bp::kUInt8:
-      return static_cast<uint8_t>(whole);
-    case bp::kInt8:
-      return static_cast<int8_t>(whole);
-    case bp::kInt32:
-      return static_cast<int32_t>(whole);
-    default:
-      return static_cast<double>(whole);
+    case bp::kBool: return value != 0 ? 1 : 0;
+    case bp::kUInt8: return static_cast<uint8_t>(whole);
+    case bp::kInt8: return static_cast<int8_t>(whole);
+    case bp::kInt32: return static_cast<int32_t>(whole);
+    default: return static_cast<double>(whole);
   }
 }
 
@@ -192,15 +168,11 @@ struct Tolerance {
 
 Tolerance tolerance_for(DType dtype) {
   switch (dtype) {
-    case bp::kFloat32:
-      return {1e-5, 1e-6};
-    case bp::kFloat64:
-      return {1e-12, 1e-12};
+    case bp::kFloat32: return {1e-5, 1e-6};
+    case bp::kFloat64: return {1e-12, 1e-12};
     case bp::kFloat16:
-    case bp::kBFloat16:
-      return {1e-2, 1e-3};
-    default:
-      return {0, 0};
+    case bp::kBFloat16: return {1e-2, 1e-3};
+    default: return {0, 0};
   }
 }
 
@@ -248,7 +220,9 @@ void check_tensor(const Tensor& actual, const Shape& sizes, DType dtype, const V
   size_t mismatch_count = 0;
   for (size_t i = 0; i < values.size(); ++i) {
     const double want = stored_as(dtype, expected[i]);
-    if (close(values[i], want, {dtype_tolerance.relative, dtype_tolerance.absolute + extra_absolute[i]})) continue;
+    if (close(values[i], want,
+              {dtype_tolerance.relative, dtype_tolerance.absolute + extra_absolute[i]}))
+      continue;
     if (++mismatch_count <= 5)
       mismatches << " [" << i << "] " << values[i] << " != " << want << ";";
   }
@@ -271,9 +245,8 @@ std::vector<Device> test_devices() { return bp::devices(); }
 
 bool provides(Device device, const std::string& kernel_op) {
   for (const bp::PluginInfo& plugin : bp::runtime_info().plugins) {
-    const bool on_plugin =
-        std::any_of(plugin.devices.begin(), plugin.devices.end(),
-                    [&](const bp::DeviceInfo& d) { return d.device == device; });
+    const bool on_plugin = std::any_of(plugin.devices.begin(), plugin.devices.end(),
+                                       [&](const bp::DeviceInfo& d) { return d.device == device; });
     if (on_plugin) {
       return std::find(plugin.ops.begin(), plugin.ops.end(), kernel_op) != plugin.ops.end();
     }

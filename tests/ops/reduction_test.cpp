@@ -68,9 +68,11 @@ TEST_CASE("sum and mean over any dims, for every dtype and layout") {
 
 TEST_CASE("sum and mean with dtype= a wider float read the input as it is, in every layout") {
   const Shape shape = {2, 3, 4};
-  const std::pair<DType, DType> widenings[] = {
-      {bp::kFloat16, bp::kFloat32}, {bp::kBFloat16, bp::kFloat32}, {bp::kFloat16, bp::kFloat64},
-      {bp::kBFloat16, bp::kFloat64}, {bp::kFloat32, bp::kFloat64}};
+  const std::pair<DType, DType> widenings[] = {{bp::kFloat16, bp::kFloat32},
+                                               {bp::kBFloat16, bp::kFloat32},
+                                               {bp::kFloat16, bp::kFloat64},
+                                               {bp::kBFloat16, bp::kFloat64},
+                                               {bp::kFloat32, bp::kFloat64}};
   for (const Device device : test_devices()) {
     INFO("device " << device.str());
     for (const auto& [from, to] : widenings) {

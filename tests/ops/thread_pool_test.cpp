@@ -153,8 +153,8 @@ TEST_CASE("thread pool: several user threads running large kernels at once") {
   constexpr int kCallers = 4;
   const Tensor a = sample_tensor(kLargeShape, bp::kFloat32, Layout::Transposed, 1);
   const Tensor b = sample_tensor(kLargeShape, bp::kFloat32, Layout::Contiguous, 2);
-  const Tensor expected = slice_by_slice(
-      [](const std::vector<Tensor>& t) { return bp::mul(t[0], t[1]); }, {a, b});
+  const Tensor expected =
+      slice_by_slice([](const std::vector<Tensor>& t) { return bp::mul(t[0], t[1]); }, {a, b});
   std::vector<Tensor> results(kCallers);
   std::vector<std::thread> callers;
   for (int i = 0; i < kCallers; ++i) {

@@ -30,9 +30,7 @@ std::string named(const std::string& argument, int dim, int64_t value) {
 }
 
 // A 4x4 image holding 0..15, row by row.
-Tensor image(Device device) {
-  return bp::arange(16, bp::kFloat32).view({1, 1, 4, 4}).to(device);
-}
+Tensor image(Device device) { return bp::arange(16, bp::kFloat32).view({1, 1, 4, 4}).to(device); }
 
 TEST_CASE("window arguments below their minimum are refused by name at the limits of int64") {
   for (const int64_t value : {kMin, -kHuge}) {
@@ -41,8 +39,10 @@ TEST_CASE("window arguments below their minimum are refused by name at the limit
       for (const Device device : test_devices("max_pool2d.out")) {
         INFO("device " << device.str());
         const Tensor x = image(device);
-        check_error([&] { bp::max_pool2d(x, p.argument); }, "max_pool2d: kernel_size must be positive");
-        check_error([&] { bp::max_pool2d(x, {2}, p.argument); }, "max_pool2d: stride must be positive");
+        check_error([&] { bp::max_pool2d(x, p.argument); },
+                    "max_pool2d: kernel_size must be positive");
+        check_error([&] { bp::max_pool2d(x, {2}, p.argument); },
+                    "max_pool2d: stride must be positive");
         check_error([&] { bp::max_pool2d(x, {2}, {}, p.argument); },
                     "max_pool2d: padding must be non-negative");
         check_error([&] { bp::max_pool2d(x, {2}, {}, {0}, p.argument); },
@@ -51,8 +51,10 @@ TEST_CASE("window arguments below their minimum are refused by name at the limit
       for (const Device device : test_devices("avg_pool2d.out")) {
         INFO("device " << device.str());
         const Tensor x = image(device);
-        check_error([&] { bp::avg_pool2d(x, p.argument); }, "avg_pool2d: kernel_size must be positive");
-        check_error([&] { bp::avg_pool2d(x, {2}, p.argument); }, "avg_pool2d: stride must be positive");
+        check_error([&] { bp::avg_pool2d(x, p.argument); },
+                    "avg_pool2d: kernel_size must be positive");
+        check_error([&] { bp::avg_pool2d(x, {2}, p.argument); },
+                    "avg_pool2d: stride must be positive");
         check_error([&] { bp::avg_pool2d(x, {2}, {}, p.argument); },
                     "avg_pool2d: padding must be non-negative");
       }
@@ -84,8 +86,11 @@ TEST_CASE("max_pool2d refuses huge windows by name: dilation overflowing int64, 
     const Tensor x = image(device);
     // A dilation that wraps the window's extent around would make the output larger than the
     // input.
-    check_error([&] { bp::max_pool2d(x, {3, 3}, {1, 1}, {0, 0}, {kMax, kMax}); },
-                "max_pool2d: dilation[0]=9223372036854775807 with kernel_size[0]=3 overflows int64");
+    check_error(
+        [&] {
+          bp::max_pool2d(x, {3, 3}, {1, 1}, {0, 0}, {kMax, kMax});
+        },
+        "max_pool2d: dilation[0]=9223372036854775807 with kernel_size[0]=3 overflows int64");
     for (const int64_t value : {kMax, kHuge}) {
       for (const Placement& p : placements(value, 1)) {
         INFO("value " << value << " argument " << shape_string(p.argument));
@@ -102,13 +107,19 @@ TEST_CASE("max_pool2d refuses huge windows by name: dilation overflowing int64, 
       }
     }
     // The padded input, 4 + 2 * padding, leaves int64 under a kernel that allows that padding.
-    check_error([&] { bp::max_pool2d(x, {kMax, 1}, {1}, {kMax / 2, 0}); },
-                "max_pool2d: padding[0]=4611686018427387903 on an input height of 4 overflows int64");
+    check_error(
+        [&] {
+          bp::max_pool2d(x, {kMax, 1}, {1}, {kMax / 2, 0});
+        },
+        "max_pool2d: padding[0]=4611686018427387903 on an input height of 4 overflows int64");
     // With ceil_mode, the last window of a row as wide as int64 allows would end past it.
     const Tensor widest = bp::zeros({1, 1, 1, 1}, bp::kFloat32, device).expand({1, 1, 1, kMax});
-    check_error([&] { bp::max_pool2d(widest, {1, kHuge + 1}, {1, kHuge}, {0}, {1}, true); },
-                "max_pool2d: stride[1]=4611686018427387904 with kernel_size[1]=4611686018427387905 "
-                "and dilation[1]=1 overflows int64 with ceil_mode");
+    check_error(
+        [&] {
+          bp::max_pool2d(widest, {1, kHuge + 1}, {1, kHuge}, {0}, {1}, true);
+        },
+        "max_pool2d: stride[1]=4611686018427387904 with kernel_size[1]=4611686018427387905 "
+        "and dilation[1]=1 overflows int64 with ceil_mode");
   }
 }
 
@@ -132,8 +143,11 @@ TEST_CASE("avg_pool2d refuses huge windows by name: a kernel area overflowing in
         }
       }
     }
-    check_error([&] { bp::avg_pool2d(x, {kMax, 1}, {1}, {kMax / 2, 0}, /*ceil_mode=*/true); },
-                "avg_pool2d: padding[0]=4611686018427387903 on an input height of 4 overflows int64");
+    check_error(
+        [&] {
+          bp::avg_pool2d(x, {kMax, 1}, {1}, {kMax / 2, 0}, /*ceil_mode=*/true);
+        },
+        "avg_pool2d: padding[0]=4611686018427387903 on an input height of 4 overflows int64");
   }
 }
 
@@ -144,15 +158,19 @@ TEST_CASE("adaptive_avg_pool2d refuses output sizes whose window bounds overflow
       for (const Placement& p : placements(value, 1)) {
         INFO("value " << value << " argument " << shape_string(p.argument));
         check_error([&] { bp::adaptive_avg_pool2d(image(device), p.argument); },
-                    "adaptive_avg_pool2d: " + named("output_size", p.dim, value) + " over an input " +
-                        (p.dim == 0 ? "height" : "width") + " of 4 overflows int64");
+                    "adaptive_avg_pool2d: " + named("output_size", p.dim, value) +
+                        " over an input " + (p.dim == 0 ? "height" : "width") +
+                        " of 4 overflows int64");
       }
     }
     // Bounds are output index times input size: a small output over a huge (expanded) input.
     const Tensor tall = bp::zeros({1, 1, 1, 1}, bp::kFloat32, device).expand({1, 1, kHuge, 1});
-    check_error([&] { bp::adaptive_avg_pool2d(tall, {4, 1}); },
-                "adaptive_avg_pool2d: output_size[0]=4 over an input height of 4611686018427387904 "
-                "overflows int64");
+    check_error(
+        [&] {
+          bp::adaptive_avg_pool2d(tall, {4, 1});
+        },
+        "adaptive_avg_pool2d: output_size[0]=4 over an input height of 4611686018427387904 "
+        "overflows int64");
   }
 }
 
@@ -175,16 +193,22 @@ TEST_CASE("conv2d refuses huge windows by name: padding, dilation, groups, an ex
                         std::to_string(2 + p.dim) + ")=3 overflows int64");
       }
       INFO("groups " << value);
-      check_error([&] { bp::conv2d(bp::zeros({1, 4, 4, 4}, bp::kFloat32, device),
-                                   bp::zeros({8, 2, 3, 3}, bp::kFloat32, device), std::nullopt, 1, 0,
-                                   1, value); },
-                  "conv2d: groups=" + std::to_string(value) + " with weight of shape [8, 2, 3, 3] "
-                  "overflows int64");
+      check_error(
+          [&] {
+            bp::conv2d(bp::zeros({1, 4, 4, 4}, bp::kFloat32, device),
+                       bp::zeros({8, 2, 3, 3}, bp::kFloat32, device), std::nullopt, 1, 0, 1, value);
+          },
+          "conv2d: groups=" + std::to_string(value) +
+              " with weight of shape [8, 2, 3, 3] "
+              "overflows int64");
     }
     // The kernel's size is the weight's: an expanded weight may be as large as int64 allows.
     const Tensor tall = bp::ones({1, 1, 1, 1}, bp::kFloat32, device).expand({1, 1, kHuge, 1});
-    check_error([&] { bp::conv2d(x, tall, std::nullopt, 1, 0, {3, 1}); },
-                "conv2d: dilation[0]=3 with weight.size(2)=4611686018427387904 overflows int64");
+    check_error(
+        [&] {
+          bp::conv2d(x, tall, std::nullopt, 1, 0, {3, 1});
+        },
+        "conv2d: dilation[0]=3 with weight.size(2)=4611686018427387904 overflows int64");
     check_error([&] { bp::conv2d(x, tall); },
                 "is smaller than the window's extent 4611686018427387904");
   }
@@ -210,18 +234,20 @@ TEST_CASE("window arguments that are legal however large give the right result")
     INFO("device " << device.str());
     check_tensor(bp::avg_pool2d(image(device), {3}, {kMax}), {1, 1, 1, 1}, bp::kFloat32, {5});
     const Tensor one = make_tensor({5}, {1, 1, 1, 1}, bp::kFloat32, device);
-    check_tensor(bp::avg_pool2d(one, {kMax, 1}, {}, {kMax / 2, 0}, false, /*count_include_pad=*/false),
-                 {1, 1, 1, 1}, bp::kFloat32, {5});
+    check_tensor(
+        bp::avg_pool2d(one, {kMax, 1}, {}, {kMax / 2, 0}, false, /*count_include_pad=*/false),
+        {1, 1, 1, 1}, bp::kFloat32, {5});
     // The padded window holds kMax elements, the most an average may divide by.
-    check_tensor(bp::avg_pool2d(one, {kMax, 1}, {}, {kMax / 2, 0}, false, /*count_include_pad=*/true),
-                 {1, 1, 1, 1}, bp::kFloat32, {5 / static_cast<double>(kMax)});
+    check_tensor(
+        bp::avg_pool2d(one, {kMax, 1}, {}, {kMax / 2, 0}, false, /*count_include_pad=*/true),
+        {1, 1, 1, 1}, bp::kFloat32, {5 / static_cast<double>(kMax)});
   }
   for (const Device device : test_devices("conv2d.out")) {
     INFO("device " << device.str());
     const Tensor weight = bp::ones({1, 1, 3, 3}, bp::kFloat32, device);
     // The first window alone: 0 + 1 + 2 + 4 + 5 + 6 + 8 + 9 + 10.
-    check_tensor(bp::conv2d(image(device), weight, std::nullopt, kMax), {1, 1, 1, 1},
-                 bp::kFloat32, {45});
+    check_tensor(bp::conv2d(image(device), weight, std::nullopt, kMax), {1, 1, 1, 1}, bp::kFloat32,
+                 {45});
     // A dilation along a dim where the kernel has one tap changes nothing: columns of three rows.
     check_tensor(bp::conv2d(image(device), bp::ones({1, 1, 3, 1}, bp::kFloat32, device),
                             std::nullopt, 1, 0, {1, kMax}),

@@ -98,8 +98,8 @@ TEST_CASE("Half to float is exact for every half, and NaNs come out quiet with t
     if (is_half_nan(half_bits)) {
       CHECK(std::isnan(value));
       CHECK((bits >> 31) == (h >> 15));
-      CHECK((bits & 0x400000u) != 0);                             // quiet
-      CHECK(((bits >> 13) & 0x1ffu) == (h & 0x1ffu));             // the rest of the payload
+      CHECK((bits & 0x400000u) != 0);                  // quiet
+      CHECK(((bits >> 13) & 0x1ffu) == (h & 0x1ffu));  // the rest of the payload
     } else {
       CHECK(static_cast<double>(value) == half_value(half_bits));  // zeros keep their sign too
       CHECK(std::signbit(value) == ((h & 0x8000u) != 0));
@@ -115,7 +115,7 @@ TEST_CASE("float to Half rounds to the nearest half, ties to even, overflow to i
   }
   CHECK(Half::from_float(65519.996f) == 0x7bff);
   CHECK(Half::from_float(65520.0f) == kHalfInfinity);
-  CHECK(Half::from_float(std::ldexp(1.0f, -25)) == 0);       // half of the smallest subnormal
+  CHECK(Half::from_float(std::ldexp(1.0f, -25)) == 0);  // half of the smallest subnormal
   CHECK(Half::from_float(std::ldexp(1.5f, -25)) == 1);
   CHECK(Half::from_float(-std::ldexp(3.0f, -25)) == 0x8002);  // a tie: to the even mantissa
 }
@@ -129,7 +129,8 @@ uint16_t nearest_bfloat16(float x) {
   if (std::isinf(x)) return static_cast<uint16_t>(bits >> 16);
   const uint32_t toward_zero = bits & 0xffff0000u;
   const double magnitude = std::fabs(static_cast<double>(x));
-  const double below = magnitude - std::fabs(static_cast<double>(std::bit_cast<float>(toward_zero)));
+  const double below =
+      magnitude - std::fabs(static_cast<double>(std::bit_cast<float>(toward_zero)));
   const uint32_t away = toward_zero + 0x10000u;
   const double away_magnitude = (away & 0x7fffffffu) == 0x7f800000u
                                     ? std::ldexp(1.0, 128)
@@ -144,8 +145,8 @@ TEST_CASE("float to BFloat16 rounds to the nearest bfloat16, ties to even, overf
   for (uint32_t b = 0; b < kHalves; ++b) {
     const uint32_t bits = b << 16;
     // Each bfloat16, the midpoint to the next one, and their neighbouring floats.
-    for (const uint32_t probe : {bits, bits + 1, bits - 1, bits + 0x8000u, bits + 0x7fffu,
-                                 bits + 0x8001u}) {
+    for (const uint32_t probe :
+         {bits, bits + 1, bits - 1, bits + 0x8000u, bits + 0x7fffu, bits + 0x8001u}) {
       probes.push_back(std::bit_cast<float>(probe));
     }
   }

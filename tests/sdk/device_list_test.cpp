@@ -61,12 +61,16 @@ TEST_CASE_FIXTURE(TwoDevices, "device properties come from the device at the ind
   CHECK_THROWS_AS(devices.report_properties(2, &props), Error);
 }
 
-TEST_CASE_FIXTURE(TwoDevices, "an index the plugin does not have is an invalid argument that names the range") {
-  check_refused(devices, 2, BP_STATUS_INVALID_ARGUMENT, "acme has 2 device(s); acme:2 does not exist");
-  check_refused(devices, -1, BP_STATUS_INVALID_ARGUMENT, "acme has 2 device(s); acme:-1 does not exist");
+TEST_CASE_FIXTURE(TwoDevices,
+                  "an index the plugin does not have is an invalid argument that names the range") {
+  check_refused(devices, 2, BP_STATUS_INVALID_ARGUMENT,
+                "acme has 2 device(s); acme:2 does not exist");
+  check_refused(devices, -1, BP_STATUS_INVALID_ARGUMENT,
+                "acme has 2 device(s); acme:-1 does not exist");
 }
 
-TEST_CASE_FIXTURE(TwoDevices, "without devices, device_count fails with the reason the plugin gave") {
+TEST_CASE_FIXTURE(TwoDevices,
+                  "without devices, device_count fails with the reason the plugin gave") {
   devices.set_none("the acme driver is not installed; install acme-dkms");
   CHECK(devices.count() == 0);
   int32_t count = -1;
@@ -80,7 +84,8 @@ TEST_CASE_FIXTURE(TwoDevices, "without devices, device_count fails with the reas
   CHECK(count == 0);
 }
 
-TEST_CASE_FIXTURE(TwoDevices, "shutdown releases the devices once, and every later call is refused") {
+TEST_CASE_FIXTURE(TwoDevices,
+                  "shutdown releases the devices once, and every later call is refused") {
   FakeDevice& first = devices.at(0);
   int releases = 0;
   const auto release = [&](auto& all) {

@@ -55,11 +55,11 @@ TEST_CASE("a DTypeSet holds dtypes by code, and sets combine") {
 }
 
 TEST_CASE("the classes of ops.yaml: all, all_but_bool, floating") {
-  CHECK(dtypes_in(kAllDTypeSet) == std::vector<DType>(std::begin(bp::kAllDTypes),
-                                                      std::end(bp::kAllDTypes)));
-  CHECK(dtypes_in(kAllButBoolDTypeSet) ==
-        std::vector<DType>{bp::kFloat32, bp::kFloat64, bp::kFloat16, bp::kBFloat16, bp::kInt8,
-                           bp::kUInt8, bp::kInt32, bp::kInt64});
+  CHECK(dtypes_in(kAllDTypeSet) ==
+        std::vector<DType>(std::begin(bp::kAllDTypes), std::end(bp::kAllDTypes)));
+  CHECK(dtypes_in(kAllButBoolDTypeSet) == std::vector<DType>{bp::kFloat32, bp::kFloat64,
+                                                             bp::kFloat16, bp::kBFloat16, bp::kInt8,
+                                                             bp::kUInt8, bp::kInt32, bp::kInt64});
   CHECK(dtypes_in(kFloatingDTypeSet) ==
         std::vector<DType>{bp::kFloat32, bp::kFloat64, bp::kFloat16, bp::kBFloat16});
 }
@@ -128,15 +128,15 @@ TEST_CASE("a plugin narrows the declared dtypes in the same call, with the same 
             "smooth.out takes Float32 or Float64, but self is Float16; convert with "
             ".to(bp::kFloat32)"});
   // Narrowing to dtypes the op does not take adds none of them.
-  CHECK(error_of([&] { visit_dtype<smooth_out, dtype_set({bp::kInt64})>(bp::kInt64, size_of); })
-            .second == "smooth.out takes no dtype, but self is Int64");
+  CHECK(error_of([&] {
+          visit_dtype<smooth_out, dtype_set({bp::kInt64})>(bp::kInt64, size_of);
+        }).second == "smooth.out takes no dtype, but self is Int64");
 }
 
 TEST_CASE("require_dtype_of refuses what visit_dtype refuses, without visiting") {
   CHECK_NOTHROW(require_dtype_of<scale_out>(bp::kInt8));
   CHECK_NOTHROW(require_dtype_of<smooth_out, kWideFloats>(bp::kFloat32));
-  CHECK(error_of([] { require_dtype_of<scale_out>(bp::kBool); }).first ==
-        BP_STATUS_UNIMPLEMENTED);
+  CHECK(error_of([] { require_dtype_of<scale_out>(bp::kBool); }).first == BP_STATUS_UNIMPLEMENTED);
   CHECK(error_of([] { require_dtype_of<smooth_out, kWideFloats>(bp::kBFloat16); }).second ==
         "smooth.out takes Float32 or Float64, but self is BFloat16; convert with "
         ".to(bp::kFloat32)");
@@ -149,6 +149,7 @@ TEST_CASE("plugin.hpp brings ops.yaml's declarations, one type per kernel op") {
   CHECK(sub_out::argument == "out");
   CHECK(sub_out::dtypes == kAllButBoolDTypeSet);
   CHECK(eq_Tensor_out::argument == "self");
-  CHECK(error_of([] { require_dtype_of<sub_out>(bp::kBool); }).second.starts_with(
-      "sub.out takes Float32,"));
+  CHECK(error_of([] {
+          require_dtype_of<sub_out>(bp::kBool);
+        }).second.starts_with("sub.out takes Float32,"));
 }

@@ -77,8 +77,8 @@ TEST_CASE("once a core attached itself, warnings and log messages go to its log 
   });
   CHECK(written.empty());
   REQUIRE(core_log.messages.size() == 2);
-  CHECK(core_log.messages[0] == std::pair<int32_t, std::string>{BP_LOG_WARN,
-                                                                "ACME_QUEUES='x' is not a number"});
+  CHECK(core_log.messages[0] ==
+        std::pair<int32_t, std::string>{BP_LOG_WARN, "ACME_QUEUES='x' is not a number"});
   CHECK(core_log.messages[1] == std::pair<int32_t, std::string>{BP_LOG_DEBUG, "queue 0 opened"});
   CHECK(core_log.context_seen == &core_handle);
   plugin_attached_to(nullptr);

@@ -24,32 +24,45 @@ constexpr int64_t kRows = 3;
 // How an input of shape [kRows, columns] lies in memory.
 struct Layout {
   const char* name;
-  int64_t (*storage)(int64_t columns);                // elements it holds
+  int64_t (*storage)(int64_t columns);                 // elements it holds
   std::array<int64_t, 2> (*strides)(int64_t columns);  // over [kRows, columns]
 };
 
 const Layout kLayouts[] = {
-    {"dense", [](int64_t c) { return kRows * c; }, [](int64_t c) { return std::array<int64_t, 2>{c, 1}; }},
+    {"dense", [](int64_t c) { return kRows * c; },
+     [](int64_t c) {
+       return std::array<int64_t, 2>{c, 1};
+     }},
     {"a column broadcast along rows", [](int64_t) { return kRows; },
-     [](int64_t) { return std::array<int64_t, 2>{1, 0}; }},
+     [](int64_t) {
+       return std::array<int64_t, 2>{1, 0};
+     }},
     {"a row broadcast down columns", [](int64_t c) { return c; },
-     [](int64_t) { return std::array<int64_t, 2>{0, 1}; }},
+     [](int64_t) {
+       return std::array<int64_t, 2>{0, 1};
+     }},
     {"one value broadcast", [](int64_t) { return int64_t{1}; },
-     [](int64_t) { return std::array<int64_t, 2>{0, 0}; }},
+     [](int64_t) {
+       return std::array<int64_t, 2>{0, 0};
+     }},
     {"transposed", [](int64_t c) { return kRows * c; },
-     [](int64_t) { return std::array<int64_t, 2>{1, kRows}; }},
+     [](int64_t) {
+       return std::array<int64_t, 2>{1, kRows};
+     }},
 };
 
 // Distinct values, so that reading the wrong element shows.
 template <typename T>
 std::vector<T> values(int64_t count, int seed) {
   std::vector<T> v;
-  for (int64_t i = 0; i < count; ++i) v.push_back(static_cast<T>(static_cast<float>((i * 7 + seed) % 101) - 50.0f));
+  for (int64_t i = 0; i < count; ++i)
+    v.push_back(static_cast<T>(static_cast<float>((i * 7 + seed) % 101) - 50.0f));
   return v;
 }
 
 template <typename T>
-T at(const std::vector<T>& data, const std::array<int64_t, 2>& strides, int64_t row, int64_t column) {
+T at(const std::vector<T>& data, const std::array<int64_t, 2>& strides, int64_t row,
+     int64_t column) {
   return data[row * strides[0] + column * strides[1]];
 }
 
@@ -63,7 +76,8 @@ void check_every_layout_pair(int64_t columns) {
   for (const Layout& a : kLayouts) {
     for (const Layout& b : kLayouts) {
       INFO(a.name << " and " << b.name << ", " << columns << " columns");
-      const std::vector<T> x = values<T>(a.storage(columns), 1), y = values<T>(b.storage(columns), 2);
+      const std::vector<T> x = values<T>(a.storage(columns), 1),
+                           y = values<T>(b.storage(columns), 2);
       const std::array<int64_t, 2> x_strides = a.strides(columns), y_strides = b.strides(columns);
       std::vector<T> out(kRows * columns);
       map_elements(std::span<const int64_t>(sizes), kFn, Operand<T>{out.data(), dense},
@@ -84,7 +98,8 @@ void check_every_layout_pair(int64_t columns) {
 
 }  // namespace
 
-TEST_CASE("map_elements: each output element is fn of the inputs' elements at its index, in any layout") {
+TEST_CASE(
+    "map_elements: each output element is fn of the inputs' elements at its index, in any layout") {
   // Rows of one element, of less than, exactly and more than one block, and of several blocks
   // and a part.
   for (const int64_t columns : {int64_t{1}, int64_t{255}, bp::plugin::kConversionBlock,
@@ -95,7 +110,8 @@ TEST_CASE("map_elements: each output element is fn of the inputs' elements at it
   }
 }
 
-TEST_CASE("map_elements: the output may be one of the inputs, each element read before it is written") {
+TEST_CASE(
+    "map_elements: the output may be one of the inputs, each element read before it is written") {
   const int64_t columns = 1000;
   const std::array<int64_t, 2> sizes{kRows, columns};
   const std::array<int64_t, 2> dense{columns, 1}, column_broadcast{1, 0};
@@ -106,7 +122,8 @@ TEST_CASE("map_elements: the output may be one of the inputs, each element read 
     const std::array<int64_t, 2> y_strides = broadcast_other ? column_broadcast : dense;
     std::vector<float> expected(x.size());
     for (int64_t r = 0; r < kRows; ++r) {
-      for (int64_t c = 0; c < columns; ++c) expected[r * columns + c] = kFn(x[r * columns + c], at(y, y_strides, r, c));
+      for (int64_t c = 0; c < columns; ++c)
+        expected[r * columns + c] = kFn(x[r * columns + c], at(y, y_strides, r, c));
     }
     map_elements(std::span<const int64_t>(sizes), kFn, Operand<float>{x.data(), dense},
                  Operand<const float>{x.data(), dense}, Operand<const float>{y.data(), y_strides});

@@ -50,14 +50,12 @@ TEST_CASE("checked_window_output_size sizes outputs as PyTorch does where nothin
         for (int64_t stride = 1; stride <= 4; ++stride) {
           for (int64_t padding = 0; padding <= kernel / 2; ++padding) {
             for (int64_t dilation = 1; dilation <= 3; ++dilation) {
-              INFO("input " << input << " kernel " << kernel << " stride " << stride
-                            << " padding " << padding << " dilation " << dilation
-                            << (ceil_mode ? " ceil" : ""));
+              INFO("input " << input << " kernel " << kernel << " stride " << stride << " padding "
+                            << padding << " dilation " << dilation << (ceil_mode ? " ceil" : ""));
               const auto size = checked_window_output_size(
                   window(kernel, stride, padding, dilation), 0, input, ceil_mode);
               CHECK(size.overflow == WindowOverflow::None);
-              CHECK(size.size ==
-                    pytorch_size(input, kernel, stride, padding, dilation, ceil_mode));
+              CHECK(size.size == pytorch_size(input, kernel, stride, padding, dilation, ceil_mode));
             }
           }
         }

@@ -12,7 +12,7 @@
 namespace test_support {
 
 struct ChildResult {
-  int exit_code = -1;  // -1 when the child did not exit normally (a signal)
+  int exit_code = -1;      // -1 when the child did not exit normally (a signal)
   bool timed_out = false;  // it ran past its time limit and was killed
   std::string out;
   std::string err;

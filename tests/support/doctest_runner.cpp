@@ -16,7 +16,9 @@ std::vector<std::string> started_cases;
 
 struct StartedCases : public TestCaseStartListener {
   explicit StartedCases(const doctest::ContextOptions&) {}
-  void test_case_start(const doctest::TestCaseData& data) override { started_cases.emplace_back(data.m_name); }
+  void test_case_start(const doctest::TestCaseData& data) override {
+    started_cases.emplace_back(data.m_name);
+  }
 };
 
 REGISTER_LISTENER("started_cases", 0, StartedCases);
@@ -24,7 +26,8 @@ REGISTER_LISTENER("started_cases", 0, StartedCases);
 // The patterns of argv's --test-case filters, split where doctest splits them: at each comma not
 // escaped with a backslash.
 std::vector<std::string> name_patterns(int argc, const char* const* argv) {
-  constexpr std::array<std::string_view, 4> kOptions = {"--test-case=", "-tc=", "--dt-test-case=", "--dt-tc="};
+  constexpr std::array<std::string_view, 4> kOptions = {
+      "--test-case=", "-tc=", "--dt-test-case=", "--dt-tc="};
   std::vector<std::string> patterns;
   for (int i = 1; i < argc; ++i) {
     const std::string_view argument = argv[i];
@@ -77,11 +80,13 @@ int run_doctest(doctest::Context& context, int argc, const char* const* argv) {
   }
   if (unmatched.empty()) return 0;
   std::fprintf(stderr, "no test case that ran matches the --test-case pattern");
-  for (size_t i = 0; i < unmatched.size(); ++i) std::fprintf(stderr, "%s '%s'", i == 0 ? "" : ",", unmatched[i].c_str());
-  std::fprintf(stderr,
-               ", so it tested nothing: check the name (a comma in it must be escaped as '\\,', and a "
-               "test case whose name holds ';' cannot be run by its CTest entry, since CMake splits the "
-               "name there: rename it)\n");
+  for (size_t i = 0; i < unmatched.size(); ++i)
+    std::fprintf(stderr, "%s '%s'", i == 0 ? "" : ",", unmatched[i].c_str());
+  std::fprintf(
+      stderr,
+      ", so it tested nothing: check the name (a comma in it must be escaped as '\\,', and a "
+      "test case whose name holds ';' cannot be run by its CTest entry, since CMake splits the "
+      "name there: rename it)\n");
   return 1;
 }
 

@@ -51,10 +51,12 @@ class IntArrayRef {
 class OptionalIntArrayRef {
  public:
   OptionalIntArrayRef() = default;
-  OptionalIntArrayRef(std::nullopt_t) {}  // NOLINT
+  OptionalIntArrayRef(std::nullopt_t) {}                       // NOLINT
   OptionalIntArrayRef(IntArrayRef values) : value_(values) {}  // NOLINT
-  OptionalIntArrayRef(std::initializer_list<int64_t> values) : value_(IntArrayRef(values)) {}  // NOLINT
-  OptionalIntArrayRef(const std::vector<int64_t>& values) : value_(IntArrayRef(values)) {}  // NOLINT
+  OptionalIntArrayRef(std::initializer_list<int64_t> values)
+      : value_(IntArrayRef(values)) {}  // NOLINT
+  OptionalIntArrayRef(const std::vector<int64_t>& values)
+      : value_(IntArrayRef(values)) {}  // NOLINT
 
   bool has_value() const { return value_.has_value(); }
   explicit operator bool() const { return has_value(); }

@@ -51,9 +51,9 @@ struct BackendCounter {
 struct RuntimeInfo {
   std::vector<PluginInfo> plugins;
   std::vector<PluginFailure> failures;
-  std::vector<std::string> warnings;  // bad BACKPLANE_* values and the like
+  std::vector<std::string> warnings;    // bad BACKPLANE_* values and the like
   std::vector<std::string> kernel_ops;  // every op of ops.yaml that backends implement
-  Device default_device;  // bp::default_device()
+  Device default_device;                // bp::default_device()
 };
 
 // Loads plugins on first use (thread-safe), then describes the runtime.

@@ -123,7 +123,8 @@ class Tensor {
   // Out of line, so that the check costs the accessors one branch.
   [[noreturn]] static void throw_undefined(const char* method);
   TensorImpl& defined_impl(const char* method) const {
-    if (!impl_) [[unlikely]] throw_undefined(method);
+    if (!impl_) [[unlikely]]
+      throw_undefined(method);
     return *impl_;
   }
 

@@ -6,9 +6,9 @@
 
 namespace bp {
 
-Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
-                  const std::optional<Tensor>& bias, double eps,
-                  bool /*cudnn_enable: a backend choice Backplane makes itself*/) {
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape,
+                  const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                  double eps, bool /*cudnn_enable: a backend choice Backplane makes itself*/) {
   return std::get<0>(native_layer_norm(input, normalized_shape, weight, bias, eps));
 }
 

@@ -13,19 +13,20 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
     throw Error("linear: an argument is an undefined tensor (a default-constructed bp::Tensor)");
   }
   if (weight.dim() != 1 && weight.dim() != 2) {
-    throw Error(fmt::format("linear: expected a 2-D weight (out_features, in_features), or a 1-D "
-                            "one (in_features), got shape {}",
-                            detail::format_shape(weight.sizes())));
+    throw Error(
+        fmt::format("linear: expected a 2-D weight (out_features, in_features), or a 1-D "
+                    "one (in_features), got shape {}",
+                    detail::format_shape(weight.sizes())));
   }
   // A 1-D weight is one output feature whose dim the result drops, as PyTorch's linear does.
   const bool one_feature = weight.dim() == 1;
   const Tensor weight_2d = one_feature ? weight.unsqueeze(0) : weight;
   const int64_t in_features = weight_2d.size(1);
   if (input.dim() == 0 || input.size(-1) != in_features) {
-    throw Error(fmt::format("linear: input of shape {} does not end in in_features={}, which "
-                            "weight of shape {} expects",
-                            detail::format_shape(input.sizes()), in_features,
-                            detail::format_shape(weight.sizes())));
+    throw Error(fmt::format(
+        "linear: input of shape {} does not end in in_features={}, which "
+        "weight of shape {} expects",
+        detail::format_shape(input.sizes()), in_features, detail::format_shape(weight.sizes())));
   }
   int64_t rows = 1;  // a 1-D input is one row
   for (int64_t d = 0; d + 1 < input.dim(); ++d) rows *= input.size(d);

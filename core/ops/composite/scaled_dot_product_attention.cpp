@@ -49,10 +49,10 @@ struct GroupedHeads {
     if (t.dim() < 3) return t;
     if (t.size(-3) == 1) return t.unsqueeze(-3);
     if (t.size(-3) != kv_heads * groups) {
-      throw Error(fmt::format("{}: attn_mask of shape {} does not broadcast over the query's {} "
-                              "heads: its dim -3 must be 1 or {}",
-                              kOp, detail::format_shape(t.sizes()), kv_heads * groups,
-                              kv_heads * groups));
+      throw Error(
+          fmt::format("{}: attn_mask of shape {} does not broadcast over the query's {} "
+                      "heads: its dim -3 must be 1 or {}",
+                      kOp, detail::format_shape(t.sizes()), kv_heads * groups, kv_heads * groups));
     }
     return split(t);
   }
@@ -85,11 +85,11 @@ GroupedHeads grouped_heads(const Tensor& query, const Tensor& key, const Tensor&
   const int64_t kv_heads = key.dim() >= 3 ? key.size(-3) : 1;
   if (query.dim() < 3 || key.dim() < 3 || value.dim() < 3 || value.size(-3) != kv_heads ||
       kv_heads == 0 || query_heads % kv_heads != 0) {
-    throw Error(fmt::format("{}: enable_gqa needs (..., heads, S, E) operands whose key and value "
-                            "head count divides the query's, got query {}, key {}, value {}",
-                            kOp, detail::format_shape(query.sizes()),
-                            detail::format_shape(key.sizes()),
-                            detail::format_shape(value.sizes())));
+    throw Error(
+        fmt::format("{}: enable_gqa needs (..., heads, S, E) operands whose key and value "
+                    "head count divides the query's, got query {}, key {}, value {}",
+                    kOp, detail::format_shape(query.sizes()), detail::format_shape(key.sizes()),
+                    detail::format_shape(value.sizes())));
   }
   return {kv_heads, query_heads / kv_heads};
 }
@@ -142,9 +142,10 @@ Tensor attention(const Tensor& query, const Tensor& key, const Tensor& value,
     } else if (attn_mask->dtype() == scores.dtype()) {
       scores = add(scores, *attn_mask);
     } else {
-      throw Error(fmt::format("{}: attn_mask must be Bool (true = attend) or query's dtype {} "
-                              "(added to the scores), got {}",
-                              kOp, dtype_name(scores.dtype()), dtype_name(attn_mask->dtype())));
+      throw Error(
+          fmt::format("{}: attn_mask must be Bool (true = attend) or query's dtype {} "
+                      "(added to the scores), got {}",
+                      kOp, dtype_name(scores.dtype()), dtype_name(attn_mask->dtype())));
     }
   }
   return matmul(softmax(scores, -1), value);
@@ -154,19 +155,20 @@ Tensor attention(const Tensor& query, const Tensor& key, const Tensor& value,
 
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const std::optional<Tensor>& attn_mask, double dropout_p,
-                                    bool is_causal, std::optional<double> scale,
-                                    bool enable_gqa) {
+                                    bool is_causal, std::optional<double> scale, bool enable_gqa) {
   meta::check_floating_attention_operands(kOp, query, key, value);
   if (dropout_p != 0.0) {
-    throw Error(fmt::format("{}: dropout_p must be 0, got {}; Backplane computes attention for "
-                            "inference, without dropout",
-                            kOp, dropout_p));
+    throw Error(
+        fmt::format("{}: dropout_p must be 0, got {}; Backplane computes attention for "
+                    "inference, without dropout",
+                    kOp, dropout_p));
   }
   const bool has_mask = attn_mask && attn_mask->defined();
   if (is_causal && has_mask) {
-    throw Error(fmt::format("{}: pass either is_causal=true or attn_mask, not both; fold the "
-                            "causal mask into attn_mask to combine them",
-                            kOp));
+    throw Error(
+        fmt::format("{}: pass either is_causal=true or attn_mask, not both; fold the "
+                    "causal mask into attn_mask to combine them",
+                    kOp));
   }
   const std::optional<Tensor> mask = has_mask ? attn_mask : std::nullopt;
   if (enable_gqa) {

@@ -16,10 +16,10 @@ namespace {
 
 [[noreturn]] void throw_attention_dtypes(std::string_view op, const Tensor& query,
                                          const Tensor& key, const Tensor& value) {
-  throw Error(fmt::format("{}: query, key and value must share one floating-point dtype, got "
-                          "{}, {}, {}",
-                          op, dtype_name(query.dtype()), dtype_name(key.dtype()),
-                          dtype_name(value.dtype())));
+  throw Error(fmt::format(
+      "{}: query, key and value must share one floating-point dtype, got "
+      "{}, {}, {}",
+      op, dtype_name(query.dtype()), dtype_name(key.dtype()), dtype_name(value.dtype())));
 }
 
 }  // namespace
@@ -46,8 +46,8 @@ void check_attention_operands(std::string_view op, const Tensor& query, const Te
   }
 }
 
-void check_floating_attention_operands(std::string_view op, const Tensor& query,
-                                       const Tensor& key, const Tensor& value) {
+void check_floating_attention_operands(std::string_view op, const Tensor& query, const Tensor& key,
+                                       const Tensor& value) {
   check_attention_operands(op, query, key, value);
   if (!is_floating_point(query.dtype())) throw_attention_dtypes(op, query, key, value);
 }

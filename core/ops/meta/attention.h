@@ -16,8 +16,8 @@ void check_attention_operands(std::string_view op, const Tensor& query, const Te
 
 // The same, and that dtype floating point: the composite's rule. It picks a path before any
 // kernel op sees the dtype, so it refuses an integer dtype itself.
-void check_floating_attention_operands(std::string_view op, const Tensor& query,
-                                       const Tensor& key, const Tensor& value);
+void check_floating_attention_operands(std::string_view op, const Tensor& query, const Tensor& key,
+                                       const Tensor& value);
 
 // True when `a` and `b` (at least 2 dims each) have the same dims before their last two.
 bool same_leading_dims(const Tensor& a, const Tensor& b);

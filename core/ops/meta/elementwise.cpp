@@ -83,8 +83,9 @@ std::array<OutputSpec, 1> binary_subtraction(Tensor& self, Tensor& other, const 
 
 // mul, maximum, minimum: self, other and out share PyTorch's promoted dtype (Bool included).
 std::array<OutputSpec, 1> binary(Tensor& self, Tensor& other) {
-  return binary_output(self, other,
-                       [](DType promoted) { return BinaryDtypes{promoted, promoted}; });
+  return binary_output(self, other, [](DType promoted) {
+    return BinaryDtypes{promoted, promoted};
+  });
 }
 
 // div: true division. The promoted dtype, or Float32 when that is an integer or Bool type;

@@ -12,9 +12,10 @@ namespace {
 
 void prepare_indices(std::string_view op, const char* name, Tensor& indices) {
   if (indices.dtype() != kInt64 && indices.dtype() != kInt32) {
-    throw Error(fmt::format("{}: expected {} of dtype Long or Int, got {}; convert with "
-                            ".to(bp::kInt64)",
-                            op, name, dtype_name(indices.dtype())));
+    throw Error(
+        fmt::format("{}: expected {} of dtype Long or Int, got {}; convert with "
+                    ".to(bp::kInt64)",
+                    op, name, dtype_name(indices.dtype())));
   }
   if (indices.dtype() != kInt64) indices = indices.to(kInt64);
 }
@@ -28,9 +29,10 @@ std::array<OutputSpec, 1> embedding_out(Tensor& weight, Tensor& indices, int64_t
                                         bool /*scale_grad_by_freq*/, bool /*sparse*/) {
   const Device device = support::common_device({&weight, &indices});
   if (weight.dim() != 2) {
-    throw Error(fmt::format("embedding: expected a 2-D weight (num_embeddings, embedding_dim), "
-                            "got shape {}",
-                            detail::format_shape(weight.sizes())));
+    throw Error(
+        fmt::format("embedding: expected a 2-D weight (num_embeddings, embedding_dim), "
+                    "got shape {}",
+                    detail::format_shape(weight.sizes())));
   }
   const int64_t rows = weight.size(0);
   if (padding_idx != -1 && (padding_idx < -rows || padding_idx >= rows)) {
@@ -49,17 +51,18 @@ std::array<OutputSpec, 1> embedding_out(Tensor& weight, Tensor& indices, int64_t
 std::array<OutputSpec, 1> index_select_out(Tensor& self, int64_t dim, Tensor& index) {
   const Device device = support::common_device({&self, &index});
   if (index.dim() > 1) {
-    throw Error(fmt::format("index_select: expected a 0-D or 1-D index, got shape {}; flatten it "
-                            "with .reshape({{-1}})",
-                            detail::format_shape(index.sizes())));
+    throw Error(
+        fmt::format("index_select: expected a 0-D or 1-D index, got shape {}; flatten it "
+                    "with .reshape({{-1}})",
+                    detail::format_shape(index.sizes())));
   }
   prepare_indices("index_select", "index", index);
   const int64_t wrapped = detail::wrap_dim("index_select", dim, self.dim());
   DimVector shape(self.sizes());
   if (self.dim() == 0) {
     if (index.numel() != 1) {
-      throw Error(fmt::format("index_select: a 0-D self takes exactly one index, got {}",
-                              index.numel()));
+      throw Error(
+          fmt::format("index_select: a 0-D self takes exactly one index, got {}", index.numel()));
     }
   } else {
     shape[wrapped] = index.numel();

@@ -78,11 +78,12 @@ void check_scalar_fits(std::string_view op, const Scalar& value, DType dtype) {
     fits = static_cast<long double>(v) >= lowest && static_cast<long double>(v) <= highest;
   }
   if (fits) return;
-  const std::string shown =
-      value.is_floating_point() ? fmt::format("{}", value.to<double>()) : fmt::format("{}", value.to<int64_t>());
-  throw Error(fmt::format("{}: value {} cannot be converted to {} without overflow ({} holds {} to "
-                          "{})",
-                          op, shown, dtype_name(dtype), dtype_name(dtype), lowest, highest));
+  const std::string shown = value.is_floating_point() ? fmt::format("{}", value.to<double>())
+                                                      : fmt::format("{}", value.to<int64_t>());
+  throw Error(
+      fmt::format("{}: value {} cannot be converted to {} without overflow ({} holds {} to "
+                  "{})",
+                  op, shown, dtype_name(dtype), dtype_name(dtype), lowest, highest));
 }
 
 void check_defined(const Tensor& t) {

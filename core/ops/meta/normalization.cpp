@@ -29,17 +29,17 @@ namespace {
 void check_normalized_input(std::string_view op, const Tensor& input,
                             IntArrayRef normalized_shape) {
   if (normalized_shape.empty()) {
-    throw Error(fmt::format("{}: expected normalized_shape to have at least one element, got []",
-                            op));
+    throw Error(
+        fmt::format("{}: expected normalized_shape to have at least one element, got []", op));
   }
   const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
   if (axis < 0 ||
       !std::equal(normalized_shape.begin(), normalized_shape.end(), input.sizes().begin() + axis)) {
     const std::string shape = detail::format_shape(normalized_shape);
-    throw Error(fmt::format("{}: given normalized_shape {}, expected an input of shape [*, {}], "
-                            "but got an input of shape {}",
-                            op, shape, shape.substr(1, shape.size() - 2),
-                            detail::format_shape(input.sizes())));
+    throw Error(fmt::format(
+        "{}: given normalized_shape {}, expected an input of shape [*, {}], "
+        "but got an input of shape {}",
+        op, shape, shape.substr(1, shape.size() - 2), detail::format_shape(input.sizes())));
   }
 }
 
@@ -106,9 +106,8 @@ std::array<OutputSpec, 1> batch_norm_inference_out(Tensor& input, std::optional<
                                                    std::optional<Tensor>& bias,
                                                    Tensor& running_mean, Tensor& running_var,
                                                    double eps) {
-  const Device device =
-      support::common_device({&input, support::present(weight), support::present(bias),
-                              &running_mean, &running_var});
+  const Device device = support::common_device(
+      {&input, support::present(weight), support::present(bias), &running_mean, &running_var});
   constexpr std::string_view op = "batch_norm";
   if (input.dim() < 2) {
     throw Error(fmt::format("{}: expected an input of at least 2 dims (N, C, ...), got shape {}",

@@ -87,10 +87,11 @@ std::array<OutputSpec, 1> cat_out(std::vector<Tensor>& tensors, int64_t dim) {
     }
     const std::optional<int64_t> total = plugin::checked_add(shape[d], t.sizes()[d]);
     if (!total) {
-      throw Error(fmt::format("cat: the sizes of the tensors along dim {} overflow int64 (tensor {} "
-                              "of shape {} adds {} to {}); the result cannot have that many "
-                              "elements",
-                              d, i, detail::format_shape(t.sizes()), t.sizes()[d], shape[d]));
+      throw Error(
+          fmt::format("cat: the sizes of the tensors along dim {} overflow int64 (tensor {} "
+                      "of shape {} adds {} to {}); the result cannot have that many "
+                      "elements",
+                      d, i, detail::format_shape(t.sizes()), t.sizes()[d], shape[d]));
     }
     shape[d] = *total;
   }

@@ -19,10 +19,10 @@ using plugin::Window2d;
 
 void check_4d(std::string_view op, const char* name, const Tensor& t) {
   if (t.dim() != 4) {
-    throw Error(fmt::format("{}: expected a 4-D {} (N, C, H, W), got shape {}{}", op, name,
-                            detail::format_shape(t.sizes()),
-                            t.dim() == 3 ? "; for one image, add the batch dim with .unsqueeze(0)"
-                                         : ""));
+    throw Error(
+        fmt::format("{}: expected a 4-D {} (N, C, H, W), got shape {}{}", op, name,
+                    detail::format_shape(t.sizes()),
+                    t.dim() == 3 ? "; for one image, add the batch dim with .unsqueeze(0)" : ""));
   }
 }
 
@@ -31,8 +31,8 @@ void check_4d(std::string_view op, const char* name, const Tensor& t) {
 void check_pair(std::string_view op, const char* name, IntArrayRef values, int64_t minimum,
                 bool allow_empty = false) {
   if (values.size() > 2 || (values.empty() && !allow_empty)) {
-    throw Error(fmt::format("{}: {} must be one int or two ints (height, width), got {} values",
-                            op, name, values.size()));
+    throw Error(fmt::format("{}: {} must be one int or two ints (height, width), got {} values", op,
+                            name, values.size()));
   }
   for (int64_t v : values) {
     if (v < minimum) {
@@ -95,9 +95,9 @@ DimVector windowed_shape(std::string_view op, const Tensor& input, int64_t chann
     shape[2 + d] = size.size;
   }
   if (shape[2] >= 1 && shape[3] >= 1) return shape;
-  const std::string advice = fmt::format(
-      "so the output would be {}x{}; use a smaller kernel or dilation, or more padding", shape[2],
-      shape[3]);
+  const std::string advice =
+      fmt::format("so the output would be {}x{}; use a smaller kernel or dilation, or more padding",
+                  shape[2], shape[3]);
   if (shape[2] < 1 && shape[3] < 1) {
     throw Error(fmt::format(
         "{}: the input's spatial size {}x{} (with padding {}x{}) is smaller than the window's "
@@ -117,9 +117,10 @@ DimVector windowed_shape(std::string_view op, const Tensor& input, int64_t chann
 void check_pooling_padding(std::string_view op, const Window2d& window) {
   for (int d = 0; d < 2; ++d) {
     if (window.padding[d] > window.kernel[d] / 2) {
-      throw Error(fmt::format("{}: padding must be at most half the kernel size, got padding {} "
-                              "for a kernel of {}",
-                              op, window.padding[d], window.kernel[d]));
+      throw Error(
+          fmt::format("{}: padding must be at most half the kernel size, got padding {} "
+                      "for a kernel of {}",
+                      op, window.padding[d], window.kernel[d]));
     }
   }
 }
@@ -142,16 +143,17 @@ Window2d checked_pooling_window(std::string_view op, const Tensor& self, IntArra
 // so does bias, (C_out), when present; groups divides C_in and C_out. out is
 // (N, C_out, H_out, W_out) with input's dtype.
 std::array<OutputSpec, 1> conv2d_out(Tensor& input, Tensor& weight, std::optional<Tensor>& bias,
-                                     IntArrayRef stride, IntArrayRef padding,
-                                     IntArrayRef dilation, int64_t groups) {
+                                     IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                                     int64_t groups) {
   constexpr std::string_view op = "conv2d";
   const Device device = support::common_device({&input, &weight, support::present(bias)});
   check_4d(op, "input", input);
   check_4d(op, "weight", weight);
   if (weight.size(2) < 1 || weight.size(3) < 1) {
-    throw Error(fmt::format("conv2d: weight of shape {} has a {}x{} kernel; a kernel must be at "
-                            "least 1x1",
-                            detail::format_shape(weight.sizes()), weight.size(2), weight.size(3)));
+    throw Error(
+        fmt::format("conv2d: weight of shape {} has a {}x{} kernel; a kernel must be at "
+                    "least 1x1",
+                    detail::format_shape(weight.sizes()), weight.size(2), weight.size(3)));
   }
   support::check_same_dtype(weight, input.dtype(), "conv2d: weight");
   check_pair(op, "stride", stride, 1);
@@ -161,27 +163,30 @@ std::array<OutputSpec, 1> conv2d_out(Tensor& input, Tensor& weight, std::optiona
   const int64_t out_channels = weight.size(0);
   const std::optional<int64_t> in_channels = plugin::checked_mul(weight.size(1), groups);
   if (!in_channels) {
-    throw Error(fmt::format("conv2d: groups={} with weight of shape {} overflows int64: the input "
-                            "would need weight.size(1) * groups channels, but has {}",
-                            groups, detail::format_shape(weight.sizes()), input.size(1)));
+    throw Error(
+        fmt::format("conv2d: groups={} with weight of shape {} overflows int64: the input "
+                    "would need weight.size(1) * groups channels, but has {}",
+                    groups, detail::format_shape(weight.sizes()), input.size(1)));
   }
   if (input.size(1) != *in_channels) {
-    throw Error(fmt::format("conv2d: the input has {} channels, but weight of shape {} with "
-                            "groups={} expects {} (weight.size(1) * groups)",
-                            input.size(1), detail::format_shape(weight.sizes()), groups,
-                            *in_channels));
+    throw Error(
+        fmt::format("conv2d: the input has {} channels, but weight of shape {} with "
+                    "groups={} expects {} (weight.size(1) * groups)",
+                    input.size(1), detail::format_shape(weight.sizes()), groups, *in_channels));
   }
   if (out_channels % groups != 0 || out_channels == 0) {
-    throw Error(fmt::format("conv2d: weight's {} output channels must be a positive multiple of "
-                            "groups={}",
-                            out_channels, groups));
+    throw Error(
+        fmt::format("conv2d: weight's {} output channels must be a positive multiple of "
+                    "groups={}",
+                    out_channels, groups));
   }
   if (Tensor* b = support::present(bias)) {
     support::check_same_dtype(*b, input.dtype(), "conv2d: bias");
     if (b->dim() != 1 || b->size(0) != out_channels) {
-      throw Error(fmt::format("conv2d: expected a bias of shape [{}] (one per output channel), "
-                              "got shape {}",
-                              out_channels, detail::format_shape(b->sizes())));
+      throw Error(
+          fmt::format("conv2d: expected a bias of shape [{}] (one per output channel), "
+                      "got shape {}",
+                      out_channels, detail::format_shape(b->sizes())));
     }
   }
   const Window2d window{{weight.size(2), weight.size(3)},
@@ -195,9 +200,9 @@ std::array<OutputSpec, 1> conv2d_out(Tensor& input, Tensor& weight, std::optiona
 
 // max_pool2d: an (N, C, H, W) self; padding at most half the kernel. out is
 // (N, C, H_out, W_out) with self's dtype.
-std::array<OutputSpec, 1> max_pool2d_out(Tensor& self, IntArrayRef kernel_size,
-                                         IntArrayRef stride, IntArrayRef padding,
-                                         IntArrayRef dilation, bool ceil_mode) {
+std::array<OutputSpec, 1> max_pool2d_out(Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                                         IntArrayRef padding, IntArrayRef dilation,
+                                         bool ceil_mode) {
   const Device device = support::common_device({&self});
   const Window2d window =
       checked_pooling_window("max_pool2d", self, kernel_size, stride, padding, dilation);
@@ -207,8 +212,8 @@ std::array<OutputSpec, 1> max_pool2d_out(Tensor& self, IntArrayRef kernel_size,
 }
 
 // avg_pool2d: as max_pool2d without dilation; divisor_override, when given, is not zero.
-std::array<OutputSpec, 1> avg_pool2d_out(Tensor& self, IntArrayRef kernel_size,
-                                         IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+std::array<OutputSpec, 1> avg_pool2d_out(Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                                         IntArrayRef padding, bool ceil_mode,
                                          bool /*count_include_pad: both values are valid*/,
                                          std::optional<int64_t> divisor_override) {
   const Device device = support::common_device({&self});
@@ -220,10 +225,11 @@ std::array<OutputSpec, 1> avg_pool2d_out(Tensor& self, IntArrayRef kernel_size,
   }
   // Kernels divide by a window's area, at most the kernel's.
   if (!plugin::checked_mul(window.kernel[0], window.kernel[1])) {
-    throw Error(fmt::format("avg_pool2d: kernel_size [{}, {}] overflows int64: an average "
-                            "divides by up to kernel_size[0] * kernel_size[1] elements; use a "
-                            "smaller kernel",
-                            window.kernel[0], window.kernel[1]));
+    throw Error(
+        fmt::format("avg_pool2d: kernel_size [{}, {}] overflows int64: an average "
+                    "divides by up to kernel_size[0] * kernel_size[1] elements; use a "
+                    "smaller kernel",
+                    window.kernel[0], window.kernel[1]));
   }
   return {OutputSpec{windowed_shape("avg_pool2d", self, self.size(1), window,
                                     KernelArgument::KernelSize, ceil_mode),
@@ -244,14 +250,15 @@ std::array<OutputSpec, 1> adaptive_avg_pool2d_out(Tensor& self, IntArrayRef outp
   const plugin::Pair size = plugin::expand_pair(output_size, {1, 1});
   for (int d = 0; d < 2; ++d) {
     if (!plugin::adaptive_arithmetic_fits(self.size(2 + d), size[d])) {
-      throw Error(fmt::format("{}: output_size[{}]={} over an input {} of {} overflows int64: "
-                              "window bounds are computed from output_size * size; use a "
-                              "smaller output_size",
-                              op, d, size[d], d == 0 ? "height" : "width", self.size(2 + d)));
+      throw Error(
+          fmt::format("{}: output_size[{}]={} over an input {} of {} overflows int64: "
+                      "window bounds are computed from output_size * size; use a "
+                      "smaller output_size",
+                      op, d, size[d], d == 0 ? "height" : "width", self.size(2 + d)));
     }
   }
-  return {OutputSpec{DimVector{self.size(0), self.size(1), size[0], size[1]}, self.dtype(),
-                     device}};
+  return {
+      OutputSpec{DimVector{self.size(0), self.size(1), size[0], size[1]}, self.dtype(), device}};
 }
 
 }  // namespace bp::meta

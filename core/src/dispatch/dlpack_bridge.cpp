@@ -17,7 +17,7 @@ std::array<std::atomic<int32_t>, kMaxDeviceTypes> g_dlpack_device_types{};
 void set_dlpack_device_type(int16_t device_type, DLDeviceType dlpack_device_type) {
   check_device_type(device_type);
   g_dlpack_device_types[static_cast<size_t>(device_type)].store(dlpack_device_type,
-                                                               std::memory_order_relaxed);
+                                                                std::memory_order_relaxed);
 }
 
 DLDeviceType plugin_dlpack_device_type(Device device) {

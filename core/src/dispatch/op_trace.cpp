@@ -38,7 +38,7 @@ struct ThreadTrace {
 };
 
 struct TraceState {
-  std::mutex mutex;  // guards threads
+  std::mutex mutex;    // guards threads
   std::string path;    // as BACKPLANE_TRACE names it, for messages
   std::string target;  // the file written: path with its links followed
   std::chrono::steady_clock::time_point epoch;
@@ -155,17 +155,19 @@ std::optional<std::string> start_tracing(const std::string& path) {
   // when the link dangles) and the link stays a link.
   const std::optional<std::filesystem::path> target = trace_target(path);
   if (!target) {
-    return fmt::format("BACKPLANE_TRACE='{}' is a symbolic link that leads round in a loop, or "
-                       "through more than {} links, without reaching a file; no trace is kept. "
-                       "Point the link at a file",
-                       path, kMaxLinksFollowed);
+    return fmt::format(
+        "BACKPLANE_TRACE='{}' is a symbolic link that leads round in a loop, or "
+        "through more than {} links, without reaching a file; no trace is kept. "
+        "Point the link at a file",
+        path, kMaxLinksFollowed);
   }
   std::error_code error;
   const std::filesystem::file_status status = std::filesystem::status(*target, error);
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
-    return fmt::format("BACKPLANE_TRACE='{}' is not a regular file (a folder, a device or a "
-                       "pipe); no trace is kept. Name a file, which the trace replaces at exit",
-                       path);
+    return fmt::format(
+        "BACKPLANE_TRACE='{}' is not a regular file (a folder, a device or a "
+        "pipe); no trace is kept. Name a file, which the trace replaces at exit",
+        path);
   }
   // Probed through the temporary file alone: a trace already at the path is left as it is
   // until this run's replaces it.
@@ -173,9 +175,10 @@ std::optional<std::string> start_tracing(const std::string& path) {
   {
     std::ofstream probe(temporary, std::ios::trunc);
     if (!probe) {
-      return fmt::format("BACKPLANE_TRACE='{}' cannot be written ({}); no trace is kept. Name a "
-                         "file in a folder that exists and that this process may write to",
-                         path, std::error_code(errno, std::generic_category()).message());
+      return fmt::format(
+          "BACKPLANE_TRACE='{}' cannot be written ({}); no trace is kept. Name a "
+          "file in a folder that exists and that this process may write to",
+          path, std::error_code(errno, std::generic_category()).message());
     }
   }
   std::filesystem::remove(temporary, error);

@@ -25,10 +25,12 @@ void record_traced_op(OpId op, Device device, int64_t start_ns) noexcept;
 class OpTraceScope {
  public:
   OpTraceScope(OpId op, Device device) noexcept : op_(op), device_(device) {
-    if (g_tracing.load(std::memory_order_relaxed)) [[unlikely]] start_ns_ = trace_clock_ns();
+    if (g_tracing.load(std::memory_order_relaxed)) [[unlikely]]
+      start_ns_ = trace_clock_ns();
   }
   ~OpTraceScope() {
-    if (start_ns_ >= 0) [[unlikely]] record_traced_op(op_, device_, start_ns_);
+    if (start_ns_ >= 0) [[unlikely]]
+      record_traced_op(op_, device_, start_ns_);
   }
   OpTraceScope(const OpTraceScope&) = delete;
   OpTraceScope& operator=(const OpTraceScope&) = delete;

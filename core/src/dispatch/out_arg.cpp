@@ -47,9 +47,9 @@ bool may_share_memory(const Tensor& a, const Tensor& b) {
 }
 
 bool same_view(const Tensor& a, const Tensor& b) {
-  return a.impl()->storage().get() == b.impl()->storage().get() && a.storage_offset() == b.storage_offset() &&
-         a.dtype() == b.dtype() && std::ranges::equal(a.sizes(), b.sizes()) &&
-         std::ranges::equal(a.strides(), b.strides());
+  return a.impl()->storage().get() == b.impl()->storage().get() &&
+         a.storage_offset() == b.storage_offset() && a.dtype() == b.dtype() &&
+         std::ranges::equal(a.sizes(), b.sizes()) && std::ranges::equal(a.strides(), b.strides());
 }
 
 }  // namespace

@@ -46,7 +46,8 @@ class ReadTensors {
   ReadTensors() = default;
   template <typename... Tensors>
   explicit ReadTensors(const Tensors&... tensors) {
-    static_assert(sizeof...(Tensors) <= kMaxTensors, "an op reads more tensors than ReadTensors holds");
+    static_assert(sizeof...(Tensors) <= kMaxTensors,
+                  "an op reads more tensors than ReadTensors holds");
     static_assert((int{std::is_same_v<Tensors, std::vector<Tensor>>} + ... + 0) <= 1,
                   "ReadTensors holds one Tensor[] argument");
     (add(tensors), ...);

@@ -9,7 +9,8 @@ template <typename T>
 class PerThread {
  public:
   static T* get() {
-    if (instance_) [[likely]] return instance_;
+    if (instance_) [[likely]]
+      return instance_;
     return make();
   }
   // The calling thread's object if it has one already; never makes one.

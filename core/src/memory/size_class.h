@@ -23,8 +23,8 @@ constexpr size_t size_class(size_t nbytes) {
 // class. `size` must be a class that size_class returns.
 constexpr size_t size_class_index(size_t size) {
   const size_t power = std::bit_floor(size);
-  const size_t classes_below = static_cast<size_t>(std::countr_zero(power) -
-                                                   std::countr_zero(kSmallestSizeClass)) * 4;
+  const size_t classes_below =
+      static_cast<size_t>(std::countr_zero(power) - std::countr_zero(kSmallestSizeClass)) * 4;
   return classes_below + (size - power) / (power / 4);
 }
 

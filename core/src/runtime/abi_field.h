@@ -17,7 +17,7 @@ Field abi_field_or_zero(const Struct& object, size_t offset, Field Struct::*memb
 
 // BP_ABI_FIELD(descriptor, init): the field, or zero when it lies past descriptor.struct_size.
 // A macro because only offsetof knows where a field starts.
-#define BP_ABI_FIELD(object, field)                                                \
-  ::bp::detail::abi_field_or_zero((object),                                        \
+#define BP_ABI_FIELD(object, field)                                                       \
+  ::bp::detail::abi_field_or_zero((object),                                               \
                                   offsetof(std::remove_cvref_t<decltype(object)>, field), \
                                   &std::remove_cvref_t<decltype(object)>::field)

@@ -16,9 +16,7 @@
 namespace bp::detail {
 
 Backend::Backend(const bp_plugin& plugin, PluginInfo info, int16_t device_type)
-    : plugin_(plugin),
-      info_(std::move(info)),
-      device_type_(device_type) {}
+    : plugin_(plugin), info_(std::move(info)), device_type_(device_type) {}
 
 void Backend::check_callable(int32_t device, std::string_view action) const {
   if (shut_down_.load(std::memory_order_acquire)) {
@@ -29,8 +27,8 @@ void Backend::check_callable(int32_t device, std::string_view action) const {
   }
   if (device < 0 || device >= device_count()) {
     throw Error(ErrorCode::InvalidArgument,
-                fmt::format("backend '{}' cannot {} on device {}: it has {} device(s)",
-                            info_.name, action, device, device_count()));
+                fmt::format("backend '{}' cannot {} on device {}: it has {} device(s)", info_.name,
+                            action, device, device_count()));
   }
 }
 
@@ -64,13 +62,13 @@ void Backend::deallocate(int32_t device, void* ptr) const noexcept {
   const std::optional<std::string> escaped =
       call_plugin_noexcept([&] { status = plugin_.deallocate(device, ptr); });
   if (escaped || status != BP_STATUS_OK) {
-    log(LogLevel::Warn, "backend '{}' could not free memory on {}:{}: {}", info_.name,
-        info_.name, device, escaped ? escaped_exception_reason("deallocate", *escaped) : last_error());
+    log(LogLevel::Warn, "backend '{}' could not free memory on {}:{}: {}", info_.name, info_.name,
+        device, escaped ? escaped_exception_reason("deallocate", *escaped) : last_error());
   }
 }
 
-void Backend::copy_host_to_device(int32_t device, void* dst, uint64_t dst_offset,
-                                  const void* src, uint64_t bytes) const {
+void Backend::copy_host_to_device(int32_t device, void* dst, uint64_t dst_offset, const void* src,
+                                  uint64_t bytes) const {
   const std::string action = fmt::format("copy {} bytes from the host", bytes);
   check_callable(device, action);
   if (uses_host_memory()) {
@@ -80,8 +78,8 @@ void Backend::copy_host_to_device(int32_t device, void* dst, uint64_t dst_offset
   check_status(plugin_.copy_host_to_device(device, dst, dst_offset, src, bytes), action, device);
 }
 
-void Backend::copy_device_to_host(int32_t device, void* dst, const void* src,
-                                  uint64_t src_offset, uint64_t bytes) const {
+void Backend::copy_device_to_host(int32_t device, void* dst, const void* src, uint64_t src_offset,
+                                  uint64_t bytes) const {
   const std::string action = fmt::format("copy {} bytes to the host", bytes);
   check_callable(device, action);
   if (uses_host_memory()) {
@@ -91,9 +89,8 @@ void Backend::copy_device_to_host(int32_t device, void* dst, const void* src,
   check_status(plugin_.copy_device_to_host(device, dst, src, src_offset, bytes), action, device);
 }
 
-void Backend::copy_device_to_device(int32_t device, void* dst, uint64_t dst_offset,
-                                    const void* src, uint64_t src_offset,
-                                    uint64_t bytes) const {
+void Backend::copy_device_to_device(int32_t device, void* dst, uint64_t dst_offset, const void* src,
+                                    uint64_t src_offset, uint64_t bytes) const {
   const std::string action = fmt::format("copy {} bytes within the device", bytes);
   check_callable(device, action);
   if (uses_host_memory()) {
@@ -134,9 +131,8 @@ void Backend::destroy_event(int32_t device, bp_event event) const noexcept {
   const std::optional<std::string> escaped =
       call_plugin_noexcept([&] { status = plugin_.event_destroy(device, event); });
   if (escaped || status != BP_STATUS_OK) {
-    log(LogLevel::Warn, "backend '{}' could not free an event on {}:{}: {}", info_.name,
-        info_.name, device,
-        escaped ? escaped_exception_reason("event_destroy", *escaped) : last_error());
+    log(LogLevel::Warn, "backend '{}' could not free an event on {}:{}: {}", info_.name, info_.name,
+        device, escaped ? escaped_exception_reason("event_destroy", *escaped) : last_error());
   }
 }
 
@@ -160,8 +156,7 @@ void Backend::synchronize_event(int32_t device, bp_event event) const {
 double Backend::event_elapsed_ms(int32_t device, bp_event start, bp_event end) const {
   check_events(device, "time two events");
   double milliseconds = 0;
-  check_status(plugin_.event_elapsed(device, start, end, &milliseconds), "time two events",
-               device);
+  check_status(plugin_.event_elapsed(device, start, end, &milliseconds), "time two events", device);
   return milliseconds;
 }
 
@@ -184,17 +179,17 @@ std::vector<BackendCounter> Backend::counters() const {
   int64_t count = 0;
   for (;;) {
     for (bp_counter& entry : entries) entry = bp_counter{sizeof(bp_counter), nullptr, 0};
-    const bp_status status = plugin_.read_counters(
-        entries.empty() ? nullptr : entries.data(), static_cast<int64_t>(entries.size()), &count);
+    const bp_status status = plugin_.read_counters(entries.empty() ? nullptr : entries.data(),
+                                                   static_cast<int64_t>(entries.size()), &count);
     if (status != BP_STATUS_OK) {
       throw Error(error_code_for(status),
                   fmt::format("backend '{}' could not read its counters ({}): {}", info_.name,
                               status_description(status), last_error()));
     }
     if (count < 0) {
-      throw Error(ErrorCode::Backend,
-                  fmt::format("backend '{}' reported {} counters: a bug in the plugin",
-                              info_.name, count));
+      throw Error(
+          ErrorCode::Backend,
+          fmt::format("backend '{}' reported {} counters: a bug in the plugin", info_.name, count));
     }
     if (static_cast<size_t>(count) <= entries.size()) break;
     entries.resize(static_cast<size_t>(count));
@@ -211,7 +206,8 @@ std::vector<BackendCounter> Backend::counters() const {
 void Backend::shut_down() noexcept {
   if (shut_down_.exchange(true, std::memory_order_acq_rel)) return;
   if (plugin_.shutdown == nullptr) return;
-  if (const std::optional<std::string> escaped = call_plugin_noexcept([&] { plugin_.shutdown(); })) {
+  if (const std::optional<std::string> escaped =
+          call_plugin_noexcept([&] { plugin_.shutdown(); })) {
     log(LogLevel::Warn, "backend '{}' did not shut down cleanly: {}", info_.name,
         escaped_exception_reason("shutdown", *escaped));
   }

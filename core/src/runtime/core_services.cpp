@@ -45,9 +45,10 @@ void PluginCoreServices::report(int32_t level, const char* message) noexcept {
     if (kept < kMaxKeptWarnings) {
       warnings_.add(text);
     } else if (kept == kMaxKeptWarnings) {
-      warnings_.add(fmt::format("{}: more warnings than the {} kept here; BACKPLANE_LOG_LEVEL=warn "
-                                "shows them all on stderr",
-                                plugin_name_, kMaxKeptWarnings));
+      warnings_.add(
+          fmt::format("{}: more warnings than the {} kept here; BACKPLANE_LOG_LEVEL=warn "
+                      "shows them all on stderr",
+                      plugin_name_, kMaxKeptWarnings));
     }
   } catch (...) {  // out of memory for the message: it is lost, and the plugin goes on
   }

@@ -123,12 +123,9 @@ std::optional<std::string> elf_truncation(const std::filesystem::path& path) {
   if (*file_size < EI_NIDENT) return truncated("its ELF identification", EI_NIDENT, *file_size);
   if (!file.read(ident, EI_NIDENT, 0) || ident[EI_DATA] != kHostByteOrder) return std::nullopt;
   switch (ident[EI_CLASS]) {
-    case ELFCLASS64:
-      return truncated_part<Elf64_Ehdr, Elf64_Phdr>(file, *file_size);
-    case ELFCLASS32:
-      return truncated_part<Elf32_Ehdr, Elf32_Phdr>(file, *file_size);
-    default:
-      return std::nullopt;
+    case ELFCLASS64: return truncated_part<Elf64_Ehdr, Elf64_Phdr>(file, *file_size);
+    case ELFCLASS32: return truncated_part<Elf32_Ehdr, Elf32_Phdr>(file, *file_size);
+    default: return std::nullopt;
   }
 }
 

@@ -17,9 +17,9 @@ std::string quote_for_message(std::string_view value);
 
 // BACKPLANE_BACKENDS: "cpu,cuda", "*" (the default), "*,!opencl".
 struct BackendSelection {
-  bool all = true;                     // "*" was given, or no name was
-  std::vector<std::string> included;   // names given without "!"
-  std::vector<std::string> excluded;   // names given as "!name"
+  bool all = true;                    // "*" was given, or no name was
+  std::vector<std::string> included;  // names given without "!"
+  std::vector<std::string> excluded;  // names given as "!name"
 
   bool allows(std::string_view backend_name) const;
   // Every name the value mentions, for the check that each one exists.

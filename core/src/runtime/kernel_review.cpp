@@ -40,8 +40,7 @@ KernelReview review_kernels(const bp_plugin& plugin) {
     const uint64_t hash = BP_ABI_FIELD(entry, schema_hash);
     const bp_kernel_fn fn = BP_ABI_FIELD(entry, fn);
     if (name == nullptr) {
-      review.refused.push_back(
-          {fmt::format("(entry {})", i), "the kernel entry has no op name"});
+      review.refused.push_back({fmt::format("(entry {})", i), "the kernel entry has no op name"});
       continue;
     }
     const std::optional<OpId> op = kernel_op_named(name);

@@ -47,9 +47,9 @@ using NamedFunction = std::pair<const char*, bool>;
 template <size_t N>
 void check_all_or_none(const NamedFunction (&functions)[N], std::string_view group,
                        std::string_view rule) {
-  const auto given = static_cast<size_t>(
-      std::count_if(std::begin(functions), std::end(functions),
-                    [](const auto& function) { return function.second; }));
+  const auto given =
+      static_cast<size_t>(std::count_if(std::begin(functions), std::end(functions),
+                                        [](const auto& function) { return function.second; }));
   if (given == 0 || given == N) return;
   std::string missing;
   for (const auto& [name, present] : functions) {

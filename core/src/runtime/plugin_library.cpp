@@ -41,16 +41,11 @@ std::string reason_for_open_failure(const std::filesystem::path& file, std::stri
 // What a file that is neither a folder nor a regular file is, for the message that refuses it.
 std::string_view kind_of_special_file(std::filesystem::file_type type) {
   switch (type) {
-    case std::filesystem::file_type::fifo:
-      return "a named pipe (FIFO)";
-    case std::filesystem::file_type::character:
-      return "a character device";
-    case std::filesystem::file_type::block:
-      return "a block device";
-    case std::filesystem::file_type::socket:
-      return "a socket";
-    default:
-      return "a special file";
+    case std::filesystem::file_type::fifo: return "a named pipe (FIFO)";
+    case std::filesystem::file_type::character: return "a character device";
+    case std::filesystem::file_type::block: return "a block device";
+    case std::filesystem::file_type::socket: return "a socket";
+    default: return "a special file";
   }
 }
 

@@ -63,8 +63,8 @@ PluginSearch find_plugin_files(const std::vector<std::string>& plugin_path,
     } else if (std::filesystem::exists(status)) {
       search.candidates.push_back({std::filesystem::absolute(entry), true});
     } else {
-      search.warnings.push_back(fmt::format(
-          "BACKPLANE_PLUGIN_PATH entry '{}' does not exist; it is skipped", entry));
+      search.warnings.push_back(
+          fmt::format("BACKPLANE_PLUGIN_PATH entry '{}' does not exist; it is skipped", entry));
     }
   }
   std::error_code error;

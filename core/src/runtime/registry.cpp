@@ -131,9 +131,10 @@ void Registry::resolve_default_device() {
     default_device_ = parse_device(*spec, *this);
   } catch (const Error& error) {
     std::lock_guard lock(mutex_);
-    record_warning(fmt::format("BACKPLANE_DEFAULT_DEVICE='{}' names no loaded device, so cpu "
-                               "is the default: {}",
-                               *spec, error.what()));
+    record_warning(
+        fmt::format("BACKPLANE_DEFAULT_DEVICE='{}' names no loaded device, so cpu "
+                    "is the default: {}",
+                    *spec, error.what()));
   }
 }
 
@@ -250,19 +251,17 @@ const Backend* Registry::loaded_backend_named(std::string_view name) const {
 std::vector<const Backend*> Registry::plugins_in_type_order() const {
   std::vector<const Backend*> ordered;
   for (const auto& plugin : plugins_) ordered.push_back(plugin.get());
-  std::sort(ordered.begin(), ordered.end(), [](const Backend* a, const Backend* b) {
-    return a->device_type() < b->device_type();
-  });
+  std::sort(ordered.begin(), ordered.end(),
+            [](const Backend* a, const Backend* b) { return a->device_type() < b->device_type(); });
   return ordered;
 }
 
 void Registry::check_selected_names_exist() {
   for (const std::string& name : environment_.backends.mentioned_names()) {
     if (found_names_.contains(name)) continue;
-    const std::string found =
-        found_names_.empty() ? std::string("no plugin was found at all")
-                             : fmt::format("the plugins found provide: {}",
-                                           fmt::join(found_names_, ", "));
+    const std::string found = found_names_.empty() ? std::string("no plugin was found at all")
+                                                   : fmt::format("the plugins found provide: {}",
+                                                                 fmt::join(found_names_, ", "));
     record_warning(fmt::format("BACKPLANE_BACKENDS names {}, which no plugin provides; {}",
                                quote_for_message(name), found));
   }

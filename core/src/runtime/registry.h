@@ -94,7 +94,7 @@ class Registry {
   LoaderEnvironment environment_;
   std::deque<boost::dll::shared_library> libraries_;
   std::vector<std::unique_ptr<Backend>> plugins_;  // in load order
-  std::deque<PluginCoreServices> core_services_;  // one per plugin started, never moved
+  std::deque<PluginCoreServices> core_services_;   // one per plugin started, never moved
   std::vector<PluginFailure> failures_;
   WarningList warnings_;  // locks itself: plugins report into it from any thread
   std::set<std::filesystem::path> attempted_files_;

@@ -23,9 +23,7 @@ std::string_view log_level_name(LogLevel level) {
 
 void set_log_level(LogLevel level) { current_level.store(level, std::memory_order_relaxed); }
 
-bool log_enabled(LogLevel level) {
-  return level <= current_level.load(std::memory_order_relaxed);
-}
+bool log_enabled(LogLevel level) { return level <= current_level.load(std::memory_order_relaxed); }
 
 void write_log_line(LogLevel level, std::string_view message) {
   // One fwrite per line, so that lines from several threads do not interleave.

@@ -43,9 +43,10 @@ int64_t storage_extent(IntArrayRef sizes, IntArrayRef strides, const char* op) {
 
 size_t checked_nbytes(int64_t elements, DType dtype, IntArrayRef sizes, const char* op) {
   if (element_size(dtype) == 0) {
-    throw Error(fmt::format("{}: {} is not a dtype; use one of the bp::k* constants (bp::kFloat32, "
-                            "...)",
-                            op, static_cast<int>(dtype)));
+    throw Error(
+        fmt::format("{}: {} is not a dtype; use one of the bp::k* constants (bp::kFloat32, "
+                    "...)",
+                    op, static_cast<int>(dtype)));
   }
   int64_t nbytes = 0;
   if (__builtin_mul_overflow(elements, static_cast<int64_t>(element_size(dtype)), &nbytes)) {
@@ -99,9 +100,10 @@ Tensor from_blob(void* data, IntArrayRef sizes, DType dtype) {
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype) {
   const int64_t extent = storage_extent(sizes, strides, "from_blob");
   if (data == nullptr && extent > 0) {
-    throw Error(fmt::format("from_blob: the data pointer is null, but shape {} has {} elements; "
-                            "pass the address of the data",
-                            detail::format_shape(sizes), detail::checked_numel(sizes, "from_blob")));
+    throw Error(
+        fmt::format("from_blob: the data pointer is null, but shape {} has {} elements; "
+                    "pass the address of the data",
+                    detail::format_shape(sizes), detail::checked_numel(sizes, "from_blob")));
   }
   auto storage = StorageImpl::borrow_host(data, checked_nbytes(extent, dtype, sizes, "from_blob"));
   return make_tensor(std::move(storage), sizes, DimVector(strides), dtype);

@@ -67,10 +67,11 @@ void check_no_internal_overlap(IntArrayRef sizes, IntArrayRef strides, std::stri
   if (std::ranges::find(sizes, 0) != sizes.end()) return;  // no elements, none to share
   for (size_t d = 0; d < sizes.size(); ++d) {
     if (strides[d] == 0 && sizes[d] > 1) {
-      throw Error(fmt::format("{}: argument '{}' repeats its elements along dim {} (stride 0, an "
-                              "expanded view), so it cannot hold a result there; write to a "
-                              "tensor of its own, such as a .clone() of it",
-                              op, arg, d));
+      throw Error(
+          fmt::format("{}: argument '{}' repeats its elements along dim {} (stride 0, an "
+                      "expanded view), so it cannot hold a result there; write to a "
+                      "tensor of its own, such as a .clone() of it",
+                      op, arg, d));
     }
   }
   const SortedDims dims(sizes, strides);
@@ -86,22 +87,23 @@ void check_no_internal_overlap(IntArrayRef sizes, IntArrayRef strides, std::stri
     reach = next.value_or(reach);
   }
   if (reach_fits && unseparated == 0) return;
-  const std::optional<bool> repeats =
-      reach_fits ? offsets_repeat(dims, unseparated) : std::nullopt;
+  const std::optional<bool> repeats = reach_fits ? offsets_repeat(dims, unseparated) : std::nullopt;
   if (repeats == false) return;
   const std::string layout =
       fmt::format("(sizes {}, strides {})", format_shape(sizes), format_shape(strides));
   if (repeats == true) {
-    throw Error(fmt::format("{}: argument '{}' {} has elements that share memory, so it cannot "
-                            "hold a result; write to a tensor of its own, such as a "
-                            ".contiguous() copy of it",
-                            op, arg, layout));
+    throw Error(
+        fmt::format("{}: argument '{}' {} has elements that share memory, so it cannot "
+                    "hold a result; write to a tensor of its own, such as a "
+                    ".contiguous() copy of it",
+                    op, arg, layout));
   }
-  throw Error(fmt::format("{}: argument '{}' {} may have elements that share memory: its strides "
-                          "do not keep its dims apart, and it has too many elements to compare "
-                          "their offsets (more than {}); write to a contiguous tensor, such as a "
-                          ".contiguous() copy of it",
-                          op, arg, layout, kMaxOffsetsCheckedForOverlap));
+  throw Error(
+      fmt::format("{}: argument '{}' {} may have elements that share memory: its strides "
+                  "do not keep its dims apart, and it has too many elements to compare "
+                  "their offsets (more than {}); write to a contiguous tensor, such as a "
+                  ".contiguous() copy of it",
+                  op, arg, layout, kMaxOffsetsCheckedForOverlap));
 }
 
 }  // namespace bp::detail

@@ -17,8 +17,8 @@ std::string format_shape(IntArrayRef sizes) {
 int64_t wrap_dim(std::string_view op, int64_t dim, int64_t rank, bool wrap_scalar) {
   if (rank == 0) {
     if (wrap_scalar && (dim == 0 || dim == -1)) return 0;
-    throw Error(fmt::format("{}: dim {} is out of range for a tensor of 0 dims (it has no dimensions)",
-                            op, dim));
+    throw Error(fmt::format(
+        "{}: dim {} is out of range for a tensor of 0 dims (it has no dimensions)", op, dim));
   }
   if (dim < -rank || dim >= rank) {
     throw Error(fmt::format("{}: dim {} is out of range for a tensor of {} dims (expected {}..{})",

@@ -46,9 +46,10 @@ void TensorImpl::operator delete(void* ptr, size_t size) noexcept {
 }
 
 void Tensor::throw_undefined(const char* method) {
-  throw Error(fmt::format("{}() called on an undefined bp::Tensor (default-constructed, or moved "
-                          "from): assign it a tensor first",
-                          method));
+  throw Error(
+      fmt::format("{}() called on an undefined bp::Tensor (default-constructed, or moved "
+                  "from): assign it a tensor first",
+                  method));
 }
 
 int64_t Tensor::size(int64_t dim) const {

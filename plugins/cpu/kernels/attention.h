@@ -22,7 +22,6 @@
 
 namespace bp::cpu::attention {
 
-
 // Query rows per task and keys per block. A tile of either, with E up to 256 floats, fits in
 // L2 next to the output rows it accumulates into.
 inline constexpr int64_t kQueryBlock = 96;
@@ -125,7 +124,8 @@ void multiply_add_block(const C* a, int64_t a_stride, const C* b, int64_t b_stri
 #pragma GCC unroll 16
   for (int64_t r = 0; r < kRowsTogether; ++r) {
 #pragma GCC unroll 16
-    for (int64_t v = 0; v < kVectors; ++v) store_vector(out + r * out_stride + v * kLanes, sums[r][v]);
+    for (int64_t v = 0; v < kVectors; ++v)
+      store_vector(out + r * out_stride + v * kLanes, sums[r][v]);
   }
 }
 
@@ -347,8 +347,8 @@ BP_CPU_MULTIVERSIONED void attend_block(const Problem& p, Tiles<C>& t, const Mat
 // Every task of one attention: query rows [first_row, first_row + kQueryBlock) of one leading
 // index, split across the plugin's threads, `leading` indices of the flattened leading dims.
 template <typename T>
-void attend(const Problem& problem, int64_t leading, const TensorView& query,
-            const TensorView& key, const TensorView& value, const TensorView& out) {
+void attend(const Problem& problem, int64_t leading, const TensorView& query, const TensorView& key,
+            const TensorView& value, const TensorView& out) {
   using C = compute_t<T>;
   const int64_t row_blocks = (problem.query_length + kQueryBlock - 1) / kQueryBlock;
   // A task's cost grows with the keys it visits; a handful of tasks is worth a thread.
@@ -357,9 +357,8 @@ void attend(const Problem& problem, int64_t leading, const TensorView& query,
     for (int64_t task = begin; task < end; ++task) {
       const int64_t index = task / row_blocks;
       const int64_t first_row = task % row_blocks * kQueryBlock;
-      attend_block<T, C>(problem, tiles, Matrix<const T>(query, index),
-                         Matrix<const T>(key, index), Matrix<const T>(value, index),
-                         Matrix<T>(out, index), first_row,
+      attend_block<T, C>(problem, tiles, Matrix<const T>(query, index), Matrix<const T>(key, index),
+                         Matrix<const T>(value, index), Matrix<T>(out, index), first_row,
                          std::min(kQueryBlock, problem.query_length - first_row));
     }
   });

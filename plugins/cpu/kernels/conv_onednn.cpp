@@ -172,9 +172,9 @@ void conv2d_onednn(ConvGeometry g, const TensorView& input, const TensorView& we
   const size_t input_element = element_size(input.dtype());
   const size_t out_element = element_size(out.dtype());
   for (int64_t n = 0; n < g.batch; ++n) {
-    const StridedElements input_image{
-        input.data<char>() + n * input.stride(0) * static_cast<int64_t>(input_element),
-        input.dtype(), input.strides()};
+    const StridedElements input_image{input.data<char>() +
+                                          n * input.stride(0) * static_cast<int64_t>(input_element),
+                                      input.dtype(), input.strides()};
     const StridedElements out_image{
         out.data<char>() + n * out.stride(0) * static_cast<int64_t>(out_element), out.dtype(),
         out.strides()};

@@ -40,14 +40,10 @@ void copy_elements(std::span<const int64_t> sizes, const StridedElements& dst,
                    const StridedElements& src) {
   if (dst.dtype == src.dtype) {
     switch (element_size(dst.dtype)) {
-      case 1:
-        return copy_bits<uint8_t>(sizes, dst, src);
-      case 2:
-        return copy_bits<uint16_t>(sizes, dst, src);
-      case 4:
-        return copy_bits<uint32_t>(sizes, dst, src);
-      case 8:
-        return copy_bits<uint64_t>(sizes, dst, src);
+      case 1: return copy_bits<uint8_t>(sizes, dst, src);
+      case 2: return copy_bits<uint16_t>(sizes, dst, src);
+      case 4: return copy_bits<uint32_t>(sizes, dst, src);
+      case 8: return copy_bits<uint64_t>(sizes, dst, src);
     }
   }
   plugin::visit(dst.dtype, [&](auto dst_tag) {

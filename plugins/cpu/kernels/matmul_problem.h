@@ -32,9 +32,9 @@ struct MatrixOperand {
 // What a product applies to each element of its result before storing it.
 enum class Activation { None, Relu, GeluTanh };
 
-// out = activation(alpha * (a @ b) + beta * addend) for every batch. a is (batch, n, k), b (batch, k, m),
-// out and addend (batch, n, m); a or b may repeat one matrix over the batch (batch_stride 0),
-// the addend may repeat a row or column (stride 0). Without an addend, or with beta == 0, only
+// out = activation(alpha * (a @ b) + beta * addend) for every batch. a is (batch, n, k), b (batch,
+// k, m), out and addend (batch, n, m); a or b may repeat one matrix over the batch (batch_stride
+// 0), the addend may repeat a row or column (stride 0). Without an addend, or with beta == 0, only
 // alpha * (a @ b) is written: the addend is not read at all (it may hold NaN), as in BLAS.
 struct MatmulProblem {
   DType dtype = DType::Float32;

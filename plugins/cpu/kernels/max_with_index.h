@@ -31,9 +31,9 @@ bool beats(C value, C best) {
 // `step`), as sum_side_by_side sums them: each reduced position compares a row of the input with
 // a row of running maxima, selecting rather than branching, so that the loop vectorises.
 template <typename T, typename Store>
-BP_CPU_MULTIVERSIONED void max_side_by_side(const ReductionLoops<3>& loops,
-                                            const Offsets<3>& first, const Offsets<3>& step,
-                                            int64_t count, const T* input, Store&& store) {
+BP_CPU_MULTIVERSIONED void max_side_by_side(const ReductionLoops<3>& loops, const Offsets<3>& first,
+                                            const Offsets<3>& step, int64_t count, const T* input,
+                                            Store&& store) {
   using C = compute_t<T>;
   const int64_t lane_step = step[0];
   C best[kSideBySideTile];

@@ -25,8 +25,10 @@
 #endif
 #endif
 
-#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(BP_CPU_THREAD_SANITIZER)
-#define BP_CPU_MULTIVERSIONED __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), flatten))
+#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && \
+    !defined(BP_CPU_THREAD_SANITIZER)
+#define BP_CPU_MULTIVERSIONED \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), flatten))
 #else
 #define BP_CPU_MULTIVERSIONED __attribute__((flatten))
 #endif

@@ -51,8 +51,8 @@ inline constexpr int64_t kDensePiece = 64;
 // Splits the outermost dimension longer than 1 into chunks, each a map_elements call over its
 // slice of every operand.
 template <typename Fn, typename Out, typename... In>
-void map_split_outermost(std::span<const int64_t> sizes, int64_t count, Fn& fn,
-                         Operand<Out> out, Operand<const In>... in) {
+void map_split_outermost(std::span<const int64_t> sizes, int64_t count, Fn& fn, Operand<Out> out,
+                         Operand<const In>... in) {
   const auto split = static_cast<size_t>(
       std::find_if(sizes.begin(), sizes.end(), [](int64_t size) { return size > 1; }) -
       sizes.begin());

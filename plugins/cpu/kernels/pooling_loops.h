@@ -61,9 +61,8 @@ struct MaxPoolRows {
 // elements (vector code without branches): for each output row, the maxima down its window's
 // input rows, then across each window's taps of those, then every stride-th of them.
 template <typename T>
-BP_CPU_MULTIVERSIONED void max_pool_plane(const TensorView& input, const TensorView& out,
-                                          int64_t n, int64_t c, const Window2d& w,
-                                          const PoolAxis& rows,
+BP_CPU_MULTIVERSIONED void max_pool_plane(const TensorView& input, const TensorView& out, int64_t n,
+                                          int64_t c, const Window2d& w, const PoolAxis& rows,
                                           MaxPoolRows<compute_t<T>>& buffers) {
   using C = compute_t<T>;
   const T* in_plane = input.data<const T>() + n * input.stride(0) + c * input.stride(1);
@@ -75,9 +74,9 @@ BP_CPU_MULTIVERSIONED void max_pool_plane(const TensorView& input, const TensorV
   for (int64_t y = 0; y < out.size(2); ++y) {
     std::fill_n(down, width, -std::numeric_limits<C>::infinity());
     for (int64_t i = 0; i < rows.count[y]; ++i) {
-      const C* row = row_in_compute_type(
-          in_plane + (rows.first[y] + i * rows.step) * input.stride(2), width, input.stride(3),
-          buffers.input.data());
+      const C* row =
+          row_in_compute_type(in_plane + (rows.first[y] + i * rows.step) * input.stride(2), width,
+                              input.stride(3), buffers.input.data());
       for (int64_t x = 0; x < width; ++x) down[x] = max_keeping_nan(down[x], row[x]);
     }
     const C* padded = buffers.down.data();
@@ -128,8 +127,8 @@ inline bool separable_max_pooling_pays(const Window2d& w, const PoolAxis& cols, 
   const int64_t out_width = static_cast<int64_t>(cols.count.size());
   int64_t taps_in_input = 0;  // up to out_width * width, which may leave int64 for a wide input
   for (int64_t count : cols.count) {
-    taps_in_input = plugin::checked_add(taps_in_input, count)
-                        .value_or(std::numeric_limits<int64_t>::max());
+    taps_in_input =
+        plugin::checked_add(taps_in_input, count).value_or(std::numeric_limits<int64_t>::max());
   }
   // The meta step has checked that the last window's end fits.
   const int64_t padded = std::max(w.padding[1] + width, (out_width - 1) * w.stride[1] + w.span(1));
@@ -186,8 +185,8 @@ void average_pool2d_loops(const TensorView& input, const TensorView& out, const 
       return fold(C{0}, std::plus<C>{}) / static_cast<C>(divisor);
     };
     for (int64_t plane = begin; plane < end; ++plane) {
-      pooling_detail::pool_plane_by_windows<T>(input, out, plane / channels, plane % channels,
-                                               rows, cols, average);
+      pooling_detail::pool_plane_by_windows<T>(input, out, plane / channels, plane % channels, rows,
+                                               cols, average);
     }
   });
 }

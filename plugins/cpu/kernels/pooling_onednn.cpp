@@ -41,8 +41,7 @@ const onednn::TypeSupport& pooling_support() {
     dnnl::pooling_v2_forward::primitive_desc(
         dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference,
                                        dnnl::algorithm::pooling_avg_exclude_padding, image, pooled,
-                                       {2, 2}, {2, 2},
-                                       {0, 0}, {0, 0}, {0, 0}),
+                                       {2, 2}, {2, 2}, {0, 0}, {0, 0}, {0, 0}),
         onednn::base_attributes(), onednn::engine());
   });
   return support;
@@ -106,9 +105,8 @@ std::optional<DType> onednn_pooling_dtype(DType dtype) {
 
 void onednn_average_pool(const Window2d& w, const TensorView& input, const TensorView& out,
                          DType dtype, bool include_padding) {
-  const dnnl::algorithm algorithm = include_padding
-                                        ? dnnl::algorithm::pooling_avg_include_padding
-                                        : dnnl::algorithm::pooling_avg_exclude_padding;
+  const dnnl::algorithm algorithm = include_padding ? dnnl::algorithm::pooling_avg_include_padding
+                                                    : dnnl::algorithm::pooling_avg_exclude_padding;
   const memory::data_type type = *onednn::data_type_of(dtype);
   const DenseInput dense_input(input, dtype);
   const DenseOutput dense_out(out, dtype);

@@ -129,11 +129,9 @@ class ReductionLoops {
       Offsets<N> first{};
       advance(first, split->stride, begin);
       Scratch scratch;
-      groups.for_each_row(
-          [&](const Offsets<N>& start, const Offsets<N>& step, int64_t count) {
-            fn(start, step, count, scratch);
-          },
-          first);
+      groups.for_each_row([&](const Offsets<N>& start, const Offsets<N>& step,
+                              int64_t count) { fn(start, step, count, scratch); },
+                          first);
     });
   }
 
@@ -195,22 +193,22 @@ class ReductionLoops {
 template <typename C, typename T, size_t N>
 BP_CPU_MULTIVERSIONED void gather_group(const ReductionLoops<N>& loops, const Offsets<N>& group,
                                         size_t k, const T* data, C* values) {
-  loops.for_each_row_in_group(
-      group, [&](const Offsets<N>& start, const Offsets<N>& step, int64_t length) {
-        convert_row_from(data + start[k], step[k], values, length);
-        values += length;
-      });
+  loops.for_each_row_in_group(group,
+                              [&](const Offsets<N>& start, const Offsets<N>& step, int64_t length) {
+                                convert_row_from(data + start[k], step[k], values, length);
+                                values += length;
+                              });
 }
 
 // The inverse of gather_group: values[position] converted to T into operand k's elements.
 template <typename T, typename C, size_t N>
 BP_CPU_MULTIVERSIONED void scatter_group(const ReductionLoops<N>& loops, const Offsets<N>& group,
                                          size_t k, const C* values, T* data) {
-  loops.for_each_row_in_group(
-      group, [&](const Offsets<N>& start, const Offsets<N>& step, int64_t length) {
-        convert_row_into(values, data + start[k], step[k], length);
-        values += length;
-      });
+  loops.for_each_row_in_group(group,
+                              [&](const Offsets<N>& start, const Offsets<N>& step, int64_t length) {
+                                convert_row_into(values, data + start[k], step[k], length);
+                                values += length;
+                              });
 }
 
 // Calls span_fn(group, x, y, n, next) for each group, where x holds the group's n elements of
@@ -234,8 +232,8 @@ void for_each_group_span(const ReductionLoops<N>& loops, const T* input, T* outp
             for (int64_t i = 0; i < count; ++i, advance(group, step)) {
               NextRows<C> next;
               if (i + 1 < count) next = {input + group[0] + step[0], output + group[1] + step[1]};
-              span_fn(static_cast<const Offsets<N>&>(group), input + group[0], output + group[1],
-                      n, static_cast<const NextRows<C>&>(next));
+              span_fn(static_cast<const Offsets<N>&>(group), input + group[0], output + group[1], n,
+                      static_cast<const NextRows<C>&>(next));
             }
           });
       return;

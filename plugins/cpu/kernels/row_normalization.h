@@ -114,35 +114,35 @@ BP_CPU_MULTIVERSIONED void softmax_side_by_side(const ReductionLoops<2>& loops,
   C factor[kNormalizationTile];  // 1 / sum, or for log_softmax log(sum)
   C row[kNormalizationTile];     // a row of the input in C, where it is not C already
   C results[kNormalizationTile];
-  for_each_side_by_side_tile(loops, first, step, count, [&](const Offsets<2>&, int64_t width,
-                                                            const auto& for_each_row,
-                                                            auto in_step, auto out_step) {
-    std::fill_n(max, width, -std::numeric_limits<C>::infinity());
-    for_each_row([&](int64_t in_at, int64_t, int64_t) {
-      const C* x = row_in_compute_type(input + in_at, width, in_step, row);
-      for (int64_t j = 0; j < width; ++j) max[j] = max_keeping_nan(max[j], x[j]);
-    });
-    std::fill_n(sums, width, 0.0);
-    for_each_row([&](int64_t in_at, int64_t, int64_t) {
-      const C* x = row_in_compute_type(input + in_at, width, in_step, row);
-      for (int64_t j = 0; j < width; ++j) sums[j] += static_cast<double>(exp_of(x[j] - max[j]));
-    });
-    // A NaN or an infinite maximum makes the whole group NaN, as in softmax_span: some x - max
-    // is NaN there, and so are the sum, the factor and every output.
-    for (int64_t j = 0; j < width; ++j) {
-      factor[j] = static_cast<C>(log ? std::log(sums[j]) : 1.0 / sums[j]);
-    }
-    for_each_output_part(width, out_step, [&](int64_t begin, int64_t end) {
-      for_each_row([&](int64_t in_at, int64_t out_at, int64_t) {
-        const C* x =
-            row_in_compute_type(input + in_at + begin * in_step, end - begin, in_step, row);
-        store_row(output + out_at, begin, end, out_step, results, [&](int64_t j) {
-          const C shifted = x[j - begin] - max[j];
-          return log ? shifted - factor[j] : exp_of(shifted) * factor[j];
+  for_each_side_by_side_tile(
+      loops, first, step, count,
+      [&](const Offsets<2>&, int64_t width, const auto& for_each_row, auto in_step, auto out_step) {
+        std::fill_n(max, width, -std::numeric_limits<C>::infinity());
+        for_each_row([&](int64_t in_at, int64_t, int64_t) {
+          const C* x = row_in_compute_type(input + in_at, width, in_step, row);
+          for (int64_t j = 0; j < width; ++j) max[j] = max_keeping_nan(max[j], x[j]);
+        });
+        std::fill_n(sums, width, 0.0);
+        for_each_row([&](int64_t in_at, int64_t, int64_t) {
+          const C* x = row_in_compute_type(input + in_at, width, in_step, row);
+          for (int64_t j = 0; j < width; ++j) sums[j] += static_cast<double>(exp_of(x[j] - max[j]));
+        });
+        // A NaN or an infinite maximum makes the whole group NaN, as in softmax_span: some x - max
+        // is NaN there, and so are the sum, the factor and every output.
+        for (int64_t j = 0; j < width; ++j) {
+          factor[j] = static_cast<C>(log ? std::log(sums[j]) : 1.0 / sums[j]);
+        }
+        for_each_output_part(width, out_step, [&](int64_t begin, int64_t end) {
+          for_each_row([&](int64_t in_at, int64_t out_at, int64_t) {
+            const C* x =
+                row_in_compute_type(input + in_at + begin * in_step, end - begin, in_step, row);
+            store_row(output + out_at, begin, end, out_step, results, [&](int64_t j) {
+              const C shifted = x[j - begin] - max[j];
+              return log ? shifted - factor[j] : exp_of(shifted) * factor[j];
+            });
+          });
         });
       });
-    });
-  });
 }
 
 // Layer norm or RMS norm of groups lying side by side, a tile at a time, as normalize_span
@@ -164,52 +164,52 @@ BP_CPU_MULTIVERSIONED void normalize_side_by_side(const ReductionLoops<N>& loops
   double first_row[kNormalizationTile];
   C row[kNormalizationTile];  // a row of the input in C, where it is not C already
   C results[kNormalizationTile];
-  for_each_side_by_side_tile(loops, first, step, count, [&](const Offsets<N>& tile_first,
-                                                            int64_t width,
-                                                            const auto& for_each_row,
-                                                            auto in_step, auto out_step) {
-    std::fill_n(mean, width, 0.0);
-    if (!rms) {
-      // Summed as deviations from the first row, as moments_of does, so that a group of equal
-      // members has exactly their value as its mean.
-      std::fill_n(first_row, width, 0.0);
-      bool first = true;
-      for_each_row([&](int64_t in_at, int64_t, int64_t) {
-        const C* x = row_in_compute_type(input + in_at, width, in_step, row);
-        if (first) {
-          for (int64_t j = 0; j < width; ++j) first_row[j] = static_cast<double>(x[j]);
-          first = false;
+  for_each_side_by_side_tile(
+      loops, first, step, count,
+      [&](const Offsets<N>& tile_first, int64_t width, const auto& for_each_row, auto in_step,
+          auto out_step) {
+        std::fill_n(mean, width, 0.0);
+        if (!rms) {
+          // Summed as deviations from the first row, as moments_of does, so that a group of equal
+          // members has exactly their value as its mean.
+          std::fill_n(first_row, width, 0.0);
+          bool first = true;
+          for_each_row([&](int64_t in_at, int64_t, int64_t) {
+            const C* x = row_in_compute_type(input + in_at, width, in_step, row);
+            if (first) {
+              for (int64_t j = 0; j < width; ++j) first_row[j] = static_cast<double>(x[j]);
+              first = false;
+            }
+            for (int64_t j = 0; j < width; ++j) mean[j] += static_cast<double>(x[j]) - first_row[j];
+          });
+          // Over no members, the mean is 0 / 0 = NaN, as in normalize_span.
+          for (int64_t j = 0; j < width; ++j) mean[j] = first_row[j] + mean[j] / members;
         }
-        for (int64_t j = 0; j < width; ++j) mean[j] += static_cast<double>(x[j]) - first_row[j];
-      });
-      // Over no members, the mean is 0 / 0 = NaN, as in normalize_span.
-      for (int64_t j = 0; j < width; ++j) mean[j] = first_row[j] + mean[j] / members;
-    }
-    std::fill_n(rstd, width, 0.0);  // the sums of squared deviations, first
-    for_each_row([&](int64_t in_at, int64_t, int64_t) {
-      const C* x = row_in_compute_type(input + in_at, width, in_step, row);
-      for (int64_t j = 0; j < width; ++j) {
-        const double deviation = static_cast<double>(x[j]) - mean[j];
-        rstd[j] += deviation * deviation;
-      }
-    });
-    for (int64_t j = 0; j < width; ++j) {
-      rstd[j] = 1.0 / std::sqrt(rstd[j] / members + eps);
-      store_moments(tile_first, j, mean[j], rstd[j]);
-    }
-    for_each_output_part(width, out_step, [&](int64_t begin, int64_t end) {
-      for_each_row([&](int64_t in_at, int64_t out_at, int64_t position) {
-        const double scale = weight ? weight[position] : 1.0;
-        const double shift = bias ? bias[position] : 0.0;
-        const C* x =
-            row_in_compute_type(input + in_at + begin * in_step, end - begin, in_step, row);
-        store_row(output + out_at, begin, end, out_step, results, [&](int64_t j) {
-          const double normalized = (static_cast<double>(x[j - begin]) - mean[j]) * rstd[j];
-          return static_cast<C>(bias ? normalized * scale + shift : normalized * scale);
+        std::fill_n(rstd, width, 0.0);  // the sums of squared deviations, first
+        for_each_row([&](int64_t in_at, int64_t, int64_t) {
+          const C* x = row_in_compute_type(input + in_at, width, in_step, row);
+          for (int64_t j = 0; j < width; ++j) {
+            const double deviation = static_cast<double>(x[j]) - mean[j];
+            rstd[j] += deviation * deviation;
+          }
+        });
+        for (int64_t j = 0; j < width; ++j) {
+          rstd[j] = 1.0 / std::sqrt(rstd[j] / members + eps);
+          store_moments(tile_first, j, mean[j], rstd[j]);
+        }
+        for_each_output_part(width, out_step, [&](int64_t begin, int64_t end) {
+          for_each_row([&](int64_t in_at, int64_t out_at, int64_t position) {
+            const double scale = weight ? weight[position] : 1.0;
+            const double shift = bias ? bias[position] : 0.0;
+            const C* x =
+                row_in_compute_type(input + in_at + begin * in_step, end - begin, in_step, row);
+            store_row(output + out_at, begin, end, out_step, results, [&](int64_t j) {
+              const double normalized = (static_cast<double>(x[j - begin]) - mean[j]) * rstd[j];
+              return static_cast<C>(bias ? normalized * scale + shift : normalized * scale);
+            });
+          });
         });
       });
-    });
-  });
 }
 
 // A group's mean and 1 / sqrt(variance + eps), accumulated in double.

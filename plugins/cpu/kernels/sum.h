@@ -54,17 +54,16 @@ SumAccumulator<T> sum_contiguous(const T* x, int64_t count) {
 // The sum of a group whose elements are not contiguous.
 template <typename T>
 BP_CPU_MULTIVERSIONED SumAccumulator<T> sum_strided_group(const ReductionLoops<2>& loops,
-                                                          const Offsets<2>& group,
-                                                          const T* input) {
+                                                          const Offsets<2>& group, const T* input) {
   PartialSums<SumAccumulator<T>> sums;
-  loops.for_each_row_in_group(
-      group, [&](const Offsets<2>& start, const Offsets<2>& step, int64_t length) {
-        if (step[0] == 1) {
-          sums.add(input + start[0], length);
-        } else {
-          sums.add_strided(input + start[0], length, step[0]);
-        }
-      });
+  loops.for_each_row_in_group(group,
+                              [&](const Offsets<2>& start, const Offsets<2>& step, int64_t length) {
+                                if (step[0] == 1) {
+                                  sums.add(input + start[0], length);
+                                } else {
+                                  sums.add_strided(input + start[0], length, step[0]);
+                                }
+                              });
   return sums.total();
 }
 
@@ -72,9 +71,9 @@ BP_CPU_MULTIVERSIONED SumAccumulator<T> sum_strided_group(const ReductionLoops<2
 // reduced position adds a row of the input to a row of running totals, so that every load
 // and add is a vector one, and each group's elements are added in order.
 template <typename T, typename Store>
-BP_CPU_MULTIVERSIONED void sum_side_by_side(const ReductionLoops<2>& loops,
-                                            const Offsets<2>& first, const Offsets<2>& step,
-                                            int64_t count, const T* input, Store&& store) {
+BP_CPU_MULTIVERSIONED void sum_side_by_side(const ReductionLoops<2>& loops, const Offsets<2>& first,
+                                            const Offsets<2>& step, int64_t count, const T* input,
+                                            Store&& store) {
   using Acc = SumAccumulator<T>;
   const auto value = [](T x) { return static_cast<Acc>(static_cast<compute_t<T>>(x)); };
   const int64_t lane_step = step[0];
@@ -85,34 +84,33 @@ BP_CPU_MULTIVERSIONED void sum_side_by_side(const ReductionLoops<2>& loops,
     std::fill_n(totals, width, Acc{0});
     Offsets<2> tile_first = first;
     advance(tile_first, step, tile);
-    loops.for_each_row_in_group(
-        tile_first, [&](const Offsets<2>& start, const Offsets<2>& row_step, int64_t length) {
-          const T* row = input + start[0];
-          int64_t i = 0;
-          if constexpr (kConvertsFasterInBlocks<T>) {
-            // A row at a time, converted first.
-            for (; i < length; ++i) {
-              const compute_t<T>* x =
-                  row_in_compute_type(row + i * row_step[0], width, lane_step, converted);
-              for (int64_t j = 0; j < width; ++j) totals[j] += static_cast<Acc>(x[j]);
-            }
-          } else if (lane_step == 1) {
-            // Four input rows per pass over the totals; each total still adds them in order.
-            for (; i + 4 <= length; i += 4) {
-              const T* r0 = row + i * row_step[0];
-              const T* r1 = r0 + row_step[0];
-              const T* r2 = r1 + row_step[0];
-              const T* r3 = r2 + row_step[0];
-              for (int64_t j = 0; j < width; ++j)
-                totals[j] = (((totals[j] + value(r0[j])) + value(r1[j])) + value(r2[j])) +
-                            value(r3[j]);
-            }
-          }
-          for (; i < length; ++i) {
-            const T* r = row + i * row_step[0];
-            for (int64_t j = 0; j < width; ++j) totals[j] += value(r[j * lane_step]);
-          }
-        });
+    loops.for_each_row_in_group(tile_first, [&](const Offsets<2>& start, const Offsets<2>& row_step,
+                                                int64_t length) {
+      const T* row = input + start[0];
+      int64_t i = 0;
+      if constexpr (kConvertsFasterInBlocks<T>) {
+        // A row at a time, converted first.
+        for (; i < length; ++i) {
+          const compute_t<T>* x =
+              row_in_compute_type(row + i * row_step[0], width, lane_step, converted);
+          for (int64_t j = 0; j < width; ++j) totals[j] += static_cast<Acc>(x[j]);
+        }
+      } else if (lane_step == 1) {
+        // Four input rows per pass over the totals; each total still adds them in order.
+        for (; i + 4 <= length; i += 4) {
+          const T* r0 = row + i * row_step[0];
+          const T* r1 = r0 + row_step[0];
+          const T* r2 = r1 + row_step[0];
+          const T* r3 = r2 + row_step[0];
+          for (int64_t j = 0; j < width; ++j)
+            totals[j] = (((totals[j] + value(r0[j])) + value(r1[j])) + value(r2[j])) + value(r3[j]);
+        }
+      }
+      for (; i < length; ++i) {
+        const T* r = row + i * row_step[0];
+        for (int64_t j = 0; j < width; ++j) totals[j] += value(r[j * lane_step]);
+      }
+    });
     for (int64_t j = 0; j < width; ++j) store(tile_first[1] + j * step[1], totals[j]);
   }
 }

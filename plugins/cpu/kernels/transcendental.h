@@ -162,7 +162,8 @@ C in_compute_type(C x, Lanes lanes, Library library) {
 // e^x in the compute type C.
 template <typename C>
 C exp_of(C x) {
-  return in_compute_type(x, [](float v) { return exp_lanes(v); }, [](C v) { return std::exp(v); });
+  return in_compute_type(
+      x, [](float v) { return exp_lanes(v); }, [](C v) { return std::exp(v); });
 }
 
 // erfc(m / sqrt(2)) for m >= 0 (and NaN) in float lanes, the upper tail of the standard normal
@@ -186,7 +187,7 @@ F erfc_over_sqrt2_lanes(F m) {
   const F rest_exp = 1.0f - rest * (1.0f - rest * (0.5f - rest * (1.0f / 6.0f)));
   const F gaussian = exp_lanes(high * high * -0.5f) * rest_exp;
   const F scaled = m * (0.4f / std::numbers::sqrt2_v<float>);  // 0.4 z
-  const F u = (1.0f - scaled) / (1.0f + scaled);                  // 2t - 1, without cancelling
+  const F u = (1.0f - scaled) / (1.0f + scaled);               // 2t - 1, without cancelling
   constexpr float kSeries[] = {3.508628890e-01f,  4.675858924e-01f,  1.446662697e-01f,
                                3.225693213e-02f,  4.537420948e-03f,  1.699486282e-04f,
                                -7.111712022e-05f, -9.723217981e-06f, 1.135456952e-06f,
@@ -210,20 +211,22 @@ F erfc_over_sqrt2_lanes(F m) {
   series = series * square + 1.0f / 10.0f;
   series = series * square - 1.0f / 3.0f;
   series = series * square + 1.0f;
-  const F near = 1.0f - (2.0f * std::numbers::inv_sqrtpi_v<float>) * z * series;
+  const F near = 1.0f - (2.0f * std::numbers::inv_sqrtpi_v<float>)*z * series;
   return m < 0.7f ? near : far;
 }
 
 // tanh(x) in the compute type C.
 template <typename C>
 C tanh_of(C x) {
-  return in_compute_type(x, [](float v) { return tanh_lanes(v); }, [](C v) { return std::tanh(v); });
+  return in_compute_type(
+      x, [](float v) { return tanh_lanes(v); }, [](C v) { return std::tanh(v); });
 }
 
 // ln(x) in the compute type C.
 template <typename C>
 C log_of(C x) {
-  return in_compute_type(x, [](float v) { return log_lanes(v); }, [](C v) { return std::log(v); });
+  return in_compute_type(
+      x, [](float v) { return log_lanes(v); }, [](C v) { return std::log(v); });
 }
 
 }  // namespace bp::cpu

@@ -33,8 +33,7 @@ void _scaled_dot_product_fused_attention_out(const TensorView& query, const Tens
 
   plugin::visit_dtype<kernel_dtypes::_scaled_dot_product_fused_attention_out>(
       out.dtype(), [&](auto tag) {
-        attention::attend<typename decltype(tag)::type>(problem, leading, query, key, value,
-                                                        out);
+        attention::attend<typename decltype(tag)::type>(problem, leading, query, key, value, out);
       });
 }
 

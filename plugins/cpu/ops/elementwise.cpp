@@ -74,15 +74,13 @@ void sub_out(const TensorView& self, const TensorView& other, const bp::Scalar& 
 }
 
 void mul_out(const TensorView& self, const TensorView& other, const TensorView& out) {
-  binary_op<kernel_dtypes::mul_out>("mul", self, other, out, [](auto x, auto y) {
-    return wrapping(std::multiplies{}, x, y);
-  });
+  binary_op<kernel_dtypes::mul_out>(
+      "mul", self, other, out, [](auto x, auto y) { return wrapping(std::multiplies{}, x, y); });
 }
 
 // True division: the meta step promotes integer inputs to a floating dtype.
 void div_out(const TensorView& self, const TensorView& other, const TensorView& out) {
-  binary_op<kernel_dtypes::div_out>("div", self, other, out,
-                                    [](auto x, auto y) { return x / y; });
+  binary_op<kernel_dtypes::div_out>("div", self, other, out, [](auto x, auto y) { return x / y; });
 }
 
 void maximum_out(const TensorView& self, const TensorView& other, const TensorView& out) {
@@ -145,9 +143,8 @@ void tanh_out(const TensorView& self, const TensorView& out) {
 }
 
 void sigmoid_out(const TensorView& self, const TensorView& out) {
-  unary_op<kernel_dtypes::sigmoid_out>("sigmoid", self, out, [](auto x) {
-    return decltype(x)(1) / (decltype(x)(1) + exp_of(-x));
-  });
+  unary_op<kernel_dtypes::sigmoid_out>(
+      "sigmoid", self, out, [](auto x) { return decltype(x)(1) / (decltype(x)(1) + exp_of(-x)); });
 }
 
 // x * sigmoid(x), as x / (1 + e^-x).
@@ -196,7 +193,8 @@ C select(bool pick, C x, C y) {
   } else {
     using Bits = std::conditional_t<
         sizeof(C) == 1, uint8_t,
-        std::conditional_t<sizeof(C) == 2, uint16_t, std::conditional_t<sizeof(C) == 4, uint32_t, uint64_t>>>;
+        std::conditional_t<sizeof(C) == 2, uint16_t,
+                           std::conditional_t<sizeof(C) == 4, uint32_t, uint64_t>>>;
     const Bits mask = static_cast<Bits>(Bits{0} - static_cast<Bits>(pick));
     return std::bit_cast<C>(static_cast<Bits>((std::bit_cast<Bits>(x) & mask) |
                                               (std::bit_cast<Bits>(y) & static_cast<Bits>(~mask))));
@@ -206,18 +204,18 @@ C select(bool pick, C x, C y) {
 }  // namespace
 
 void eq_Tensor_out(const TensorView& self, const TensorView& other, const TensorView& out) {
-  compare<kernel_dtypes::eq_Tensor_out>(
-      "eq", self, other, out, [](auto x, auto y) { return x == y; });
+  compare<kernel_dtypes::eq_Tensor_out>("eq", self, other, out,
+                                        [](auto x, auto y) { return x == y; });
 }
 
 void lt_Tensor_out(const TensorView& self, const TensorView& other, const TensorView& out) {
-  compare<kernel_dtypes::lt_Tensor_out>(
-      "lt", self, other, out, [](auto x, auto y) { return x < y; });
+  compare<kernel_dtypes::lt_Tensor_out>("lt", self, other, out,
+                                        [](auto x, auto y) { return x < y; });
 }
 
 void gt_Tensor_out(const TensorView& self, const TensorView& other, const TensorView& out) {
-  compare<kernel_dtypes::gt_Tensor_out>(
-      "gt", self, other, out, [](auto x, auto y) { return x > y; });
+  compare<kernel_dtypes::gt_Tensor_out>("gt", self, other, out,
+                                        [](auto x, auto y) { return x > y; });
 }
 
 void where_self_out(const TensorView& condition, const TensorView& self, const TensorView& other,

@@ -67,7 +67,8 @@ class SliceCopier {
     if (dense_) {
       std::memcpy(dst, src, bytes_);
     } else {
-      copy_elements(sizes_, {dst, dtype_, dst_strides_}, {const_cast<char*>(src), dtype_, src_strides_});
+      copy_elements(sizes_, {dst, dtype_, dst_strides_},
+                    {const_cast<char*>(src), dtype_, src_strides_});
     }
   }
 
@@ -154,9 +155,9 @@ void gather_slices(const TensorView& self, const TensorView& out, const GatherWa
 // indices are errors, as in PyTorch's embedding and index_select.
 int64_t checked_row(std::string_view op, int64_t value, int64_t rows) {
   if (value < 0 || value >= rows) {
-    throw Error(BP_STATUS_INVALID_ARGUMENT,
-                std::string(op) + ": index " + std::to_string(value) +
-                    " is out of range for a dimension of size " + std::to_string(rows));
+    throw Error(BP_STATUS_INVALID_ARGUMENT, std::string(op) + ": index " + std::to_string(value) +
+                                                " is out of range for a dimension of size " +
+                                                std::to_string(rows));
   }
   return value;
 }
@@ -173,8 +174,8 @@ void index_select_out(const TensorView& self, int64_t dim, const TensorView& ind
   const int64_t rows = scalar ? 1 : self.size(dim);
   for (int64_t i = 0; i < count; ++i) checked_row("index_select", indices[i * index_stride], rows);
 
-  const Slices from = scalar ? Slices{DimValues<int64_t>(0), DimValues<int64_t>(0), 0}
-                             : slices_along(self, dim);
+  const Slices from =
+      scalar ? Slices{DimValues<int64_t>(0), DimValues<int64_t>(0), 0} : slices_along(self, dim);
   const Slices to = scalar ? from : slices_along(out, dim);
   // Walks the dims before `dim`, then the indices, each position copying the slice of the dims
   // after it: for a dim other than the first, each step then reads near the last, where one
@@ -204,13 +205,14 @@ void index_select_out(const TensorView& self, int64_t dim, const TensorView& ind
 }
 
 void embedding_out(const TensorView& weight, const TensorView& indices,
-                   int64_t /*padding_idx: only changes gradients*/,
-                   bool /*scale_grad_by_freq*/, bool /*sparse*/, const TensorView& out) {
+                   int64_t /*padding_idx: only changes gradients*/, bool /*scale_grad_by_freq*/,
+                   bool /*sparse*/, const TensorView& out) {
   const int64_t rows = weight.size(0);
   const int64_t* values = indices.data<int64_t>();
   const StridedLoop<1> check_loop(indices.sizes(), {indices.strides()});
   check_loop.for_each_row([&](const Offsets<1>& start, const Offsets<1>& step, int64_t length) {
-    for (int64_t k = 0; k < length; ++k) checked_row("embedding", values[start[0] + k * step[0]], rows);
+    for (int64_t k = 0; k < length; ++k)
+      checked_row("embedding", values[start[0] + k * step[0]], rows);
   });
 
   // out[m..., :] = weight[indices[m...], :]: out's leading dims are indices' dims.
@@ -219,8 +221,8 @@ void embedding_out(const TensorView& weight, const TensorView& indices,
   const int64_t out_stride[] = {out.stride(out.dim() - 1)};
   const DimValues<int64_t> no_strides(static_cast<size_t>(indices.dim()));
   const GatherWalk walk{indices.sizes(),
-                        {out.strides().first(static_cast<size_t>(indices.dim())),
-                         no_strides.span(), indices.strides()}};
+                        {out.strides().first(static_cast<size_t>(indices.dim())), no_strides.span(),
+                         indices.strides()}};
   gather_slices(weight, out, walk, values, weight.stride(0),
                 SliceCopier(out.dtype(), width, out_stride, weight_stride));
 }

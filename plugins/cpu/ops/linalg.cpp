@@ -76,9 +76,8 @@ MatmulProblem product(std::string_view op, const TensorView& a, const TensorView
 }
 
 MatmulProblem addmm_problem(std::string_view op, const TensorView& self, const TensorView& mat1,
-                            const TensorView& mat2, const bp::Scalar& beta,
-                            const bp::Scalar& alpha, const TensorView& out,
-                            Activation activation) {
+                            const TensorView& mat2, const bp::Scalar& beta, const bp::Scalar& alpha,
+                            const TensorView& out, Activation activation) {
   MatmulProblem problem = product(op, mat1, mat2, out);
   require_dtype(op, "self", self, mat1.dtype());
   const DimValues<int64_t> self_strides = broadcast_strides(op, self, out.sizes());

@@ -32,11 +32,10 @@ void softmax_into(std::string_view op, const TensorView& self, int64_t dim, cons
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     if (loops.groups_side_by_side()) {
-      loops.for_each_group_run<NoScratch>(
-          [&](const Offsets<2>& first, const Offsets<2>& step, int64_t count, NoScratch&) {
-            softmax_side_by_side(loops, first, step, count, self.data<const T>(), out.data<T>(),
-                                 log);
-          });
+      loops.for_each_group_run<NoScratch>([&](const Offsets<2>& first, const Offsets<2>& step,
+                                              int64_t count, NoScratch&) {
+        softmax_side_by_side(loops, first, step, count, self.data<const T>(), out.data<T>(), log);
+      });
       return;
     }
     for_each_group_span(loops, self.data<const T>(), out.data<T>(),
@@ -101,11 +100,11 @@ void native_layer_norm_out(const TensorView& input, std::span<const int64_t> nor
   const DimValues<int64_t> weight_strides = parameter_strides(op, "weight", weight, input);
   const DimValues<int64_t> bias_strides = parameter_strides(op, "bias", bias, input);
   enum LayerNormOperand { kInput, kOut, kMean, kRstd, kWeight, kBias, kOperands };
-  const ReductionLoops<kOperands> loops(
-      input.sizes(),
-      {input.strides(), out0.strides(), mean_strides.span(), rstd_strides.span(),
-       weight_strides.span(), bias_strides.span()},
-      normalized);
+  const ReductionLoops<kOperands> loops(input.sizes(),
+                                        {input.strides(), out0.strides(), mean_strides.span(),
+                                         rstd_strides.span(), weight_strides.span(),
+                                         bias_strides.span()},
+                                        normalized);
 
   plugin::visit_dtype<kernel_dtypes::native_layer_norm_out>(out0.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -121,22 +120,22 @@ void native_layer_norm_out(const TensorView& input, std::span<const int64_t> nor
                                                        const Offsets<kOperands>& step,
                                                        int64_t count, NoScratch&) {
         normalize_side_by_side(
-            loops, first, step, count, input.data<const T>(), out0.data<T>(), /*rms=*/false, eps,
-            w, b, [&](const Offsets<kOperands>& tile_first, int64_t j, double m, double r) {
+            loops, first, step, count, input.data<const T>(), out0.data<T>(), /*rms=*/false, eps, w,
+            b, [&](const Offsets<kOperands>& tile_first, int64_t j, double m, double r) {
               mean[tile_first[kMean] + j * step[kMean]] = static_cast<T>(m);
               rstd[tile_first[kRstd] + j * step[kRstd]] = static_cast<T>(r);
             });
       });
       return;
     }
-    for_each_group_span(loops, input.data<const T>(), out0.data<T>(),
-                        [&](const Offsets<kOperands>& group, const C* x, C* y, int64_t n,
-                            const NextRows<C>& next) {
-                          const Moments moments = moments_of(x, n, eps);
-                          normalize_span(x, y, n, moments, w, b, next);
-                          mean[group[kMean]] = static_cast<T>(moments.mean);
-                          rstd[group[kRstd]] = static_cast<T>(moments.rstd);
-                        });
+    for_each_group_span(
+        loops, input.data<const T>(), out0.data<T>(),
+        [&](const Offsets<kOperands>& group, const C* x, C* y, int64_t n, const NextRows<C>& next) {
+          const Moments moments = moments_of(x, n, eps);
+          normalize_span(x, y, n, moments, w, b, next);
+          mean[group[kMean]] = static_cast<T>(moments.mean);
+          rstd[group[kRstd]] = static_cast<T>(moments.rstd);
+        });
   });
 }
 
@@ -168,12 +167,12 @@ void rms_norm_out(const TensorView& input, std::span<const int64_t> normalized_s
       });
       return;
     }
-    for_each_group_span(loops, input.data<const T>(), out.data<T>(),
-                        [&](const Offsets<kOperands>&, const C* x, C* y, int64_t n,
-                            const NextRows<C>& next) {
-                          const Moments moments{0, reciprocal_root_mean_square(x, n, epsilon)};
-                          normalize_span(x, y, n, moments, w, nullptr, next);
-                        });
+    for_each_group_span(
+        loops, input.data<const T>(), out.data<T>(),
+        [&](const Offsets<kOperands>&, const C* x, C* y, int64_t n, const NextRows<C>& next) {
+          const Moments moments{0, reciprocal_root_mean_square(x, n, epsilon)};
+          normalize_span(x, y, n, moments, w, nullptr, next);
+        });
   });
 }
 

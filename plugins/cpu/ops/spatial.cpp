@@ -74,9 +74,8 @@ void max_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size
   require_dtype("max_pool2d", "out", out, self.dtype());
   if (out.numel() == 0) return;
   const Window2d w = plugin::pooling_window(kernel_size, stride, padding, dilation);
-  plugin::visit_dtype<kernel_dtypes::max_pool2d_out>(out.dtype(), [&](auto tag) {
-    max_pool2d_loops<typename decltype(tag)::type>(self, out, w);
-  });
+  plugin::visit_dtype<kernel_dtypes::max_pool2d_out>(
+      out.dtype(), [&](auto tag) { max_pool2d_loops<typename decltype(tag)::type>(self, out, w); });
 }
 
 void avg_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size,
@@ -99,8 +98,7 @@ void avg_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size
     }
     average_pool2d_loops<typename decltype(tag)::type>(
         self, out, plugin::pooling_axis(w, 0, self.size(2), out.size(2), count_include_pad),
-        plugin::pooling_axis(w, 1, self.size(3), out.size(3), count_include_pad),
-        divisor_override);
+        plugin::pooling_axis(w, 1, self.size(3), out.size(3), count_include_pad), divisor_override);
   });
 }
 

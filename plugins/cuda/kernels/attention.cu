@@ -30,7 +30,9 @@ struct DeviceLane {
   }
   __device__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
   // Until only this thread's latest commit group may still be in flight.
-  __device__ void wait_copies_but_latest() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
+  __device__ void wait_copies_but_latest() {
+    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+  }
 
   __device__ void sync_block() { __syncthreads(); }
   __device__ void sync_warp() { __syncwarp(); }
@@ -48,7 +50,8 @@ struct DeviceLane {
   }
 
   // d += a b for one m16n8k16 tile (layouts in attention_block.h).
-  __device__ void multiply_accumulate(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  __device__ void multiply_accumulate(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                      uint32_t b1) {
     if constexpr (std::is_same_v<T, __half>) {
       asm volatile(
           "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
@@ -100,25 +103,29 @@ void launch_for_head_dim(const AttentionShape& shape, const void* const* data, d
   const size_t static_bytes = static_shared_memory(kernel, "fused_attention");
   if (kBytes + static_bytes > target.max_shared_memory) {
     throw plugin::Error(BP_STATUS_UNIMPLEMENTED,
-                        std::string(kOp) + ": the fused kernel for head size " + std::to_string(HeadDim) + " needs " +
+                        std::string(kOp) + ": the fused kernel for head size " +
+                            std::to_string(HeadDim) + " needs " +
                             std::to_string(kBytes + static_bytes) +
                             " bytes of shared memory per block, and this device allows " +
                             std::to_string(target.max_shared_memory));
   }
-  const int64_t query_blocks = (shape.query_length + kAttentionQueryBlock - 1) / kAttentionQueryBlock;
+  const int64_t query_blocks =
+      (shape.query_length + kAttentionQueryBlock - 1) / kAttentionQueryBlock;
   if (query_blocks > INT32_MAX / shape.batches) {
     throw plugin::Error(BP_STATUS_UNIMPLEMENTED,
                         std::string(kOp) + ": the fused kernel launches one block per " +
                             std::to_string(kAttentionQueryBlock) +
-                            " query rows of each (batch, head, ...) index, at most " + std::to_string(INT32_MAX) +
-                            ", and " + std::to_string(shape.batches) + " indices of " +
-                            std::to_string(shape.query_length) + " rows need more");
+                            " query rows of each (batch, head, ...) index, at most " +
+                            std::to_string(INT32_MAX) + ", and " + std::to_string(shape.batches) +
+                            " indices of " + std::to_string(shape.query_length) +
+                            " rows need more");
   }
   allow_shared_memory(kernel, kBytes, static_bytes, target.max_shared_memory, "fused_attention");
   const auto blocks = static_cast<unsigned int>(query_blocks * shape.batches);
   fused_attention<T, HeadDim><<<blocks, kAttentionThreads, kBytes, target.stream>>>(
-      shape, static_cast<const T*>(data[kAttentionQuery]), static_cast<const T*>(data[kAttentionKey]),
-      static_cast<const T*>(data[kAttentionValue]), static_cast<T*>(const_cast<void*>(data[kAttentionOut])),
+      shape, static_cast<const T*>(data[kAttentionQuery]),
+      static_cast<const T*>(data[kAttentionKey]), static_cast<const T*>(data[kAttentionValue]),
+      static_cast<T*>(const_cast<void*>(data[kAttentionOut])),
       static_cast<float>(scale * std::numbers::log2e));
   check_launch("fused_attention");
 }

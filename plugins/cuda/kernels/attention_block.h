@@ -46,7 +46,8 @@ inline constexpr int kAttentionWarpRows = 16;  // M of one mma: each warp's quer
 inline constexpr int kAttentionQueryBlock = kAttentionWarps * kAttentionWarpRows;
 inline constexpr int kAttentionKeyBlock = 64;
 
-static_assert(kAttentionQueryBlock == kAttentionKeyBlock, "query, key and value tiles share one shape");
+static_assert(kAttentionQueryBlock == kAttentionKeyBlock,
+              "query, key and value tiles share one shape");
 static_assert(kAttentionRowAlignment == kVectorBytes, "rows are copied in 16-byte vectors");
 
 // A 64-row tile of one operand in shared memory, its rows padded by one 16-byte vector so that the
@@ -62,7 +63,8 @@ struct AttentionTile {
 
 // Shared memory holds the query tile, then two key tiles and two value tiles (double buffering).
 template <typename T, int HeadDim>
-inline constexpr size_t kAttentionSharedBytes = 5 * AttentionTile<T, HeadDim>::kElements * sizeof(T);
+inline constexpr size_t kAttentionSharedBytes = 5 * AttentionTile<T, HeadDim>::kElements *
+                                                sizeof(T);
 
 // Lanes 4g .. 4g + 3 hold the columns of fragment row g between them; each gets the combination
 // of all four.
@@ -77,8 +79,8 @@ BP_CUDA_HOST_DEVICE float across_row(Lane& lane, float value, Combine combine) {
 // add exact zeros to P V (a probability of 0 times a stale NaN would not), and query rows past L
 // stay finite.
 template <typename T, int HeadDim, typename Lane>
-BP_CUDA_HOST_DEVICE void load_attention_tile(Lane& lane, T* tile, const T* matrix, int64_t row_stride,
-                                             int64_t first, int64_t rows) {
+BP_CUDA_HOST_DEVICE void load_attention_tile(Lane& lane, T* tile, const T* matrix,
+                                             int64_t row_stride, int64_t first, int64_t rows) {
   using Tile = AttentionTile<T, HeadDim>;
   constexpr int kVectors = Tile::kRows * Tile::kVectorsPerRow;
   static_assert(kVectors % kAttentionThreads == 0);
@@ -97,15 +99,15 @@ BP_CUDA_HOST_DEVICE void load_attention_tile(Lane& lane, T* tile, const T* matri
 // One thread's part of a block's work: query block `block_index / shape.batches` counted from
 // the last, of problem `block_index % shape.batches`. `shared` holds kAttentionSharedBytes.
 template <typename T, int HeadDim, typename Lane>
-BP_CUDA_HOST_DEVICE void attend_query_block(Lane& lane, const AttentionShape& shape, const T* query, const T* key,
-                                            const T* value, T* out, float scale_log2, uint32_t block_index,
-                                            T* shared) {
+BP_CUDA_HOST_DEVICE void attend_query_block(Lane& lane, const AttentionShape& shape, const T* query,
+                                            const T* key, const T* value, T* out, float scale_log2,
+                                            uint32_t block_index, T* shared) {
   using Tile = AttentionTile<T, HeadDim>;
   constexpr int kStep = 16;        // K of one mma
   constexpr int kTileColumns = 8;  // N of one mma
   // One ldmatrix .x4 covers a 16 x 16 square: two mma tiles of 8 columns, or one step of 16.
   constexpr int kSquare = 16;
-  constexpr int kEmbeddingSteps = HeadDim / kStep;                 // K steps of Q K^T
+  constexpr int kEmbeddingSteps = HeadDim / kStep;                // K steps of Q K^T
   constexpr int kScoreTiles = kAttentionKeyBlock / kTileColumns;  // N tiles of S
   constexpr int kKeySteps = kAttentionKeyBlock / kStep;           // K steps of P V
   constexpr int kOutTiles = HeadDim / kTileColumns;               // N tiles of O
@@ -131,7 +133,8 @@ BP_CUDA_HOST_DEVICE void attend_query_block(Lane& lane, const AttentionShape& sh
   const auto query_blocks =
       static_cast<uint32_t>((shape.query_length + kAttentionQueryBlock - 1) / kAttentionQueryBlock);
   const uint32_t batch = block_index % batches;
-  const int64_t first_query = int64_t{query_blocks - 1 - block_index / batches} * kAttentionQueryBlock;
+  const int64_t first_query =
+      int64_t{query_blocks - 1 - block_index / batches} * kAttentionQueryBlock;
   int64_t at[kAttentionOperands];
   shape.batch_offsets.offsets(batch, at);
   query += at[kAttentionQuery];
@@ -146,12 +149,14 @@ BP_CUDA_HOST_DEVICE void attend_query_block(Lane& lane, const AttentionShape& sh
   const int64_t key_end = shape.causal ? std::min(key_length, query_end) : key_length;
   const int64_t key_blocks = (key_end + kAttentionKeyBlock - 1) / kAttentionKeyBlock;
 
-  load_attention_tile<T, HeadDim>(lane, query_tile, query, shape.row_strides[kAttentionQuery], first_query,
-                                  query_length);
+  load_attention_tile<T, HeadDim>(lane, query_tile, query, shape.row_strides[kAttentionQuery],
+                                  first_query, query_length);
   lane.commit_copies();
   if (key_blocks > 0) {
-    load_attention_tile<T, HeadDim>(lane, key_tiles, key, shape.row_strides[kAttentionKey], 0, key_length);
-    load_attention_tile<T, HeadDim>(lane, value_tiles, value, shape.row_strides[kAttentionValue], 0, key_length);
+    load_attention_tile<T, HeadDim>(lane, key_tiles, key, shape.row_strides[kAttentionKey], 0,
+                                    key_length);
+    load_attention_tile<T, HeadDim>(lane, value_tiles, value, shape.row_strides[kAttentionValue], 0,
+                                    key_length);
   }
   lane.commit_copies();
   lane.wait_copies_but_latest();  // the query tile; the first key block may still be arriving
@@ -163,8 +168,9 @@ BP_CUDA_HOST_DEVICE void attend_query_block(Lane& lane, const AttentionShape& sh
   uint32_t query_fragments[kEmbeddingSteps][4];
 #pragma unroll
   for (int step = 0; step < kEmbeddingSteps; ++step) {
-    lane.load_matrices(query_fragments[step], query_tile + (warp_row + matrix_row + odd_matrix_offset) * Tile::kPitch +
-                                                  step * kStep + upper_matrix_offset);
+    lane.load_matrices(query_fragments[step],
+                       query_tile + (warp_row + matrix_row + odd_matrix_offset) * Tile::kPitch +
+                           step * kStep + upper_matrix_offset);
   }
 
   // Per thread: out tile j's C fragment, and the running maximum (of scores in base 2) and sum of
@@ -201,7 +207,8 @@ BP_CUDA_HOST_DEVICE void attend_query_block(Lane& lane, const AttentionShape& sh
 #pragma unroll
       for (int j = 0; j < kScoreTiles / 2; ++j) {
         uint32_t b[4];
-        lane.load_matrices(b, keys + (j * kSquare + matrix_row + upper_matrix_offset) * Tile::kPitch +
+        lane.load_matrices(b, keys +
+                                  (j * kSquare + matrix_row + upper_matrix_offset) * Tile::kPitch +
                                   step * kStep + odd_matrix_offset);
         lane.multiply_accumulate(scores[2 * j], query_fragments[step], b[0], b[1]);
         lane.multiply_accumulate(scores[2 * j + 1], query_fragments[step], b[2], b[3]);
@@ -220,7 +227,8 @@ BP_CUDA_HOST_DEVICE void attend_query_block(Lane& lane, const AttentionShape& sh
         if (past_keys || crosses_diagonal) {
           const int64_t key_position = first_key + j * kTileColumns + fragment_column + e % 2;
           const int64_t query_position = first_query + warp_row + fragment_row + e / 2 * 8;
-          if (key_position >= key_length || (shape.causal && key_position > query_position)) score = kMasked;
+          if (key_position >= key_length || (shape.causal && key_position > query_position))
+            score = kMasked;
         }
         scores[j][e] = score;
       }
@@ -267,19 +275,22 @@ BP_CUDA_HOST_DEVICE void attend_query_block(Lane& lane, const AttentionShape& sh
 #pragma unroll
     for (int k = 0; k < kKeySteps; ++k) {
       const uint32_t probabilities[4] = {
-          lane.pack_pair(scores[2 * k][0], scores[2 * k][1]), lane.pack_pair(scores[2 * k][2], scores[2 * k][3]),
+          lane.pack_pair(scores[2 * k][0], scores[2 * k][1]),
+          lane.pack_pair(scores[2 * k][2], scores[2 * k][3]),
           lane.pack_pair(scores[2 * k + 1][0], scores[2 * k + 1][1]),
           lane.pack_pair(scores[2 * k + 1][2], scores[2 * k + 1][3])};
 #pragma unroll
       for (int j = 0; j < kOutTiles / 2; ++j) {
         uint32_t b[4];
-        lane.load_matrices_transposed(b, values + (k * kStep + matrix_row + odd_matrix_offset) * Tile::kPitch +
-                                             j * kSquare + upper_matrix_offset);
+        lane.load_matrices_transposed(
+            b, values + (k * kStep + matrix_row + odd_matrix_offset) * Tile::kPitch + j * kSquare +
+                   upper_matrix_offset);
         lane.multiply_accumulate(output[2 * j], probabilities, b[0], b[1]);
         lane.multiply_accumulate(output[2 * j + 1], probabilities, b[2], b[3]);
       }
     }
-    lane.sync_block();  // every warp is done with this buffer before the next block's loads refill it
+    lane.sync_block();  // every warp is done with this buffer before the next block's loads refill
+                        // it
   }
 
   // out = O / l, staged through this warp's own rows of the query tile (only this warp read
@@ -297,9 +308,10 @@ BP_CUDA_HOST_DEVICE void attend_query_block(Lane& lane, const AttentionShape& sh
   for (int j = 0; j < kOutTiles; ++j) {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      T* const pair = stage + (fragment_row + half * 8) * Tile::kPitch + j * kTileColumns + fragment_column;
-      *reinterpret_cast<uint32_t*>(pair) =
-          lane.pack_pair(output[j][2 * half] * inverse[half], output[j][2 * half + 1] * inverse[half]);
+      T* const pair =
+          stage + (fragment_row + half * 8) * Tile::kPitch + j * kTileColumns + fragment_column;
+      *reinterpret_cast<uint32_t*>(pair) = lane.pack_pair(output[j][2 * half] * inverse[half],
+                                                          output[j][2 * half + 1] * inverse[half]);
     }
   }
   lane.sync_warp();

@@ -26,12 +26,16 @@ struct AddScaled {
 
 struct Multiply {
   template <typename C>
-  __device__ C operator()(C x, C y) const { return plugin::wrapping(std::multiplies{}, x, y); }
+  __device__ C operator()(C x, C y) const {
+    return plugin::wrapping(std::multiplies{}, x, y);
+  }
 };
 
 struct Divide {
   template <typename C>
-  __device__ C operator()(C x, C y) const { return x / y; }
+  __device__ C operator()(C x, C y) const {
+    return x / y;
+  }
 };
 
 }  // namespace

@@ -7,22 +7,30 @@ namespace {
 
 struct Equal {
   template <typename C>
-  __device__ bool operator()(C x, C y) const { return x == y; }
+  __device__ bool operator()(C x, C y) const {
+    return x == y;
+  }
 };
 
 struct Less {
   template <typename C>
-  __device__ bool operator()(C x, C y) const { return x < y; }
+  __device__ bool operator()(C x, C y) const {
+    return x < y;
+  }
 };
 
 struct Greater {
   template <typename C>
-  __device__ bool operator()(C x, C y) const { return x > y; }
+  __device__ bool operator()(C x, C y) const {
+    return x > y;
+  }
 };
 
 struct Select {
   template <typename Bits>
-  __device__ Bits operator()(bool pick_self, Bits self, Bits other) const { return pick_self ? self : other; }
+  __device__ Bits operator()(bool pick_self, Bits self, Bits other) const {
+    return pick_self ? self : other;
+  }
 };
 
 template <typename Kernel, typename Fn>

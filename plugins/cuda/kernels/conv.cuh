@@ -29,13 +29,21 @@ struct ConvGemm {
   int64_t taps = 0;    // group_in * kH * kW, its inner dimension
   Divisor out_plane, out_width, kernel_plane, kernel_width;
 
-  ConvGemm(const Image& input_, const Image& weight_, const void* bias_, int64_t bias_stride_, const Image& out_,
-           const SlidingWindow& window_, int64_t groups_)
-      : input(input_), weight(weight_), out(out_), window(window_), bias(bias_), bias_stride(bias_stride_),
-        groups(groups_), group_in(input_.sizes[1] / groups_), group_out(out_.sizes[1] / groups_),
+  ConvGemm(const Image& input_, const Image& weight_, const void* bias_, int64_t bias_stride_,
+           const Image& out_, const SlidingWindow& window_, int64_t groups_)
+      : input(input_),
+        weight(weight_),
+        out(out_),
+        window(window_),
+        bias(bias_),
+        bias_stride(bias_stride_),
+        groups(groups_),
+        group_in(input_.sizes[1] / groups_),
+        group_out(out_.sizes[1] / groups_),
         pixels(out_.sizes[0] * out_.sizes[2] * out_.sizes[3]),
         taps(group_in * weight_.sizes[2] * weight_.sizes[3]),
-        out_plane(out_.sizes[2] * out_.sizes[3], pixels), out_width(out_.sizes[3], out_.sizes[2] * out_.sizes[3]),
+        out_plane(out_.sizes[2] * out_.sizes[3], pixels),
+        out_width(out_.sizes[3], out_.sizes[2] * out_.sizes[3]),
         // A kernel of no taps divides nothing, but its divisors must still be valid.
         kernel_plane(std::max<int64_t>(weight_.sizes[2] * weight_.sizes[3], 1), taps),
         kernel_width(std::max<int64_t>(weight_.sizes[3], 1), weight_.sizes[2] * weight_.sizes[3]) {}
@@ -102,7 +110,8 @@ class ConvTileThread {
   __device__ explicit ConvTileThread(int thread) : thread_(thread) {}
 
   // Begins the tile whose first output is (first_pixel, first_channel) of `group`.
-  __device__ void start(const ConvGemm& gemm, int64_t group, int64_t first_pixel, int64_t first_channel) {
+  __device__ void start(const ConvGemm& gemm, int64_t group, int64_t first_pixel,
+                        int64_t first_channel) {
     group_ = group;
     first_pixel_ = first_pixel;
     first_channel_ = first_channel;
@@ -115,22 +124,25 @@ class ConvTileThread {
     const ConvGemm::Pixel pixel = gemm.pixel(loaded);
     window_y_ = pixel.y * gemm.window.stride[0] - gemm.window.padding[0];
     window_x_ = pixel.x * gemm.window.stride[1] - gemm.window.padding[1];
-    window_offset_ = pixel.image * gemm.input.strides[0] + group * gemm.group_in * gemm.input.strides[1];
+    window_offset_ =
+        pixel.image * gemm.input.strides[0] + group * gemm.group_in * gemm.input.strides[1];
   }
 
   // Loads this thread's share of taps [first_tap, first_tap + kTaps) of both operand tiles.
-  __device__ void load(const ConvGemm& gemm, ConvTileMemory<Acc, Shape>& memory, int64_t first_tap) const {
+  __device__ void load(const ConvGemm& gemm, ConvTileMemory<Acc, Shape>& memory,
+                       int64_t first_tap) const {
     const T* input = static_cast<const T*>(gemm.input.data);
     const int column = thread_ % Shape::kPixels;
-    for (int row = thread_ / Shape::kPixels; row < Shape::kTaps; row += Shape::kThreads / Shape::kPixels) {
+    for (int row = thread_ / Shape::kPixels; row < Shape::kTaps;
+         row += Shape::kThreads / Shape::kPixels) {
       Acc value = 0;
       if (loads_pixel_ && first_tap + row < gemm.taps) {
         const ConvGemm::Tap tap = gemm.tap(first_tap + row);
         const int64_t y = window_y_ + tap.y * gemm.window.dilation[0];
         const int64_t x = window_x_ + tap.x * gemm.window.dilation[1];
         if (y >= 0 && y < gemm.input.sizes[2] && x >= 0 && x < gemm.input.sizes[3]) {
-          value = to_compute(input[window_offset_ + tap.channel * gemm.input.strides[1] + y * gemm.input.strides[2] +
-                                   x * gemm.input.strides[3]]);
+          value = to_compute(input[window_offset_ + tap.channel * gemm.input.strides[1] +
+                                   y * gemm.input.strides[2] + x * gemm.input.strides[3]]);
         }
       }
       memory.windows[row][column] = value;
@@ -144,8 +156,8 @@ class ConvTileThread {
       if (channel < gemm.group_out && first_tap + row < gemm.taps) {
         const ConvGemm::Tap tap = gemm.tap(first_tap + row);
         value = to_compute(weight[(group_ * gemm.group_out + channel) * gemm.weight.strides[0] +
-                                  tap.channel * gemm.weight.strides[1] + tap.y * gemm.weight.strides[2] +
-                                  tap.x * gemm.weight.strides[3]]);
+                                  tap.channel * gemm.weight.strides[1] +
+                                  tap.y * gemm.weight.strides[2] + tap.x * gemm.weight.strides[3]]);
       }
       memory.weights[row][column] = value;
     }
@@ -177,14 +189,15 @@ class ConvTileThread {
   __device__ void store(const ConvGemm& gemm) const {
     T* out = static_cast<T*>(gemm.out.data);
     const T* bias = static_cast<const T*>(gemm.bias);
-    const int pixel_thread = thread_ % Shape::kPixelThreads, channel_thread = thread_ / Shape::kPixelThreads;
+    const int pixel_thread = thread_ % Shape::kPixelThreads,
+              channel_thread = thread_ / Shape::kPixelThreads;
 #pragma unroll
     for (int i = 0; i < Shape::kPixelsPerThread; ++i) {
       const int64_t row = first_pixel_ + pixel_thread + i * Shape::kPixelThreads;
       if (row >= gemm.pixels) break;
       const ConvGemm::Pixel pixel = gemm.pixel(row);
-      const int64_t pixel_offset =
-          pixel.image * gemm.out.strides[0] + pixel.y * gemm.out.strides[2] + pixel.x * gemm.out.strides[3];
+      const int64_t pixel_offset = pixel.image * gemm.out.strides[0] +
+                                   pixel.y * gemm.out.strides[2] + pixel.x * gemm.out.strides[3];
 #pragma unroll
       for (int j = 0; j < Shape::kChannelsPerThread; ++j) {
         const int64_t channel = first_channel_ + channel_thread + j * Shape::kChannelThreads;
@@ -217,7 +230,8 @@ __global__ void __launch_bounds__(Shape::kThreads) conv2d_implicit_gemm(ConvGemm
   const int64_t channel_tiles = (gemm.group_out + Shape::kChannels - 1) / Shape::kChannels;
   for (int64_t group = blockIdx.z; group < gemm.groups; group += gridDim.z) {
     for (int64_t pixel_tile = blockIdx.x; pixel_tile < pixel_tiles; pixel_tile += gridDim.x) {
-      for (int64_t channel_tile = blockIdx.y; channel_tile < channel_tiles; channel_tile += gridDim.y) {
+      for (int64_t channel_tile = blockIdx.y; channel_tile < channel_tiles;
+           channel_tile += gridDim.y) {
         thread.start(gemm, group, pixel_tile * Shape::kPixels, channel_tile * Shape::kChannels);
         for (int64_t first_tap = 0; first_tap < gemm.taps; first_tap += Shape::kTaps) {
           thread.load(gemm, memory, first_tap);

@@ -35,8 +35,8 @@ void launch_convert(DType to, DType from, const ElementwiseLaunch<2>& launch) {
   if (launch.numel == 0 || convert_common_floats(to, from, launch)) return;
   const LaunchTarget& target = launch.target;
   const unsigned int blocks = grid_blocks(launch.numel, kElementwiseThreads, target);
-  convert_any<<<blocks, kElementwiseThreads, 0, target.stream>>>(shape_of(launch), launch.numel, launch.data[0],
-                                                                  to, launch.data[1], from);
+  convert_any<<<blocks, kElementwiseThreads, 0, target.stream>>>(
+      shape_of(launch), launch.numel, launch.data[0], to, launch.data[1], from);
   check_launch("convert_any");
 }
 
@@ -54,8 +54,8 @@ void launch_arange(DType dtype, void* out, int64_t count, int64_t stride, const 
     using T = device_t<typename decltype(tag)::type>;
     using Value = std::conditional_t<kIsFloating<T>, double, int64_t>;
     const unsigned int blocks = grid_blocks(count, kElementwiseThreads, target);
-    arange_kernel<<<blocks, kElementwiseThreads, 0, target.stream>>>(static_cast<T*>(out), count, stride,
-                                                                      start.to<Value>(), step.to<Value>());
+    arange_kernel<<<blocks, kElementwiseThreads, 0, target.stream>>>(
+        static_cast<T*>(out), count, stride, start.to<Value>(), step.to<Value>());
     check_launch("arange");
   });
 }

@@ -15,7 +15,9 @@ namespace {
 
 struct Identity {
   template <typename C>
-  __device__ C operator()(C value) const { return value; }
+  __device__ C operator()(C value) const {
+    return value;
+  }
 };
 
 template <typename Bits>
@@ -82,7 +84,8 @@ __device__ void store_number(void* data, int64_t offset, DType dtype, const Numb
 }
 
 __global__ void __launch_bounds__(kElementwiseThreads, kElementwiseMinBlocks)
-    convert_any(StridedShape<2> shape, int64_t n, void* dst, DType to, const void* src, DType from) {
+                                      convert_any(StridedShape<2> shape, int64_t n, void* dst,
+                                                  DType to, const void* src, DType from) {
   for (int64_t i = global_thread(); i < n; i += grid_threads()) {
     int64_t at[2];
     shape.offsets(i, at);
@@ -104,7 +107,8 @@ __device__ __forceinline__ int64_t unfused_product(int64_t x, int64_t y) { retur
 
 template <typename T, typename Value>
 __global__ void __launch_bounds__(kElementwiseThreads, kElementwiseMinBlocks)
-    arange_kernel(T* out, int64_t count, int64_t stride, Value start, Value step) {
+                                      arange_kernel(T* out, int64_t count, int64_t stride,
+                                                    Value start, Value step) {
   for (int64_t i = global_thread(); i < count; i += grid_threads()) {
     out[i * stride] = from_compute<T>(start + unfused_product(static_cast<Value>(i), step));
   }

@@ -126,11 +126,14 @@ using Minimum = NanWinningExtreme<false>;
 
 struct Plus {
   template <typename C>
-  __device__ C operator()(C x, C y) const { return x + y; }
+  __device__ C operator()(C x, C y) const {
+    return x + y;
+  }
 };
 
-// --- math in float or double ----------------------------------------------------------------------
-// The accurate CUDA functions (never the __expf-style intrinsics), chosen by argument type.
+// --- math in float or double
+// ---------------------------------------------------------------------- The accurate CUDA
+// functions (never the __expf-style intrinsics), chosen by argument type.
 
 __device__ __forceinline__ float math_exp(float x) { return expf(x); }
 __device__ __forceinline__ double math_exp(double x) { return exp(x); }
@@ -169,7 +172,8 @@ __device__ __forceinline__ T shuffle_words(const T& value, Shuffle shuffle) {
 
 template <typename T>
 __device__ __forceinline__ T shuffle_xor(const T& value, int lane_mask, int width) {
-  return shuffle_words(value, [&](uint32_t w) { return __shfl_xor_sync(0xffffffffu, w, lane_mask, width); });
+  return shuffle_words(
+      value, [&](uint32_t w) { return __shfl_xor_sync(0xffffffffu, w, lane_mask, width); });
 }
 
 // `value` of the first lane of each group of `width` lanes.
@@ -188,7 +192,8 @@ template <typename T, typename Combine>
 __device__ T team_reduce(T value, Combine combine, T* warp_partials) {
   const int team = static_cast<int>(blockDim.x);
   const int width = team < kWarpSize ? team : kWarpSize;
-  for (int mask = width / 2; mask > 0; mask /= 2) value = combine(value, shuffle_xor(value, mask, width));
+  for (int mask = width / 2; mask > 0; mask /= 2)
+    value = combine(value, shuffle_xor(value, mask, width));
   if (team <= kWarpSize) return shuffle_from_first(value, width);
   const int thread = static_cast<int>(threadIdx.y * blockDim.x + threadIdx.x);
   const int warp = thread / kWarpSize;
@@ -225,7 +230,7 @@ size_t static_shared_memory(const void* kernel, std::string_view name);
 // memory (`max_shared_memory`, the opt-in limit). Never to this launch's size: the limit is the
 // function's, so another thread's launch of the same kernel with less would lower it under this
 // one.
-void allow_shared_memory(const void* kernel, size_t dynamic_bytes, size_t static_bytes, size_t max_shared_memory,
-                         std::string_view name);
+void allow_shared_memory(const void* kernel, size_t dynamic_bytes, size_t static_bytes,
+                         size_t max_shared_memory, std::string_view name);
 
 }  // namespace bp::cuda

@@ -34,8 +34,8 @@ struct Batch {
 
 // Vectors base, base + stride, ... (U of them, those below count) of p viewed as Vec<T, V>.
 template <int V, int U, typename T>
-__device__ __forceinline__ Batch<T, V, U> load_batch(const T* __restrict__ p, int64_t base, int64_t stride,
-                                                     int64_t count) {
+__device__ __forceinline__ Batch<T, V, U> load_batch(const T* __restrict__ p, int64_t base,
+                                                     int64_t stride, int64_t count) {
   Batch<T, V, U> batch;
 #pragma unroll
   for (int u = 0; u < U; ++u) {
@@ -46,8 +46,8 @@ __device__ __forceinline__ Batch<T, V, U> load_batch(const T* __restrict__ p, in
 }
 
 template <int V, int U, typename Out, typename Fn, typename... In>
-__device__ __forceinline__ void store_batch(Out* out, const Fn& fn, int64_t base, int64_t stride, int64_t count,
-                                            const Batch<In, V, U>&... in) {
+__device__ __forceinline__ void store_batch(Out* out, const Fn& fn, int64_t base, int64_t stride,
+                                            int64_t count, const Batch<In, V, U>&... in) {
 #pragma unroll
   for (int u = 0; u < U; ++u) {
     const int64_t i = base + u * stride;
@@ -66,8 +66,9 @@ template <int V, typename Out, typename Fn, typename... In>
 __device__ __forceinline__ void dense_walk(int64_t count, const Fn& fn, Out* out, const In*... in) {
   const int64_t stride = grid_threads();
   for (int64_t base = global_thread(); base < count; base += stride * kElementwiseUnroll) {
-    store_batch<V, kElementwiseUnroll>(out, fn, base, stride, count,
-                                       load_batch<V, kElementwiseUnroll>(in, base, stride, count)...);
+    store_batch<V, kElementwiseUnroll>(
+        out, fn, base, stride, count,
+        load_batch<V, kElementwiseUnroll>(in, base, stride, count)...);
   }
 }
 
@@ -79,7 +80,8 @@ unsigned int dense_blocks(int64_t n, const LaunchTarget& target) {
 
 template <typename Out, typename Fn, typename... In>
 __global__ void __launch_bounds__(kElementwiseThreads, kElementwiseMinBlocks)
-    elementwise_dense(int64_t n, Fn fn, Out* out, const In*... in) {
+                                      elementwise_dense(int64_t n, Fn fn, Out* out,
+                                                        const In*... in) {
   constexpr int V = kVectorWidth<Out, In...>;
   // Operands that start equally far from alignment (a slice like x[1:] + y[1:]) take a scalar
   // head up to it, then vectors.
@@ -98,14 +100,17 @@ __global__ void __launch_bounds__(kElementwiseThreads, kElementwiseMinBlocks)
 }
 
 template <typename Out, typename Fn, typename... In, size_t... K>
-__device__ __forceinline__ void strided_element(const int64_t (&at)[1 + sizeof...(In)], const Fn& fn, Out* out,
-                                                std::index_sequence<K...>, const In*... in) {
+__device__ __forceinline__ void strided_element(const int64_t (&at)[1 + sizeof...(In)],
+                                                const Fn& fn, Out* out, std::index_sequence<K...>,
+                                                const In*... in) {
   out[at[0]] = from_compute<Out>(fn(to_compute(in[at[K + 1]])...));
 }
 
 template <typename Out, typename Fn, typename... In>
 __global__ void __launch_bounds__(kElementwiseThreads, kElementwiseMinBlocks)
-    elementwise_strided(StridedShape<1 + sizeof...(In)> shape, int64_t n, Fn fn, Out* out, const In*... in) {
+                                      elementwise_strided(StridedShape<1 + sizeof...(In)> shape,
+                                                          int64_t n, Fn fn, Out* out,
+                                                          const In*... in) {
   for (int64_t i = global_thread(); i < n; i += grid_threads()) {
     int64_t at[1 + sizeof...(In)];
     shape.offsets(i, at);

@@ -9,7 +9,8 @@
 namespace bp::cuda {
 
 template <typename Out, typename... In, int N, size_t... K>
-void launch_elementwise_with(const ElementwiseLaunch<N>& launch, const auto& fn, std::index_sequence<K...>) {
+void launch_elementwise_with(const ElementwiseLaunch<N>& launch, const auto& fn,
+                             std::index_sequence<K...>) {
   static_assert(N == 1 + sizeof...(In));
   if (launch.numel == 0) return;
   Out* out = static_cast<Out*>(launch.data[0]);

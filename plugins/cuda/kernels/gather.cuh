@@ -21,7 +21,8 @@ struct IndexError {
 inline constexpr unsigned long long kNoIndexError = ~0ull;
 
 // Where the index of out's element `position` lies in the index operand.
-BP_CUDA_HOST_DEVICE int64_t index_offset_at(const StridedShape<3>& shape, unsigned long long position) {
+BP_CUDA_HOST_DEVICE int64_t index_offset_at(const StridedShape<3>& shape,
+                                            unsigned long long position) {
   int64_t at[3];
   shape.offsets(static_cast<int64_t>(position), at);
   return at[2];
@@ -29,8 +30,10 @@ BP_CUDA_HOST_DEVICE int64_t index_offset_at(const StridedShape<3>& shape, unsign
 
 template <typename Bits>
 __global__ void __launch_bounds__(kElementwiseThreads, kElementwiseMinBlocks)
-    gather(StridedShape<3> shape, int64_t n, Bits* out, const Bits* src, const int64_t* index, int64_t index_stride,
-           int64_t limit, IndexError* error) {
+                                      gather(StridedShape<3> shape, int64_t n, Bits* out,
+                                             const Bits* src, const int64_t* index,
+                                             int64_t index_stride, int64_t limit,
+                                             IndexError* error) {
   for (int64_t i = global_thread(); i < n; i += grid_threads()) {
     int64_t at[3];
     shape.offsets(i, at);

@@ -34,7 +34,8 @@ struct MemberSpans {
 };
 
 template <typename T, int N>
-__device__ __forceinline__ MemberSpans<kVectorWidth<T>> member_spans(const T* first, const GroupShape<N>& shape,
+__device__ __forceinline__ MemberSpans<kVectorWidth<T>> member_spans(const T* first,
+                                                                     const GroupShape<N>& shape,
                                                                      int64_t begin, int64_t end,
                                                                      unsigned operands = 1) {
   constexpr int V = kVectorWidth<T>;
@@ -52,7 +53,8 @@ __device__ __forceinline__ MemberSpans<kVectorWidth<T>> member_spans(const T* fi
 // handles (every team-th), kMemberUnroll loads issued before their uses so that they are in
 // flight together, and use(load(Width<1>{}, p), p) for its single members.
 template <int V, typename Load, typename Use>
-__device__ __forceinline__ void for_spans(const MemberSpans<V>& spans, int lane, int team, Load&& load, Use&& use) {
+__device__ __forceinline__ void for_spans(const MemberSpans<V>& spans, int lane, int team,
+                                          Load&& load, Use&& use) {
   for (int64_t p = spans.begin + lane; p < spans.body; p += team) use(load(Width<1>{}, p), p);
   const int64_t vectors = (spans.tail - spans.body) / V;
   for (int64_t v0 = lane; v0 < vectors; v0 += int64_t{team} * kMemberUnroll) {
@@ -144,8 +146,8 @@ struct GroupOperand {
 
 // Operand k of a group whose first member is at `first`, for walking `spans`.
 template <typename T, int N, int V>
-__device__ __forceinline__ GroupOperand<T, N> group_operand(T* first, const GroupShape<N>& shape, int k,
-                                                            const MemberSpans<V>& spans) {
+__device__ __forceinline__ GroupOperand<T, N> group_operand(T* first, const GroupShape<N>& shape,
+                                                            int k, const MemberSpans<V>& spans) {
   constexpr int kChunk = kVectorWidth<std::remove_const_t<T>>;
   const bool dense = shape.dense_members[k];
   return {first, &shape, k, dense, dense && is_vector_aligned<kChunk>(first + spans.body)};
@@ -203,8 +205,9 @@ __device__ __forceinline__ constexpr Width<W> width_of(const Vec<T, W>&) {
 // first aligned one on. Its own walk rather than for_spans over a GroupOperand: the operand's
 // run-time choice between vectors and members costs the reductions much of their bandwidth.
 template <typename T, int N, typename Visit>
-__device__ __forceinline__ void for_members(const T* __restrict__ first, const GroupShape<N>& shape, int64_t begin,
-                                            int64_t end, int lane, int team, Visit&& visit) {
+__device__ __forceinline__ void for_members(const T* __restrict__ first, const GroupShape<N>& shape,
+                                            int64_t begin, int64_t end, int lane, int team,
+                                            Visit&& visit) {
   if (!shape.dense_members[0]) {
     for (int64_t p = begin + lane; p < end; p += team) {
       int64_t at[N];
@@ -291,7 +294,8 @@ struct MemberRange {
   int64_t end;
 };
 
-__device__ __forceinline__ MemberRange split_range(int64_t group_size, int64_t split, int64_t splits) {
+__device__ __forceinline__ MemberRange split_range(int64_t group_size, int64_t split,
+                                                   int64_t splits) {
   const int64_t chunk = (group_size + splits - 1) / splits;
   const int64_t begin = split * chunk < group_size ? split * chunk : group_size;
   const int64_t end = begin + chunk < group_size ? begin + chunk : group_size;
@@ -300,8 +304,9 @@ __device__ __forceinline__ MemberRange split_range(int64_t group_size, int64_t s
 
 // cached_row_layout for `kernel` on the current device: reads its static shared memory and
 // raises its dynamic limit to what the layout uses.
-CachedRowLayout prepare_cached_rows(const void* kernel, std::string_view name, int64_t groups, int64_t group_size,
-                                    size_t element_size, int64_t members_per_thread, const LaunchTarget& target);
+CachedRowLayout prepare_cached_rows(const void* kernel, std::string_view name, int64_t groups,
+                                    int64_t group_size, size_t element_size,
+                                    int64_t members_per_thread, const LaunchTarget& target);
 
 // Whether the column layout reads operand 0 coalesced where the row layout would not.
 template <int N>

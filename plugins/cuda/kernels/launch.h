@@ -110,26 +110,41 @@ void launch_softmax(DType dtype, const GroupShape<2>& shape, const void* input, 
 // Layer norm of each group: out = (x - mean) * rstd * weight + bias, with mean and
 // rstd = 1 / sqrt(biased variance + eps) written per group. Operands: input, out, mean, rstd,
 // weight, bias (weight and bias may be null), all of `dtype`.
-enum LayerNormOperand { kNormInput, kNormOut, kNormMean, kNormRstd, kNormWeight, kNormBias, kNormOperands };
+enum LayerNormOperand {
+  kNormInput,
+  kNormOut,
+  kNormMean,
+  kNormRstd,
+  kNormWeight,
+  kNormBias,
+  kNormOperands
+};
 void launch_layer_norm(DType dtype, const GroupShape<kNormOperands>& shape, const void* const* data,
                        double eps, const LaunchTarget& target);
 
 // RMS norm of each group: out = x / sqrt(mean(x^2) + eps) * weight. Operands: input, out,
 // weight (may be null), all of `dtype`. Without eps, the machine epsilon of the type the kernel
 // computes in (float for the 16-bit floats).
-void launch_rms_norm(DType dtype, const GroupShape<3>& shape, const void* input, void* out, const void* weight,
-                     std::optional<double> eps, const LaunchTarget& target);
+void launch_rms_norm(DType dtype, const GroupShape<3>& shape, const void* input, void* out,
+                     const void* weight, std::optional<double> eps, const LaunchTarget& target);
 
 // Batch norm with running statistics: out = (x - mean) * weight / sqrt(var + eps) + bias per
 // channel. Operands: out, input, mean, var, weight, bias, all of `dtype`, the per-channel ones
 // broadcast over the input's shape; an absent weight or bias is not read (`has_weight`,
 // `has_bias`).
-void launch_batch_norm(DType dtype, const ElementwiseLaunch<6>& launch, double eps, bool has_weight, bool has_bias);
+void launch_batch_norm(DType dtype, const ElementwiseLaunch<6>& launch, double eps, bool has_weight,
+                       bool has_bias);
 
 // --- attention (attention.cu) -------------------------------------------------------------------
 
 // The operands of fused attention, in the order of their strides and addresses.
-enum AttentionOperand { kAttentionQuery, kAttentionKey, kAttentionValue, kAttentionOut, kAttentionOperands };
+enum AttentionOperand {
+  kAttentionQuery,
+  kAttentionKey,
+  kAttentionValue,
+  kAttentionOut,
+  kAttentionOperands
+};
 
 // The kernel copies rows in pieces of this many bytes: every operand's last dim must be
 // contiguous and each of its rows must start at a multiple of it.
@@ -143,15 +158,16 @@ struct AttentionShape {
   int64_t query_length = 0;                        // L
   int64_t key_length = 0;                          // S
   int64_t head_dim = 0;                            // E
-  int64_t row_strides[kAttentionOperands] = {};    // in elements; rows as kAttentionRowAlignment requires
-  bool causal = false;                             // query i attends to keys 0..i
+  int64_t row_strides[kAttentionOperands] =
+      {};               // in elements; rows as kAttentionRowAlignment requires
+  bool causal = false;  // query i attends to keys 0..i
 };
 
 // out = softmax(query @ key^T * scale) @ value per problem, accumulated in float; zeros where
 // S is 0. Fused for Float16 and BFloat16 with E of 64 or 128 only; other dtypes and head sizes,
 // and a device with too little shared memory, are refused with BP_STATUS_UNIMPLEMENTED.
-void launch_fused_attention(DType dtype, const AttentionShape& shape, const void* const* data, double scale,
-                            const LaunchTarget& target);
+void launch_fused_attention(DType dtype, const AttentionShape& shape, const void* const* data,
+                            double scale, const LaunchTarget& target);
 
 // --- indexing (gather.cu) -----------------------------------------------------------------------
 
@@ -160,8 +176,8 @@ void launch_fused_attention(DType dtype, const AttentionShape& shape, const void
 // src[offset + index * index_stride]. Indices outside [0, limit) are not read from; the one at
 // out's first such position is returned (std::nullopt when all were in range), which waits for
 // the launch.
-std::optional<int64_t> launch_gather(size_t element_size, const ElementwiseLaunch<3>& launch, int64_t index_stride,
-                                     int64_t limit, GroupScratch& scratch);
+std::optional<int64_t> launch_gather(size_t element_size, const ElementwiseLaunch<3>& launch,
+                                     int64_t index_stride, int64_t limit, GroupScratch& scratch);
 
 // --- convolution and pooling (pool.cu, conv.cu) --------------------------------------------------
 
@@ -186,15 +202,16 @@ struct SlidingWindow {
 };
 
 // out = the maximum (NaN above everything) or the mean of each window of input.
-void launch_pool2d(DType dtype, PoolKind kind, const Image& input, const Image& out, const SlidingWindow& window,
-                   const LaunchTarget& target);
+void launch_pool2d(DType dtype, PoolKind kind, const Image& input, const Image& out,
+                   const SlidingWindow& window, const LaunchTarget& target);
 
 // conv2d as an implicit GEMM (conv.cuh): out[n, o, y, x] = bias[o] + the sum over the window
 // and the group's input channels of input * weight, accumulated in float (double for Double),
 // tap after tap in order. weight is (C_out, C_in / groups, kH, kW) with any strides; bias, if
 // any, has `bias_stride`.
-void launch_conv2d(DType dtype, const Image& input, const Image& weight, const void* bias, int64_t bias_stride,
-                   const Image& out, const SlidingWindow& window, int64_t groups, const LaunchTarget& target);
+void launch_conv2d(DType dtype, const Image& input, const Image& weight, const void* bias,
+                   int64_t bias_stride, const Image& out, const SlidingWindow& window,
+                   int64_t groups, const LaunchTarget& target);
 
 // --- matrix products of integer dtypes (matmul_int.cu) -----------------------------------------
 

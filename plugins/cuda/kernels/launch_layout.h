@@ -66,8 +66,8 @@ struct RowLayout {
 // `max_team`, a power of two up to kMaxTeamThreads), and enough teams per block to fill
 // kGroupBlockThreads. Blocks always hold whole warps. Splits only where `allow_splits` and the
 // groups are too few to fill the device, each of at least 16 Ki members.
-RowLayout row_layout(int64_t groups, int64_t group_size, int64_t members_per_thread, unsigned int max_team,
-                     bool allow_splits, const LaunchTarget& target);
+RowLayout row_layout(int64_t groups, int64_t group_size, int64_t members_per_thread,
+                     unsigned int max_team, bool allow_splits, const LaunchTarget& target);
 
 // A row layout without splits whose teams keep their group's members in shared memory, so that
 // the input is read once, when a group of `element_size`-byte members fits (`cached`) beside
@@ -78,7 +78,8 @@ struct CachedRowLayout {
   size_t shared_bytes = 0;  // dynamic shared memory per block
 };
 CachedRowLayout cached_row_layout(int64_t groups, int64_t group_size, size_t element_size,
-                                  int64_t members_per_thread, size_t static_shared_bytes, const LaunchTarget& target);
+                                  int64_t members_per_thread, size_t static_shared_bytes,
+                                  const LaunchTarget& target);
 
 // The splits of a column-layout launch (gridDim.y).
 unsigned int column_splits(int64_t groups, int64_t group_size, const LaunchTarget& target);

@@ -26,17 +26,23 @@ void launch_integer_matmul(DType dtype, int64_t batches, int64_t n, int64_t k, i
   });
 }
 
-template void launch_integer_matmul<kernel_dtypes::mm_out>(
-    DType, int64_t, int64_t, int64_t, int64_t, const MatrixOperand&, const MatrixOperand&,
-    const MatrixOperand&, void*, const int64_t (&)[3], const Scalar&, const Scalar&,
-    const LaunchTarget&);
-template void launch_integer_matmul<kernel_dtypes::bmm_out>(
-    DType, int64_t, int64_t, int64_t, int64_t, const MatrixOperand&, const MatrixOperand&,
-    const MatrixOperand&, void*, const int64_t (&)[3], const Scalar&, const Scalar&,
-    const LaunchTarget&);
-template void launch_integer_matmul<kernel_dtypes::addmm_out>(
-    DType, int64_t, int64_t, int64_t, int64_t, const MatrixOperand&, const MatrixOperand&,
-    const MatrixOperand&, void*, const int64_t (&)[3], const Scalar&, const Scalar&,
-    const LaunchTarget&);
+template void launch_integer_matmul<kernel_dtypes::mm_out>(DType, int64_t, int64_t, int64_t,
+                                                           int64_t, const MatrixOperand&,
+                                                           const MatrixOperand&,
+                                                           const MatrixOperand&, void*,
+                                                           const int64_t (&)[3], const Scalar&,
+                                                           const Scalar&, const LaunchTarget&);
+template void launch_integer_matmul<kernel_dtypes::bmm_out>(DType, int64_t, int64_t, int64_t,
+                                                            int64_t, const MatrixOperand&,
+                                                            const MatrixOperand&,
+                                                            const MatrixOperand&, void*,
+                                                            const int64_t (&)[3], const Scalar&,
+                                                            const Scalar&, const LaunchTarget&);
+template void launch_integer_matmul<kernel_dtypes::addmm_out>(DType, int64_t, int64_t, int64_t,
+                                                              int64_t, const MatrixOperand&,
+                                                              const MatrixOperand&,
+                                                              const MatrixOperand&, void*,
+                                                              const int64_t (&)[3], const Scalar&,
+                                                              const Scalar&, const LaunchTarget&);
 
 }  // namespace bp::cuda

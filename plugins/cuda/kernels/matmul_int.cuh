@@ -12,7 +12,6 @@ namespace bp::cuda {
 // Internal to each includer: the kernel library and the host tests each compile their own.
 namespace {
 
-
 constexpr int kTile = 16;
 
 struct OutputMatrix {
@@ -21,7 +20,8 @@ struct OutputMatrix {
 };
 
 template <typename T>
-__device__ __forceinline__ int64_t element(const MatrixOperand& matrix, int64_t batch, int64_t row, int64_t col) {
+__device__ __forceinline__ int64_t element(const MatrixOperand& matrix, int64_t batch, int64_t row,
+                                           int64_t col) {
   const T* data = static_cast<const T*>(matrix.data);
   return static_cast<int64_t>(
       data[batch * matrix.strides[0] + row * matrix.strides[1] + col * matrix.strides[2]]);
@@ -29,8 +29,9 @@ __device__ __forceinline__ int64_t element(const MatrixOperand& matrix, int64_t 
 
 template <typename T>
 __global__ void __launch_bounds__(kTile * kTile)
-    integer_matmul(int64_t batches, int64_t n, int64_t k, int64_t m, MatrixOperand a, MatrixOperand b,
-                   MatrixOperand addend, OutputMatrix out, int64_t alpha, int64_t beta) {
+    integer_matmul(int64_t batches, int64_t n, int64_t k, int64_t m, MatrixOperand a,
+                   MatrixOperand b, MatrixOperand addend, OutputMatrix out, int64_t alpha,
+                   int64_t beta) {
   __shared__ int64_t a_tile[kTile][kTile + 1];
   __shared__ int64_t b_tile[kTile][kTile + 1];
   const int tx = static_cast<int>(threadIdx.x);
@@ -53,8 +54,10 @@ __global__ void __launch_bounds__(kTile * kTile)
         }
         if (row < n && col < m) {
           int64_t result = alpha * total;
-          if (addend.data != nullptr && beta != 0) result += beta * element<T>(addend, batch, row, col);
-          static_cast<T*>(out.data)[batch * out.strides[0] + row * out.strides[1] + col * out.strides[2]] =
+          if (addend.data != nullptr && beta != 0)
+            result += beta * element<T>(addend, batch, row, col);
+          static_cast<T*>(
+              out.data)[batch * out.strides[0] + row * out.strides[1] + col * out.strides[2]] =
               static_cast<T>(result);
         }
       }

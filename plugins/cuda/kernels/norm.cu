@@ -23,47 +23,50 @@ struct BatchNorm {
 
 }  // namespace
 
-void launch_layer_norm(DType dtype, const GroupShape<kNormOperands>& shape, const void* const* data, double eps,
-                       const LaunchTarget& target) {
+void launch_layer_norm(DType dtype, const GroupShape<kNormOperands>& shape, const void* const* data,
+                       double eps, const LaunchTarget& target) {
   if (shape.groups == 0) return;
   plugin::visit_dtype<kernel_dtypes::native_layer_norm_out>(dtype, [&](auto tag) {
     using T = device_t<typename decltype(tag)::type>;
     auto operand = [&](int k) { return static_cast<T*>(const_cast<void*>(data[k])); };
     const CachedRowLayout layout =
-        prepare_cached_rows(reinterpret_cast<const void*>(&layer_norm_rows<T>), "layer_norm", shape.groups,
-                            shape.group_size, sizeof(compute_t<T>),
+        prepare_cached_rows(reinterpret_cast<const void*>(&layer_norm_rows<T>), "layer_norm",
+                            shape.groups, shape.group_size, sizeof(compute_t<T>),
                             members_per_thread(kRowBytesPerThread, sizeof(T)), target);
-    layer_norm_rows<<<layout.rows.blocks, dim3(layout.rows.team, layout.rows.slots), layout.shared_bytes,
-                      target.stream>>>(shape, operand(kNormInput), operand(kNormOut), operand(kNormMean),
-                                       operand(kNormRstd), operand(kNormWeight), operand(kNormBias),
-                                       static_cast<compute_t<T>>(eps), layout.cached);
+    layer_norm_rows<<<layout.rows.blocks, dim3(layout.rows.team, layout.rows.slots),
+                      layout.shared_bytes, target.stream>>>(
+        shape, operand(kNormInput), operand(kNormOut), operand(kNormMean), operand(kNormRstd),
+        operand(kNormWeight), operand(kNormBias), static_cast<compute_t<T>>(eps), layout.cached);
     check_launch("layer_norm");
   });
 }
 
-void launch_rms_norm(DType dtype, const GroupShape<3>& shape, const void* input, void* out, const void* weight,
-                     std::optional<double> eps, const LaunchTarget& target) {
+void launch_rms_norm(DType dtype, const GroupShape<3>& shape, const void* input, void* out,
+                     const void* weight, std::optional<double> eps, const LaunchTarget& target) {
   if (shape.groups == 0 || shape.group_size == 0) return;
   plugin::visit_dtype<kernel_dtypes::rms_norm_out>(dtype, [&](auto tag) {
     using T = device_t<typename decltype(tag)::type>;
     using C = compute_t<T>;
     const C epsilon = eps ? static_cast<C>(*eps) : std::numeric_limits<C>::epsilon();
     const CachedRowLayout layout =
-        prepare_cached_rows(reinterpret_cast<const void*>(&rms_norm_rows<T>), "rms_norm", shape.groups,
-                            shape.group_size, sizeof(compute_t<T>),
+        prepare_cached_rows(reinterpret_cast<const void*>(&rms_norm_rows<T>), "rms_norm",
+                            shape.groups, shape.group_size, sizeof(compute_t<T>),
                             members_per_thread(kRowBytesPerThread, sizeof(T)), target);
-    rms_norm_rows<<<layout.rows.blocks, dim3(layout.rows.team, layout.rows.slots), layout.shared_bytes,
-                    target.stream>>>(shape, static_cast<const T*>(input), static_cast<T*>(out),
-                                     static_cast<const T*>(weight), epsilon, layout.cached);
+    rms_norm_rows<<<layout.rows.blocks, dim3(layout.rows.team, layout.rows.slots),
+                    layout.shared_bytes, target.stream>>>(
+        shape, static_cast<const T*>(input), static_cast<T*>(out), static_cast<const T*>(weight),
+        epsilon, layout.cached);
     check_launch("rms_norm");
   });
 }
 
-void launch_batch_norm(DType dtype, const ElementwiseLaunch<6>& launch, double eps, bool has_weight, bool has_bias) {
+void launch_batch_norm(DType dtype, const ElementwiseLaunch<6>& launch, double eps, bool has_weight,
+                       bool has_bias) {
   plugin::visit_dtype<kernel_dtypes::batch_norm_inference_out>(dtype, [&](auto tag) {
     using T = device_t<typename decltype(tag)::type>;
     using C = compute_t<T>;
-    launch_elementwise<T, T, T, T, T, T>(launch, BatchNorm<C>{static_cast<C>(eps), has_weight, has_bias});
+    launch_elementwise<T, T, T, T, T, T>(launch,
+                                         BatchNorm<C>{static_cast<C>(eps), has_weight, has_bias});
   });
 }
 

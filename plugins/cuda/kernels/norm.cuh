@@ -22,28 +22,33 @@ namespace {
 // division per member, and no cancellation between large sums.
 template <typename T>
 __global__ void __launch_bounds__(kMaxTeamThreads)
-    layer_norm_rows(GroupShape<kNormOperands> shape, const T* __restrict__ input, T* __restrict__ out,
-                    T* __restrict__ mean_out, T* __restrict__ rstd_out, const T* __restrict__ weight,
-                    const T* __restrict__ bias, compute_t<T> eps, bool cached) {
+    layer_norm_rows(GroupShape<kNormOperands> shape, const T* __restrict__ input,
+                    T* __restrict__ out, T* __restrict__ mean_out, T* __restrict__ rstd_out,
+                    const T* __restrict__ weight, const T* __restrict__ bias, compute_t<T> eps,
+                    bool cached) {
   using Acc = compute_t<T>;
   __shared__ Acc warp_partials[kMaxTeamThreads / kWarpSize];
   Acc* cache_row = slot_row_cache<Acc>(shape);
   const int lane = static_cast<int>(threadIdx.x);
   const int team = static_cast<int>(blockDim.x);
   const int64_t size = shape.group_size;
-  for_each_slot_group(shape, [&](int64_t /*group*/, bool active, const int64_t (&at)[kNormOperands]) {
+  for_each_slot_group(shape, [&](int64_t /*group*/, bool active,
+                                 const int64_t(&at)[kNormOperands]) {
     const T* in = input + at[kNormInput];
-    const unsigned walked =
-        1u << kNormInput | 1u << kNormOut | (weight ? 1u << kNormWeight : 0u) | (bias ? 1u << kNormBias : 0u);
+    const unsigned walked = 1u << kNormInput | 1u << kNormOut | (weight ? 1u << kNormWeight : 0u) |
+                            (bias ? 1u << kNormBias : 0u);
     MemberSpans<kVectorWidth<T>> spans{};
     if (active) spans = member_spans(in, shape, 0, size, walked);
     const auto source = group_operand(in, shape, kNormInput, spans);
     const auto cache = cached_group(cache_row, shape, spans);
     const auto destination = group_operand(out + at[kNormOut], shape, kNormOut, spans);
-    const auto weights = group_operand(weight ? weight + at[kNormWeight] : weight, shape, kNormWeight, spans);
+    const auto weights =
+        group_operand(weight ? weight + at[kNormWeight] : weight, shape, kNormWeight, spans);
     const auto biases = group_operand(bias ? bias + at[kNormBias] : bias, shape, kNormBias, spans);
     const auto read = [&](auto width, int64_t p) { return to_compute(source.load(width, p)); };
-    const auto members = [&](auto width, int64_t p) { return cached ? cache.load(width, p) : read(width, p); };
+    const auto members = [&](auto width, int64_t p) {
+      return cached ? cache.load(width, p) : read(width, p);
+    };
 
     const Acc shift = active && size > 0 ? to_compute(in[0]) : Acc(0);
     Acc deviations = 0;
@@ -52,7 +57,8 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
       for (const Acc value : x.v) deviations += value - shift;
     });
     // Over no members, mean and variance are 0 / 0 = NaN, as in PyTorch.
-    const Acc mean = shift + team_reduce(deviations, Plus{}, warp_partials) / static_cast<Acc>(size);
+    const Acc mean =
+        shift + team_reduce(deviations, Plus{}, warp_partials) / static_cast<Acc>(size);
     Acc squares = 0;
     for_spans(spans, lane, team, members, [&](const auto& x, int64_t) {
       for (const Acc value : x.v) squares += (value - mean) * (value - mean);
@@ -84,10 +90,11 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
   const int lane = static_cast<int>(threadIdx.x);
   const int team = static_cast<int>(blockDim.x);
   const int64_t size = shape.group_size;
-  for_each_slot_group(shape, [&](int64_t /*group*/, bool active, const int64_t (&at)[3]) {
+  for_each_slot_group(shape, [&](int64_t /*group*/, bool active, const int64_t(&at)[3]) {
     const T* in = input + at[0];
     MemberSpans<kVectorWidth<T>> spans{};
-    if (active) spans = member_spans(in, shape, 0, size, 1u << 0 | 1u << 1 | (weight ? 1u << 2 : 0u));
+    if (active)
+      spans = member_spans(in, shape, 0, size, 1u << 0 | 1u << 1 | (weight ? 1u << 2 : 0u));
     const auto source = group_operand(in, shape, 0, spans);
     const auto cache = cached_group(cache_row, shape, spans);
     const auto destination = group_operand(out + at[1], shape, 1, spans);
@@ -102,7 +109,8 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
     squares = team_reduce(squares, Plus{}, warp_partials);
     const Acc factor = Acc(1) / math_sqrt(squares / static_cast<Acc>(size) + eps);
     for_spans(
-        spans, lane, team, [&](auto width, int64_t p) { return cached ? cache.load(width, p) : read(width, p); },
+        spans, lane, team,
+        [&](auto width, int64_t p) { return cached ? cache.load(width, p) : read(width, p); },
         [&](const auto& x, int64_t p) {
           auto y = each(x, [&](Acc value) { return value * factor; });
           if (weight) y = each(y, to_compute(weights.load(width_of(y), p)), std::multiplies{});

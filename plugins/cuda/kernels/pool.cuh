@@ -15,7 +15,6 @@ namespace bp::cuda {
 // Internal to each includer: the kernel library and the host tests each compile their own.
 namespace {
 
-
 constexpr int kPoolThreads = 256;
 
 // The taps of one window along one dimension: `count` input indices from `first`, `step` apart,
@@ -27,8 +26,8 @@ struct Taps {
   int64_t divisor;
 };
 
-__device__ Taps window_taps(PoolKind kind, const SlidingWindow& w, int d, int64_t o, int64_t in_size,
-                            int64_t out_size) {
+__device__ Taps window_taps(PoolKind kind, const SlidingWindow& w, int d, int64_t o,
+                            int64_t in_size, int64_t out_size) {
   if (kind == PoolKind::AdaptiveAverage) {
     const int64_t start = o * in_size / out_size;
     const int64_t end = ((o + 1) * in_size + out_size - 1) / out_size;
@@ -82,10 +81,12 @@ __global__ void __launch_bounds__(kPoolThreads)
           sum += to_compute(row[(cols.first + k * cols.step) * input.strides[3]]);
         }
       }
-      const int64_t divisor = window.divisor_override != 0 ? window.divisor_override : rows.divisor * cols.divisor;
+      const int64_t divisor =
+          window.divisor_override != 0 ? window.divisor_override : rows.divisor * cols.divisor;
       result = sum / static_cast<C>(divisor);
     }
-    o[n * out.strides[0] + c * out.strides[1] + y * out.strides[2] + x * out.strides[3]] = from_compute<T>(result);
+    o[n * out.strides[0] + c * out.strides[1] + y * out.strides[2] + x * out.strides[3]] =
+        from_compute<T>(result);
   }
 }
 

@@ -11,27 +11,29 @@ void launch_reduction(const GroupShape<Policy::kOperands>& shape, const void* in
   using Acc = typename Policy::Acc;
   if (shape.groups == 0) return;
   const T* in = static_cast<const T*>(input);
-  const ReductionLayout layout =
-      reduction_layout(shape, kReductionMembersPerThread, target);
+  const ReductionLayout layout = reduction_layout(shape, kReductionMembersPerThread, target);
   Acc* partials = nullptr;
   uint32_t* counters = nullptr;
   const unsigned int splits = layout.grid.y;
   if (splits > 1) {
-    partials = static_cast<Acc*>(scratch.allocate(static_cast<size_t>(shape.groups) * splits * sizeof(Acc)));
+    partials = static_cast<Acc*>(
+        scratch.allocate(static_cast<size_t>(shape.groups) * splits * sizeof(Acc)));
     counters = scratch.zeroed_counters(shape.groups);
   }
   if (layout.columns) {
-    reduce_columns<T><<<layout.grid, layout.block, 0, target.stream>>>(shape, in, policy, partials, counters);
+    reduce_columns<T>
+        <<<layout.grid, layout.block, 0, target.stream>>>(shape, in, policy, partials, counters);
   } else {
-    reduce_rows<T><<<layout.grid, layout.block, 0, target.stream>>>(shape, in, policy, partials, counters);
+    reduce_rows<T>
+        <<<layout.grid, layout.block, 0, target.stream>>>(shape, in, policy, partials, counters);
   }
   check_launch(name);
 }
 
 }  // namespace
 
-void launch_sum(DType dtype, const GroupShape<2>& shape, const void* input, void* out,
-                bool average, const LaunchTarget& target, GroupScratch& scratch) {
+void launch_sum(DType dtype, const GroupShape<2>& shape, const void* input, void* out, bool average,
+                const LaunchTarget& target, GroupScratch& scratch) {
   const char* name = average ? "mean" : "sum";
   const auto launch = [&](auto tag) {
     using T = device_t<typename decltype(tag)::type>;
@@ -60,8 +62,7 @@ template void launch_max<kernel_dtypes::amax_out>(DType, const GroupShape<3>&, c
 template void launch_max<kernel_dtypes::max_dim_max>(DType, const GroupShape<3>&, const void*,
                                                      void*, int64_t*, const LaunchTarget&,
                                                      GroupScratch&);
-template void launch_max<kernel_dtypes::argmax_out>(DType, const GroupShape<3>&, const void*,
-                                                    void*, int64_t*, const LaunchTarget&,
-                                                    GroupScratch&);
+template void launch_max<kernel_dtypes::argmax_out>(DType, const GroupShape<3>&, const void*, void*,
+                                                    int64_t*, const LaunchTarget&, GroupScratch&);
 
 }  // namespace bp::cuda

@@ -22,7 +22,9 @@ struct SumPolicy {
   int64_t group_size;
 
   __device__ Acc identity() const { return Acc(0); }
-  __device__ Acc add(Acc total, T x, int64_t /*position*/) const { return total + static_cast<Acc>(to_compute(x)); }
+  __device__ Acc add(Acc total, T x, int64_t /*position*/) const {
+    return total + static_cast<Acc>(to_compute(x));
+  }
   __device__ Acc combine(Acc a, Acc b) const { return a + b; }
   // The mean of nothing is 0 / 0 = NaN, as in PyTorch.
   __device__ void write(const int64_t (&at)[kOperands], Acc total) const {
@@ -75,14 +77,16 @@ struct MaxPolicy {
 // Where a split's partial result goes; the split that finishes last (counted per group) combines
 // all partials of its group in split order and writes the result.
 template <typename Policy, typename Acc>
-__device__ void finish_split(const Policy& policy, const int64_t (&at)[Policy::kOperands], Acc partial, int64_t group,
-                             int64_t split, int64_t splits, Acc* partials, uint32_t* counters) {
+__device__ void finish_split(const Policy& policy, const int64_t (&at)[Policy::kOperands],
+                             Acc partial, int64_t group, int64_t split, int64_t splits,
+                             Acc* partials, uint32_t* counters) {
   partials[group * splits + split] = partial;
   __threadfence();
   if (atomicAdd(&counters[group], 1u) != static_cast<uint32_t>(splits - 1)) return;
   __threadfence();
   Acc total = load_volatile(&partials[group * splits]);
-  for (int64_t s = 1; s < splits; ++s) total = policy.combine(total, load_volatile(&partials[group * splits + s]));
+  for (int64_t s = 1; s < splits; ++s)
+    total = policy.combine(total, load_volatile(&partials[group * splits + s]));
   policy.write(at, total);
   counters[group] = 0;  // ready for the next launch
 }
@@ -96,20 +100,22 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
   const int lane = static_cast<int>(threadIdx.x);
   const int team = static_cast<int>(blockDim.x);
   const MemberRange range = split_range(shape.group_size, blockIdx.y, gridDim.y);
-  for_each_slot_group(shape, [&](int64_t group, bool active, const int64_t (&at)[Policy::kOperands]) {
-    Acc acc = policy.identity();
-    if (active) {
-      for_members(input + at[0], shape, range.begin, range.end, lane, team,
-                  [&](T x, int64_t p) { acc = policy.add(acc, x, p); });
-    }
-    acc = team_reduce(acc, [&](const Acc& a, const Acc& b) { return policy.combine(a, b); }, warp_partials);
-    if (!active || lane != 0) return;
-    if (gridDim.y == 1) {
-      policy.write(at, acc);
-    } else {
-      finish_split(policy, at, acc, group, blockIdx.y, gridDim.y, partials, counters);
-    }
-  });
+  for_each_slot_group(
+      shape, [&](int64_t group, bool active, const int64_t(&at)[Policy::kOperands]) {
+        Acc acc = policy.identity();
+        if (active) {
+          for_members(input + at[0], shape, range.begin, range.end, lane, team,
+                      [&](T x, int64_t p) { acc = policy.add(acc, x, p); });
+        }
+        acc = team_reduce(
+            acc, [&](const Acc& a, const Acc& b) { return policy.combine(a, b); }, warp_partials);
+        if (!active || lane != 0) return;
+        if (gridDim.y == 1) {
+          policy.write(at, acc);
+        } else {
+          finish_split(policy, at, acc, group, blockIdx.y, gridDim.y, partials, counters);
+        }
+      });
 }
 
 // How a reduction launches: the column layout where prefers_columns, else rows. grid.y blocks
@@ -120,14 +126,16 @@ struct ReductionLayout {
 };
 
 template <int N>
-ReductionLayout reduction_layout(const GroupShape<N>& shape, int64_t members_per_thread, const LaunchTarget& target) {
+ReductionLayout reduction_layout(const GroupShape<N>& shape, int64_t members_per_thread,
+                                 const LaunchTarget& target) {
   if (prefers_columns(shape)) {
     return {true,
             dim3(grid_blocks(shape.groups, kColumnGroups, target),
                  column_splits(shape.groups, shape.group_size, target)),
             dim3(kColumnGroups, kColumnSlices)};
   }
-  const RowLayout rows = row_layout(shape.groups, shape.group_size, members_per_thread, kMaxTeamThreads, true, target);
+  const RowLayout rows =
+      row_layout(shape.groups, shape.group_size, members_per_thread, kMaxTeamThreads, true, target);
   return {false, dim3(rows.blocks, rows.splits), dim3(rows.team, rows.slots)};
 }
 

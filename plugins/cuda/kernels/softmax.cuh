@@ -55,7 +55,8 @@ __device__ __forceinline__ C normalized(C x, C max, C sum, C log_sum, bool logar
 // barrier of their own.
 template <typename T>
 __global__ void __launch_bounds__(kMaxTeamThreads)
-    softmax_rows(GroupShape<2> shape, const T* __restrict__ input, T* __restrict__ out, bool logarithm, bool cached) {
+    softmax_rows(GroupShape<2> shape, const T* __restrict__ input, T* __restrict__ out,
+                 bool logarithm, bool cached) {
   using C = compute_t<T>;
   __shared__ RunningSum<C> warp_partials[kMaxTeamThreads / kWarpSize];
   __shared__ C warp_values[kMaxTeamThreads / kWarpSize];
@@ -63,7 +64,7 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
   const int lane = static_cast<int>(threadIdx.x);
   const int team = static_cast<int>(blockDim.x);
   const int64_t size = shape.group_size;
-  for_each_slot_group(shape, [&](int64_t /*group*/, bool active, const int64_t (&at)[2]) {
+  for_each_slot_group(shape, [&](int64_t /*group*/, bool active, const int64_t(&at)[2]) {
     const T* in = input + at[0];
     MemberSpans<kVectorWidth<T>> spans{};
     if (active) spans = member_spans(in, shape, 0, size, 1u << 0 | 1u << 1);
@@ -74,71 +75,68 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
     const auto cached_members = [&](auto width, int64_t p) { return cache.load(width, p); };
     C max = -std::numeric_limits<C>::infinity();
     if (cached) {
-      for_spans(
-          spans, lane, team, read,
-          [&](const auto& x, int64_t p) {
-            cache.store(p, x);
-            for (const C value : x.v) max = Maximum{}(max, value);
-          });
+      for_spans(spans, lane, team, read, [&](const auto& x, int64_t p) {
+        cache.store(p, x);
+        for (const C value : x.v) max = Maximum{}(max, value);
+      });
       max = team_reduce(max, Maximum{}, warp_values);
       C sum = 0;
-      for_spans(
-          spans, lane, team, cached_members,
-          [&](const auto& x, int64_t p) {
-            cache.store(p, each(x, [&](C value) {
-                          const C shifted = value - max;
-                          const C exp = math_exp(shifted);
-                          sum += exp;
-                          return logarithm ? shifted : exp;
-                        }));
-          });
+      for_spans(spans, lane, team, cached_members, [&](const auto& x, int64_t p) {
+        cache.store(p, each(x, [&](C value) {
+                      const C shifted = value - max;
+                      const C exp = math_exp(shifted);
+                      sum += exp;
+                      return logarithm ? shifted : exp;
+                    }));
+      });
       sum = team_reduce(sum, Plus{}, warp_values);
       const C log_sum = math_log(sum);
       const C reciprocal = C(1) / sum;
-      for_spans(
-          spans, lane, team, cached_members,
-          [&](const auto& x, int64_t p) {
-            destination.store(
-                p, from_compute<T>(each(x, [&](C value) { return logarithm ? value - log_sum : value * reciprocal; })));
-          });
-      // The next group's spans may fall differently: every thread finishes reading its members first.
+      for_spans(spans, lane, team, cached_members, [&](const auto& x, int64_t p) {
+        destination.store(p, from_compute<T>(each(x, [&](C value) {
+                            return logarithm ? value - log_sum : value * reciprocal;
+                          })));
+      });
+      // The next group's spans may fall differently: every thread finishes reading its members
+      // first.
       __syncthreads();
       return;
     }
     RunningSum<C> running{max, C(0)};
-    for_spans(
-        spans, lane, team, read,
-        [&](const auto& x, int64_t) {
-          for (const C value : x.v) running = MergeRunningSums<C>{}(running, RunningSum<C>{value, C(1)});
-        });
+    for_spans(spans, lane, team, read, [&](const auto& x, int64_t) {
+      for (const C value : x.v)
+        running = MergeRunningSums<C>{}(running, RunningSum<C>{value, C(1)});
+    });
     running = team_reduce(running, MergeRunningSums<C>{}, warp_partials);
     const C log_sum = math_log(running.sum);
-    for_spans(
-        spans, lane, team, read,
-        [&](const auto& x, int64_t p) {
-          destination.store(p, from_compute<T>(each(x, [&](C value) {
-                              return normalized(value, running.max, running.sum, log_sum, logarithm);
-                            })));
-        });
+    for_spans(spans, lane, team, read, [&](const auto& x, int64_t p) {
+      destination.store(p, from_compute<T>(each(x, [&](C value) {
+                          return normalized(value, running.max, running.sum, log_sum, logarithm);
+                        })));
+    });
   });
 }
 
 template <typename T>
 __global__ void __launch_bounds__(kGroupBlockThreads)
-    softmax_columns(GroupShape<2> shape, const T* __restrict__ input, T* __restrict__ out, bool logarithm) {
+    softmax_columns(GroupShape<2> shape, const T* __restrict__ input, T* __restrict__ out,
+                    bool logarithm) {
   using C = compute_t<T>;
   for (int64_t group = global_thread(); group < shape.groups; group += grid_threads()) {
     int64_t at[2];
     shape.kept.offsets(group, at);
     const T* in = input + at[0];
     C max = -std::numeric_limits<C>::infinity();
-    for (int64_t p = 0; p < shape.group_size; ++p) max = Maximum{}(max, to_compute(in[member_offset(shape, 0, p)]));
+    for (int64_t p = 0; p < shape.group_size; ++p)
+      max = Maximum{}(max, to_compute(in[member_offset(shape, 0, p)]));
     C sum = 0;
-    for (int64_t p = 0; p < shape.group_size; ++p) sum += math_exp(to_compute(in[member_offset(shape, 0, p)]) - max);
+    for (int64_t p = 0; p < shape.group_size; ++p)
+      sum += math_exp(to_compute(in[member_offset(shape, 0, p)]) - max);
     const C log_sum = math_log(sum);
     for (int64_t p = 0; p < shape.group_size; ++p) {
       const C x = to_compute(in[member_offset(shape, 0, p)]);
-      out[at[1] + member_offset(shape, 1, p)] = from_compute<T>(normalized(x, max, sum, log_sum, logarithm));
+      out[at[1] + member_offset(shape, 1, p)] =
+          from_compute<T>(normalized(x, max, sum, log_sum, logarithm));
     }
   }
 }

@@ -13,7 +13,9 @@ namespace {
 
 struct Negate {
   template <typename C>
-  __device__ auto operator()(C x) const { return -x; }
+  __device__ auto operator()(C x) const {
+    return -x;
+  }
 };
 
 struct Absolute {
@@ -43,27 +45,37 @@ struct Relu {
 
 struct Exp {
   template <typename C>
-  __device__ C operator()(C x) const { return math_exp(x); }
+  __device__ C operator()(C x) const {
+    return math_exp(x);
+  }
 };
 
 struct Log {
   template <typename C>
-  __device__ C operator()(C x) const { return math_log(x); }
+  __device__ C operator()(C x) const {
+    return math_log(x);
+  }
 };
 
 struct Sqrt {
   template <typename C>
-  __device__ C operator()(C x) const { return math_sqrt(x); }
+  __device__ C operator()(C x) const {
+    return math_sqrt(x);
+  }
 };
 
 struct Tanh {
   template <typename C>
-  __device__ C operator()(C x) const { return math_tanh(x); }
+  __device__ C operator()(C x) const {
+    return math_tanh(x);
+  }
 };
 
 struct Sigmoid {
   template <typename C>
-  __device__ C operator()(C x) const { return C(1) / (C(1) + math_exp(-x)); }
+  __device__ C operator()(C x) const {
+    return C(1) / (C(1) + math_exp(-x));
+  }
 };
 
 // 1 / x within about an ulp: the multiprocessor's reciprocal on the GPU; the host tests divide.
@@ -90,7 +102,9 @@ __device__ __forceinline__ float standard_normal_cdf(float x) {
            t * (0.37409196f +
                 t * (0.09678418f +
                      t * (-0.18628806f +
-                          t * (0.27886807f + t * (-1.13520398f + t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f))))))));
+                          t * (0.27886807f +
+                               t * (-1.13520398f +
+                                    t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f))))))));
   const float lower_tail = 0.5f * t * exp2f((-z * z - 1.26551223f + series) * kLog2e);  // Phi(-|x|)
   return x < 0 ? lower_tail : 1.0f - lower_tail;
 }
@@ -118,7 +132,9 @@ struct GeluTanh {
 // SiLU: x * sigmoid(x), written as PyTorch does.
 struct Silu {
   template <typename C>
-  __device__ C operator()(C x) const { return x / (C(1) + math_exp(-x)); }
+  __device__ C operator()(C x) const {
+    return x / (C(1) + math_exp(-x));
+  }
 };
 
 }  // namespace

@@ -26,7 +26,8 @@ BP_CUDA_HOST_DEVICE bool is_vector_aligned(const T* p) {
 template <int V, typename T>
 BP_CUDA_HOST_DEVICE int64_t elements_to_vector_alignment(const T* p) {
   constexpr uintptr_t kBytes = sizeof(T) * V;
-  return static_cast<int64_t>((kBytes - reinterpret_cast<uintptr_t>(p) % kBytes) % kBytes / sizeof(T));
+  return static_cast<int64_t>((kBytes - reinterpret_cast<uintptr_t>(p) % kBytes) % kBytes /
+                              sizeof(T));
 }
 
 }  // namespace bp::cuda

@@ -25,14 +25,17 @@ void require_aligned_rows(std::string_view argument, const TensorView& view) {
   for (int64_t d = 0; rows_aligned && d + 1 < view.dim(); ++d) {
     rows_aligned = view.size(d) == 1 || view.stride(d) * element_bytes % alignment == 0;
   }
-  const bool start_aligned = reinterpret_cast<uintptr_t>(address_of(view)) % kAttentionRowAlignment == 0;
+  const bool start_aligned =
+      reinterpret_cast<uintptr_t>(address_of(view)) % kAttentionRowAlignment == 0;
   if (!rows_aligned || !start_aligned) {
-    throw plugin::Error(BP_STATUS_UNIMPLEMENTED,
-                        std::string(kOp) + ": the cuda backend fuses operands whose last dim is contiguous and whose " +
-                            "rows start at multiples of " + std::to_string(kAttentionRowAlignment) + " bytes; " +
-                            std::string(argument) + " of shape " + plugin::shape_string(view.sizes()) +
-                            " has strides " + plugin::shape_string(view.strides()) +
-                            (start_aligned ? "" : " and a first element that is not so aligned"));
+    throw plugin::Error(
+        BP_STATUS_UNIMPLEMENTED,
+        std::string(kOp) +
+            ": the cuda backend fuses operands whose last dim is contiguous and whose " +
+            "rows start at multiples of " + std::to_string(kAttentionRowAlignment) + " bytes; " +
+            std::string(argument) + " of shape " + plugin::shape_string(view.sizes()) +
+            " has strides " + plugin::shape_string(view.strides()) +
+            (start_aligned ? "" : " and a first element that is not so aligned"));
   }
 }
 
@@ -40,15 +43,18 @@ void require_aligned_rows(std::string_view argument, const TensorView& view) {
 
 // The meta step has checked the shapes (query (..., L, E), key (..., S, E), value (..., S, Ev),
 // out (..., L, Ev), the same leading dims) and given all four one floating dtype.
-void _scaled_dot_product_fused_attention_out(const TensorView& query, const TensorView& key, const TensorView& value,
-                                             bool is_causal, std::optional<double> scale, const TensorView& out) {
-  for (const TensorView* view : {&key, &value, &out}) require_dtype(kOp, "every operand", *view, query.dtype());
+void _scaled_dot_product_fused_attention_out(const TensorView& query, const TensorView& key,
+                                             const TensorView& value, bool is_causal,
+                                             std::optional<double> scale, const TensorView& out) {
+  for (const TensorView* view : {&key, &value, &out})
+    require_dtype(kOp, "every operand", *view, query.dtype());
   const int64_t dims = query.dim();
   const int64_t head_dim = query.size(dims - 1);
   if (value.size(dims - 1) != head_dim) {
-    throw plugin::Error(BP_STATUS_UNIMPLEMENTED, std::string(kOp) + ": the cuda backend fuses value rows as long as " +
-                                                     "query's, got E = " + std::to_string(head_dim) + " and Ev = " +
-                                                     std::to_string(value.size(dims - 1)));
+    throw plugin::Error(BP_STATUS_UNIMPLEMENTED,
+                        std::string(kOp) + ": the cuda backend fuses value rows as long as " +
+                            "query's, got E = " + std::to_string(head_dim) +
+                            " and Ev = " + std::to_string(value.size(dims - 1)));
   }
   require_aligned_rows("query", query);
   require_aligned_rows("key", key);
@@ -72,9 +78,11 @@ void _scaled_dot_product_fused_attention_out(const TensorView& query, const Tens
   shape.row_strides[kAttentionValue] = value.stride(dims - 2);
   shape.row_strides[kAttentionOut] = out.stride(dims - 2);
   shape.causal = is_causal;
-  const void* data[kAttentionOperands] = {address_of(query), address_of(key), address_of(value), address_of(out)};
+  const void* data[kAttentionOperands] = {address_of(query), address_of(key), address_of(value),
+                                          address_of(out)};
   const OnDevice on(out);
-  launch_fused_attention(query.dtype(), shape, data, scale.value_or(1.0 / std::sqrt(static_cast<double>(head_dim))),
+  launch_fused_attention(query.dtype(), shape, data,
+                         scale.value_or(1.0 / std::sqrt(static_cast<double>(head_dim))),
                          on.launch_target());
 }
 

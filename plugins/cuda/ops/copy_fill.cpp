@@ -25,7 +25,8 @@ struct Elements {
 };
 
 // The addresses `elements` spans over `sizes`, as [first, last).
-std::pair<uintptr_t, uintptr_t> byte_span(const Elements& elements, std::span<const int64_t> sizes) {
+std::pair<uintptr_t, uintptr_t> byte_span(const Elements& elements,
+                                          std::span<const int64_t> sizes) {
   int64_t low = 0, high = 0;
   for (size_t d = 0; d < sizes.size(); ++d) {
     const int64_t reach = (sizes[d] - 1) * elements.at.strides[d];
@@ -44,21 +45,23 @@ bool overlap(const Elements& dst, const Elements& src, std::span<const int64_t> 
 
 // dst[i] = src[i] converted to dst's dtype, for every index i of `sizes`; both operands'
 // strides span `sizes`.
-void copy_elements(Device& device, std::span<const int64_t> sizes, const Elements& dst, const Elements& src) {
+void copy_elements(Device& device, std::span<const int64_t> sizes, const Elements& dst,
+                   const Elements& src) {
   int64_t numel = 1;
   for (const int64_t size : sizes) numel *= size;
   if (numel == 0) return;
   const bool same_dtype = dst.dtype == src.dtype;
   if (overlap(dst, src, sizes)) {
-    if (same_dtype && dst.at.data == src.at.data && std::ranges::equal(dst.at.strides, src.at.strides)) {
+    if (same_dtype && dst.at.data == src.at.data &&
+        std::ranges::equal(dst.at.strides, src.at.strides)) {
       return;  // a tensor copied onto itself
     }
     // Elements written before others are read: stage the source first.
     DeviceScratch scratch(device);
     const std::vector<int64_t> dense_strides = plugin::contiguous_strides(sizes);
     const Elements staged{
-        {static_cast<char*>(scratch.allocate(static_cast<size_t>(numel) * src.at.element_size)), dense_strides,
-         src.at.element_size},
+        {static_cast<char*>(scratch.allocate(static_cast<size_t>(numel) * src.at.element_size)),
+         dense_strides, src.at.element_size},
         src.dtype};
     copy_elements(device, sizes, staged, src);
     copy_elements(device, sizes, dst, staged);
@@ -69,7 +72,8 @@ void copy_elements(Device& device, std::span<const int64_t> sizes, const Element
     if (!launch.dense) return launch_copy_bits(dst.at.element_size, launch);
     const DeviceGuard guard(device.index());
     const auto bytes = static_cast<size_t>(launch.numel) * dst.at.element_size;
-    check_cuda(cudaMemcpyAsync(launch.data[0], launch.data[1], bytes, cudaMemcpyDeviceToDevice, launch.target.stream),
+    check_cuda(cudaMemcpyAsync(launch.data[0], launch.data[1], bytes, cudaMemcpyDeviceToDevice,
+                               launch.target.stream),
                device.label() + ": copying " + std::to_string(bytes) + " bytes");
   });
 }
@@ -90,12 +94,14 @@ uint64_t element_bits(DType dtype, const Scalar& value) {
 
 ConvertedCopy::ConvertedCopy(Device& device, const TensorView& src, DType dtype)
     : scratch_(device),
-      dense_(scratch_.allocate(static_cast<size_t>(src.numel()) * element_size(dtype)), src.device(), dtype,
-             src.sizes()) {
-  copy_elements(device, src.sizes(), {operand_of(dense_.view()), dtype}, {operand_of(src), src.dtype()});
+      dense_(scratch_.allocate(static_cast<size_t>(src.numel()) * element_size(dtype)),
+             src.device(), dtype, src.sizes()) {
+  copy_elements(device, src.sizes(), {operand_of(dense_.view()), dtype},
+                {operand_of(src), src.dtype()});
 }
 
-void copy_(const TensorView& self, const TensorView& src, bool /*non_blocking: copies are queued in order*/) {
+void copy_(const TensorView& self, const TensorView& src,
+           bool /*non_blocking: copies are queued in order*/) {
   const OnDevice on(self);
   DimValues<int64_t> src_strides(0);
   copy_elements(on.device(), self.sizes(), {operand_of(self), self.dtype()},
@@ -115,7 +121,8 @@ void cat_out(std::span<const TensorView> tensors, int64_t dim, const TensorView&
     if (tensor.numel() == 0) continue;
     Operand slice = operand_of(out);
     slice.data += offset * out.stride(dim) * static_cast<int64_t>(slice.element_size);
-    copy_elements(device, tensor.sizes(), {slice, out.dtype()}, {operand_of(tensor), tensor.dtype()});
+    copy_elements(device, tensor.sizes(), {slice, out.dtype()},
+                  {operand_of(tensor), tensor.dtype()});
     offset += tensor.size(dim);
   }
 }
@@ -125,21 +132,23 @@ void fill__Scalar(const TensorView& self, const Scalar& value) {
   Device& device = on.device();
   const uint64_t bits = element_bits(self.dtype(), value);
   const size_t size = element_size(self.dtype());
-  for_each_launch<1>(device, self.sizes(), {operand_of(self)}, [&](const ElementwiseLaunch<1>& launch) {
-    if (!launch.dense || bits != 0) return launch_fill_bits(size, bits, launch);
-    const DeviceGuard guard(device.index());
-    const auto bytes = static_cast<size_t>(launch.numel) * size;
-    check_cuda(cudaMemsetAsync(launch.data[0], 0, bytes, launch.target.stream),
-               device.label() + ": zeroing " + std::to_string(bytes) + " bytes");
-  });
+  for_each_launch<1>(device, self.sizes(), {operand_of(self)},
+                     [&](const ElementwiseLaunch<1>& launch) {
+                       if (!launch.dense || bits != 0) return launch_fill_bits(size, bits, launch);
+                       const DeviceGuard guard(device.index());
+                       const auto bytes = static_cast<size_t>(launch.numel) * size;
+                       check_cuda(cudaMemsetAsync(launch.data[0], 0, bytes, launch.target.stream),
+                                  device.label() + ": zeroing " + std::to_string(bytes) + " bytes");
+                     });
 }
 
 // out[i] = start + i * step; the meta step sized out, which is one-dimensional.
-void arange_start_out(const Scalar& start, const Scalar& /*end: out's size encodes it*/, const Scalar& step,
-                      const TensorView& out) {
+void arange_start_out(const Scalar& start, const Scalar& /*end: out's size encodes it*/,
+                      const Scalar& step, const TensorView& out) {
   plugin::check(out.dim() == 1, "arange: the output must be one-dimensional");
   const OnDevice on(out);
-  launch_arange(out.dtype(), address_of(out), out.size(0), out.stride(0), start, step, on.launch_target());
+  launch_arange(out.dtype(), address_of(out), out.size(0), out.stride(0), start, step,
+                on.launch_target());
 }
 
 }  // namespace bp::cuda

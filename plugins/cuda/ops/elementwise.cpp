@@ -26,16 +26,18 @@ void binary(BinaryOp op, std::string_view name, const TensorView& self, const Te
   require_shape(name, self, out);
   require_shape(name, other, out);
   const OnDevice on(out);
-  for_each_launch<3>(on.device(), out.sizes(), {operand_of(out), operand_of(self), operand_of(other)},
-                     [&](const ElementwiseLaunch<3>& launch) { launch_binary(op, out.dtype(), launch, alpha); });
+  for_each_launch<3>(
+      on.device(), out.sizes(), {operand_of(out), operand_of(self), operand_of(other)},
+      [&](const ElementwiseLaunch<3>& launch) { launch_binary(op, out.dtype(), launch, alpha); });
 }
 
 void unary(UnaryOp op, std::string_view name, const TensorView& self, const TensorView& out) {
   require_dtype(name, "self", self, out.dtype());
   require_shape(name, self, out);
   const OnDevice on(out);
-  for_each_launch<2>(on.device(), out.sizes(), {operand_of(out), operand_of(self)},
-                     [&](const ElementwiseLaunch<2>& launch) { launch_unary(op, out.dtype(), launch); });
+  for_each_launch<2>(
+      on.device(), out.sizes(), {operand_of(out), operand_of(self)},
+      [&](const ElementwiseLaunch<2>& launch) { launch_unary(op, out.dtype(), launch); });
 }
 
 void compare(CompareOp op, std::string_view name, const TensorView& self, const TensorView& other,
@@ -45,8 +47,9 @@ void compare(CompareOp op, std::string_view name, const TensorView& self, const 
   require_shape(name, self, out);
   require_shape(name, other, out);
   const OnDevice on(out);
-  for_each_launch<3>(on.device(), out.sizes(), {operand_of(out), operand_of(self), operand_of(other)},
-                     [&](const ElementwiseLaunch<3>& launch) { launch_compare(op, self.dtype(), launch); });
+  for_each_launch<3>(
+      on.device(), out.sizes(), {operand_of(out), operand_of(self), operand_of(other)},
+      [&](const ElementwiseLaunch<3>& launch) { launch_compare(op, self.dtype(), launch); });
 }
 
 // -alpha for `dtype`, so that self - alpha * other runs as self + (-alpha) * other: the same value
@@ -62,7 +65,8 @@ Scalar negated(const Scalar& alpha, DType dtype) {
 
 }  // namespace
 
-void add_out(const TensorView& self, const TensorView& other, const Scalar& alpha, const TensorView& out) {
+void add_out(const TensorView& self, const TensorView& other, const Scalar& alpha,
+             const TensorView& out) {
   binary(BinaryOp::Add, "add", self, other, alpha, out);
 }
 
@@ -107,25 +111,45 @@ void where_self_out(const TensorView& condition, const TensorView& self, const T
   for (const TensorView* input : {&condition, &self, &other}) require_shape("where", *input, out);
   const OnDevice on(out);
   for_each_launch<4>(
-      on.device(), out.sizes(), {operand_of(out), operand_of(condition), operand_of(self), operand_of(other)},
+      on.device(), out.sizes(),
+      {operand_of(out), operand_of(condition), operand_of(self), operand_of(other)},
       [&](const ElementwiseLaunch<4>& launch) { launch_where(element_size(out.dtype()), launch); });
 }
 
-void neg_out(const TensorView& self, const TensorView& out) { unary(UnaryOp::Neg, "neg", self, out); }
-void abs_out(const TensorView& self, const TensorView& out) { unary(UnaryOp::Abs, "abs", self, out); }
-void exp_out(const TensorView& self, const TensorView& out) { unary(UnaryOp::Exp, "exp", self, out); }
-void log_out(const TensorView& self, const TensorView& out) { unary(UnaryOp::Log, "log", self, out); }
-void sqrt_out(const TensorView& self, const TensorView& out) { unary(UnaryOp::Sqrt, "sqrt", self, out); }
-void tanh_out(const TensorView& self, const TensorView& out) { unary(UnaryOp::Tanh, "tanh", self, out); }
-void sigmoid_out(const TensorView& self, const TensorView& out) { unary(UnaryOp::Sigmoid, "sigmoid", self, out); }
-void relu_out(const TensorView& self, const TensorView& out) { unary(UnaryOp::Relu, "relu", self, out); }
-void silu_out(const TensorView& self, const TensorView& out) { unary(UnaryOp::Silu, "silu", self, out); }
+void neg_out(const TensorView& self, const TensorView& out) {
+  unary(UnaryOp::Neg, "neg", self, out);
+}
+void abs_out(const TensorView& self, const TensorView& out) {
+  unary(UnaryOp::Abs, "abs", self, out);
+}
+void exp_out(const TensorView& self, const TensorView& out) {
+  unary(UnaryOp::Exp, "exp", self, out);
+}
+void log_out(const TensorView& self, const TensorView& out) {
+  unary(UnaryOp::Log, "log", self, out);
+}
+void sqrt_out(const TensorView& self, const TensorView& out) {
+  unary(UnaryOp::Sqrt, "sqrt", self, out);
+}
+void tanh_out(const TensorView& self, const TensorView& out) {
+  unary(UnaryOp::Tanh, "tanh", self, out);
+}
+void sigmoid_out(const TensorView& self, const TensorView& out) {
+  unary(UnaryOp::Sigmoid, "sigmoid", self, out);
+}
+void relu_out(const TensorView& self, const TensorView& out) {
+  unary(UnaryOp::Relu, "relu", self, out);
+}
+void silu_out(const TensorView& self, const TensorView& out) {
+  unary(UnaryOp::Silu, "silu", self, out);
+}
 
 void gelu_out(const TensorView& self, std::string_view approximate, const TensorView& out) {
   if (approximate == "none") return unary(UnaryOp::GeluErf, "gelu", self, out);
   if (approximate == "tanh") return unary(UnaryOp::GeluTanh, "gelu", self, out);
   throw plugin::Error(BP_STATUS_INVALID_ARGUMENT,
-                      "gelu: approximate must be 'none' or 'tanh', got '" + std::string(approximate) + "'");
+                      "gelu: approximate must be 'none' or 'tanh', got '" +
+                          std::string(approximate) + "'");
 }
 
 }  // namespace bp::cuda

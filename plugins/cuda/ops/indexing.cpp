@@ -18,17 +18,18 @@ namespace {
 // instead) and the index tensor (read at each element's position along the picked dims). Every
 // one of the `index_count` indices is checked, also where out is empty (another of its dims is 0),
 // as on the CPU backend: that walk reads and writes one element of scratch memory instead.
-void gather_into(std::string_view op, const TensorView& out, const Operand& src, const Operand& index,
-                 int64_t index_count, int64_t index_stride, int64_t limit) {
+void gather_into(std::string_view op, const TensorView& out, const Operand& src,
+                 const Operand& index, int64_t index_count, int64_t index_stride, int64_t limit) {
   const OnDevice on(out);
   Device& device = on.device();
   DeviceScratch scratch(device);
   const auto gather = [&](const ElementwiseLaunch<3>& launch, int64_t stride) {
-    const std::optional<int64_t> bad = launch_gather(element_size(out.dtype()), launch, stride, limit, scratch);
+    const std::optional<int64_t> bad =
+        launch_gather(element_size(out.dtype()), launch, stride, limit, scratch);
     if (bad) {
-      throw plugin::Error(BP_STATUS_INVALID_ARGUMENT, std::string(op) + ": index " + std::to_string(*bad) +
-                                                          " is out of range for a dimension of size " +
-                                                          std::to_string(limit));
+      throw plugin::Error(BP_STATUS_INVALID_ARGUMENT,
+                          std::string(op) + ": index " + std::to_string(*bad) +
+                              " is out of range for a dimension of size " + std::to_string(limit));
     }
   };
   if (out.numel() > 0) {
@@ -38,7 +39,8 @@ void gather_into(std::string_view op, const TensorView& out, const Operand& src,
   }
   if (index_count == 0) return;
   DimValues<int64_t> sizes(static_cast<size_t>(out.dim()), 1), no_strides(sizes.size(), 0);
-  for (size_t d = 0; d < sizes.size(); ++d) sizes[d] = std::max<int64_t>(out.size(static_cast<int64_t>(d)), 1);
+  for (size_t d = 0; d < sizes.size(); ++d)
+    sizes[d] = std::max<int64_t>(out.size(static_cast<int64_t>(d)), 1);
   char* element = static_cast<char*>(scratch.allocate(sizeof(int64_t)));
   const Operand one_element{element, no_strides.span(), element_size(out.dtype())};
   for_each_launch<3>(device, sizes.span(), {one_element, one_element, index},
@@ -47,7 +49,8 @@ void gather_into(std::string_view op, const TensorView& out, const Operand& src,
 
 }  // namespace
 
-void index_select_out(const TensorView& self, int64_t dim, const TensorView& index, const TensorView& out) {
+void index_select_out(const TensorView& self, int64_t dim, const TensorView& index,
+                      const TensorView& out) {
   require_dtype("index_select", "index", index, DType::Int64);
   require_dtype("index_select", "out", out, self.dtype());
   if (self.dim() == 0) {  // one element, picked by index 0
@@ -56,17 +59,21 @@ void index_select_out(const TensorView& self, int64_t dim, const TensorView& ind
   }
   dim = wrap_dim("index_select", dim, self.dim());
   const auto d = static_cast<size_t>(dim);
-  DimValues<int64_t> src_strides(static_cast<size_t>(self.dim()), 0), index_strides(src_strides.size(), 0);
-  for (size_t k = 0; k < src_strides.size(); ++k) src_strides[k] = k == d ? 0 : self.stride(static_cast<int64_t>(k));
+  DimValues<int64_t> src_strides(static_cast<size_t>(self.dim()), 0),
+      index_strides(src_strides.size(), 0);
+  for (size_t k = 0; k < src_strides.size(); ++k)
+    src_strides[k] = k == d ? 0 : self.stride(static_cast<int64_t>(k));
   index_strides[d] = index.dim() == 0 ? 0 : index.stride(0);
-  gather_into("index_select", out, {address_of(self), src_strides.span(), element_size(self.dtype())},
-              {address_of(index), index_strides.span(), element_size(DType::Int64)}, index.numel(), self.stride(dim),
-              self.size(dim));
+  gather_into("index_select", out,
+              {address_of(self), src_strides.span(), element_size(self.dtype())},
+              {address_of(index), index_strides.span(), element_size(DType::Int64)}, index.numel(),
+              self.stride(dim), self.size(dim));
 }
 
 // out[m..., :] = weight[indices[m...], :]: out's leading dims are indices' dims.
-void embedding_out(const TensorView& weight, const TensorView& indices, int64_t /*padding_idx: only changes gradients*/,
-                   bool /*scale_grad_by_freq*/, bool /*sparse*/, const TensorView& out) {
+void embedding_out(const TensorView& weight, const TensorView& indices,
+                   int64_t /*padding_idx: only changes gradients*/, bool /*scale_grad_by_freq*/,
+                   bool /*sparse*/, const TensorView& out) {
   require_dtype("embedding", "indices", indices, DType::Int64);
   require_dtype("embedding", "out", out, weight.dtype());
   plugin::check(weight.dim() == 2 && out.dim() == indices.dim() + 1,
@@ -75,9 +82,10 @@ void embedding_out(const TensorView& weight, const TensorView& indices, int64_t 
   DimValues<int64_t> weight_strides(last + 1, 0), index_strides(last + 1, 0);
   weight_strides[last] = weight.stride(1);
   for (size_t k = 0; k < last; ++k) index_strides[k] = indices.stride(static_cast<int64_t>(k));
-  gather_into("embedding", out, {address_of(weight), weight_strides.span(), element_size(weight.dtype())},
-              {address_of(indices), index_strides.span(), element_size(DType::Int64)}, indices.numel(),
-              weight.stride(0), weight.size(0));
+  gather_into("embedding", out,
+              {address_of(weight), weight_strides.span(), element_size(weight.dtype())},
+              {address_of(indices), index_strides.span(), element_size(DType::Int64)},
+              indices.numel(), weight.stride(0), weight.size(0));
 }
 
 }  // namespace bp::cuda

@@ -37,8 +37,13 @@ struct Matrices {
 Matrices matrices_of(const TensorView& view) {
   const bool batched = view.dim() == 3;
   const int64_t first = batched ? 1 : 0;
-  return {address_of(view), view.dtype(), view.size(first), view.size(first + 1), batched ? view.stride(0) : 0,
-          view.stride(first), view.stride(first + 1)};
+  return {address_of(view),
+          view.dtype(),
+          view.size(first),
+          view.size(first + 1),
+          batched ? view.stride(0) : 0,
+          view.stride(first),
+          view.stride(first + 1)};
 }
 
 // The addresses the matrices span, as [first, last).
@@ -120,9 +125,11 @@ class Staging {
   void copy(const Matrices& to, const Matrices& from, int64_t batches) {
     const auto sizes = to.sizes(batches);
     const auto to_strides = to.strides(), from_strides = from.strides();
-    for_each_launch<2>(device_, sizes, {Operand{to.data, to_strides, to.element_bytes()},
-                                        Operand{from.data, from_strides, from.element_bytes()}},
-                       [&](const ElementwiseLaunch<2>& launch) { launch_copy_bits(to.element_bytes(), launch); });
+    for_each_launch<2>(
+        device_, sizes,
+        {Operand{to.data, to_strides, to.element_bytes()},
+         Operand{from.data, from_strides, from.element_bytes()}},
+        [&](const ElementwiseLaunch<2>& launch) { launch_copy_bits(to.element_bytes(), launch); });
   }
 
  private:
@@ -147,8 +154,9 @@ void activate(Device& device, const Matrices& m, int64_t batches, Activation act
   const auto sizes = m.sizes(batches);
   const auto strides = m.strides();
   const Operand operand{m.data, strides, m.element_bytes()};
-  for_each_launch<2>(device, sizes, {operand, operand},
-                     [&](const ElementwiseLaunch<2>& launch) { launch_unary(op, m.dtype, launch); });
+  for_each_launch<2>(device, sizes, {operand, operand}, [&](const ElementwiseLaunch<2>& launch) {
+    launch_unary(op, m.dtype, launch);
+  });
 }
 
 // out = activation(alpha * (a @ b) + beta * addend), batch by batch; `addend` (addmm's self), if
@@ -166,7 +174,8 @@ void matmul_into(std::string_view op, const TensorView& a_view, const TensorView
   if (addend_view) require_dtype(op, "self", *addend_view, a_view.dtype());
   plugin::check((out_view.dim() == 2 || out_view.dim() == 3) && a_view.dim() == out_view.dim() &&
                     b_view.dim() == out_view.dim(),
-                std::string(op) + ": operands and result must all be matrices or all batches of them");
+                std::string(op) +
+                    ": operands and result must all be matrices or all batches of them");
   const DType dtype = out_view.dtype();
   plugin::require_dtype_of<Kernel>(dtype);
   const bool batched = out_view.dim() == 3;
@@ -193,9 +202,12 @@ void matmul_into(std::string_view op, const TensorView& a_view, const TensorView
       const auto sizes = out.sizes(batches);
       const auto out_strides = out.strides(), addend_strides3 = addend.strides();
       const Operand out_operand{out.data, out_strides, out.element_bytes()};
-      for_each_launch<3>(device, sizes,
-                         {out_operand, out_operand, Operand{addend.data, addend_strides3, addend.element_bytes()}},
-                         [&](const ElementwiseLaunch<3>& launch) { launch_binary(BinaryOp::Add, dtype, launch, beta); });
+      for_each_launch<3>(
+          device, sizes,
+          {out_operand, out_operand, Operand{addend.data, addend_strides3, addend.element_bytes()}},
+          [&](const ElementwiseLaunch<3>& launch) {
+            launch_binary(BinaryOp::Add, dtype, launch, beta);
+          });
     }
     activate(device, out, batches, activation);
     return;
@@ -206,13 +218,16 @@ void matmul_into(std::string_view op, const TensorView& a_view, const TensorView
   // laid out; it is copied to out at the end.
   const bool integer = !is_floating_point(dtype);
   const bool out_aliases_input = overlap(out, a, batches) || overlap(out, b, batches);
-  const bool out_unwritable = !integer && !as_blas(out, true, batches) && !as_blas(out, false, batches);
-  const Matrices result = out_aliases_input || out_unwritable ? staging.dense_like(out, batches) : out;
+  const bool out_unwritable =
+      !integer && !as_blas(out, true, batches) && !as_blas(out, false, batches);
+  const Matrices result =
+      out_aliases_input || out_unwritable ? staging.dense_like(out, batches) : out;
 
   if (integer) {
     const MatrixOperand a_operand{a.data, {a.batch_stride, a.row_stride, a.col_stride}};
     const MatrixOperand b_operand{b.data, {b.batch_stride, b.row_stride, b.col_stride}};
-    const MatrixOperand addend_operand{uses_addend ? addend.data : nullptr, {0, addend.row_stride, addend.col_stride}};
+    const MatrixOperand addend_operand{uses_addend ? addend.data : nullptr,
+                                       {0, addend.row_stride, addend.col_stride}};
     const int64_t result_strides[3] = {result.batch_stride, result.row_stride, result.col_stride};
     launch_integer_matmul<Kernel>(dtype, batches, n, k, m, a_operand, b_operand, addend_operand,
                                   result.data, result_strides, alpha, beta, target);
@@ -224,16 +239,19 @@ void matmul_into(std::string_view op, const TensorView& a_view, const TensorView
     product.activation = epilogue_for(activation);
     // D = out^T = b^T @ a^T when the result is row-major (the bias then runs along out's rows);
     // D = out = a @ b when it is column-major.
-    const bool row_major = as_blas(result, true, batches).has_value() && !as_blas(result, true, batches)->transposed;
+    const bool row_major =
+        as_blas(result, true, batches).has_value() && !as_blas(result, true, batches)->transposed;
     const std::optional<BlasMatrix> d = as_blas(result, row_major, batches);
-    plugin::check(d && !d->transposed, std::string(op) + ": the result's layout is not one cuBLASLt writes");
+    plugin::check(d && !d->transposed,
+                  std::string(op) + ": the result's layout is not one cuBLASLt writes");
     product.d = *d;
     const Matrices& first = row_major ? b : a;
     const Matrices& second = row_major ? a : b;
     std::optional<BlasMatrix> blas_first = as_blas(first, row_major, batches);
     if (!blas_first) blas_first = as_blas(staging.dense_copy(first, batches), row_major, batches);
     std::optional<BlasMatrix> blas_second = as_blas(second, row_major, batches);
-    if (!blas_second) blas_second = as_blas(staging.dense_copy(second, batches), row_major, batches);
+    if (!blas_second)
+      blas_second = as_blas(staging.dense_copy(second, batches), row_major, batches);
     product.a = *blas_first;
     product.b = *blas_second;
 
@@ -262,10 +280,11 @@ void matmul_into(std::string_view op, const TensorView& a_view, const TensorView
         multiplied = device.blas().try_multiply(product, target.stream);
       }
       if (!multiplied) {
-        throw plugin::Error(BP_STATUS_UNIMPLEMENTED, std::string(op) + ": cuBLASLt has no algorithm for a " +
-                                                         std::to_string(n) + "x" + std::to_string(k) + " @ " +
-                                                         std::to_string(k) + "x" + std::to_string(m) + " product of " +
-                                                         std::string(dtype_name(dtype)));
+        throw plugin::Error(BP_STATUS_UNIMPLEMENTED,
+                            std::string(op) + ": cuBLASLt has no algorithm for a " +
+                                std::to_string(n) + "x" + std::to_string(k) + " @ " +
+                                std::to_string(k) + "x" + std::to_string(m) + " product of " +
+                                std::string(dtype_name(dtype)));
       }
     }
     if (product.activation == BlasActivation::None) activate(device, result, batches, activation);
@@ -280,13 +299,12 @@ void mm_out(const TensorView& self, const TensorView& mat2, const TensorView& ou
 }
 
 void bmm_out(const TensorView& self, const TensorView& mat2, const TensorView& out) {
-  matmul_into<kernel_dtypes::bmm_out>("bmm", self, mat2, out, /*alpha=*/1, /*beta=*/0, nullptr,
-                                      {});
+  matmul_into<kernel_dtypes::bmm_out>("bmm", self, mat2, out, /*alpha=*/1, /*beta=*/0, nullptr, {});
 }
 
 // self broadcasts to out's (n, m), as in PyTorch.
-void addmm_out(const TensorView& self, const TensorView& mat1, const TensorView& mat2, const Scalar& beta,
-               const Scalar& alpha, const TensorView& out) {
+void addmm_out(const TensorView& self, const TensorView& mat1, const TensorView& mat2,
+               const Scalar& beta, const Scalar& alpha, const TensorView& out) {
   const DimValues<int64_t> self_strides = plugin::broadcast_strides("addmm", self, out.sizes());
   matmul_into<kernel_dtypes::addmm_out>("addmm", mat1, mat2, out, alpha, beta, &self,
                                         self_strides.span());

@@ -14,23 +14,25 @@ namespace bp::cuda {
 namespace {
 
 // softmax, or log_softmax, along `dim`; the meta step has given self out's dtype.
-void softmax_into(std::string_view op, const TensorView& self, int64_t dim, const TensorView& out, bool logarithm) {
+void softmax_into(std::string_view op, const TensorView& self, int64_t dim, const TensorView& out,
+                  bool logarithm) {
   require_dtype(op, "self", self, out.dtype());
-  const GroupShape<2> shape =
-      group_shape<2>(op, self.sizes(), single_reduced_dim(op, self.dim(), dim), {self.strides(), out.strides()});
+  const GroupShape<2> shape = group_shape<2>(
+      op, self.sizes(), single_reduced_dim(op, self.dim(), dim), {self.strides(), out.strides()});
   const OnDevice on(out);
-  launch_softmax(out.dtype(), shape, address_of(self), address_of(out), logarithm, on.launch_target());
+  launch_softmax(out.dtype(), shape, address_of(self), address_of(out), logarithm,
+                 on.launch_target());
 }
 
 }  // namespace
 
-void softmax_int_out(const TensorView& self, int64_t dim, std::optional<DType> /*dtype: out has it*/,
-                     const TensorView& out) {
+void softmax_int_out(const TensorView& self, int64_t dim,
+                     std::optional<DType> /*dtype: out has it*/, const TensorView& out) {
   softmax_into("softmax", self, dim, out, /*logarithm=*/false);
 }
 
-void log_softmax_int_out(const TensorView& self, int64_t dim, std::optional<DType> /*dtype: out has it*/,
-                         const TensorView& out) {
+void log_softmax_int_out(const TensorView& self, int64_t dim,
+                         std::optional<DType> /*dtype: out has it*/, const TensorView& out) {
   softmax_into("log_softmax", self, dim, out, /*logarithm=*/true);
 }
 
@@ -38,60 +40,71 @@ void log_softmax_int_out(const TensorView& self, int64_t dim, std::optional<DTyp
 // `normalized_shape`. The meta step has given weight, bias and the three outputs input's dtype;
 // out1 (mean) and out2 (rstd) keep the normalised dimensions as size 1.
 void native_layer_norm_out(const TensorView& input, std::span<const int64_t> normalized_shape,
-                           const TensorView* weight, const TensorView* bias, double eps, const TensorView& out0,
-                           const TensorView& out1, const TensorView& out2) {
+                           const TensorView* weight, const TensorView* bias, double eps,
+                           const TensorView& out0, const TensorView& out1, const TensorView& out2) {
   constexpr std::string_view op = "native_layer_norm";
   const int64_t ndim = input.dim();
   const DimValues<bool> normalized = trailing_dims(op, ndim, normalized_shape);
-  for (const TensorView* output : {&out0, &out1, &out2}) require_dtype(op, "outputs", *output, input.dtype());
+  for (const TensorView* output : {&out0, &out1, &out2})
+    require_dtype(op, "outputs", *output, input.dtype());
   if (weight) require_dtype(op, "weight", *weight, input.dtype());
   if (bias) require_dtype(op, "bias", *bias, input.dtype());
 
-  const DimValues<int64_t> mean_strides = reduced_output_strides(out1, normalized, /*keepdim=*/true);
-  const DimValues<int64_t> rstd_strides = reduced_output_strides(out2, normalized, /*keepdim=*/true);
+  const DimValues<int64_t> mean_strides =
+      reduced_output_strides(out1, normalized, /*keepdim=*/true);
+  const DimValues<int64_t> rstd_strides =
+      reduced_output_strides(out2, normalized, /*keepdim=*/true);
   // An absent weight or bias is not read; zero strides stand in for it.
   const DimValues<int64_t> unused(static_cast<size_t>(ndim), 0);
-  const DimValues<int64_t> weight_strides = weight ? plugin::broadcast_strides(op, *weight, input.sizes()) : unused;
-  const DimValues<int64_t> bias_strides = bias ? plugin::broadcast_strides(op, *bias, input.sizes()) : unused;
-  const GroupShape<kNormOperands> shape = group_shape<kNormOperands>(
-      op, input.sizes(), normalized,
-      {input.strides(), out0.strides(), mean_strides.span(), rstd_strides.span(), weight_strides.span(),
-       bias_strides.span()});
-  const void* data[kNormOperands] = {address_of(input), address_of(out0),  address_of(out1), address_of(out2),
-                                     weight ? address_of(*weight) : nullptr, bias ? address_of(*bias) : nullptr};
+  const DimValues<int64_t> weight_strides =
+      weight ? plugin::broadcast_strides(op, *weight, input.sizes()) : unused;
+  const DimValues<int64_t> bias_strides =
+      bias ? plugin::broadcast_strides(op, *bias, input.sizes()) : unused;
+  const GroupShape<kNormOperands> shape =
+      group_shape<kNormOperands>(op, input.sizes(), normalized,
+                                 {input.strides(), out0.strides(), mean_strides.span(),
+                                  rstd_strides.span(), weight_strides.span(), bias_strides.span()});
+  const void* data[kNormOperands] = {address_of(input),
+                                     address_of(out0),
+                                     address_of(out1),
+                                     address_of(out2),
+                                     weight ? address_of(*weight) : nullptr,
+                                     bias ? address_of(*bias) : nullptr};
   const OnDevice on(out0);
   launch_layer_norm(input.dtype(), shape, data, eps, on.launch_target());
 }
 
 // RMS norm over the trailing `normalized_shape`, reading the input once where a group fits in
 // shared memory; the meta step has given weight and out input's dtype.
-void rms_norm_out(const TensorView& input, std::span<const int64_t> normalized_shape, const TensorView* weight,
-                  std::optional<double> eps, const TensorView& out) {
+void rms_norm_out(const TensorView& input, std::span<const int64_t> normalized_shape,
+                  const TensorView* weight, std::optional<double> eps, const TensorView& out) {
   constexpr std::string_view op = "rms_norm";
   require_dtype(op, "out", out, input.dtype());
   if (weight) require_dtype(op, "weight", *weight, input.dtype());
   const DimValues<bool> normalized = trailing_dims(op, input.dim(), normalized_shape);
   const DimValues<int64_t> unused(static_cast<size_t>(input.dim()), 0);
-  const DimValues<int64_t> weight_strides = weight ? plugin::broadcast_strides(op, *weight, input.sizes()) : unused;
-  const GroupShape<3> shape =
-      group_shape<3>(op, input.sizes(), normalized, {input.strides(), out.strides(), weight_strides.span()});
+  const DimValues<int64_t> weight_strides =
+      weight ? plugin::broadcast_strides(op, *weight, input.sizes()) : unused;
+  const GroupShape<3> shape = group_shape<3>(
+      op, input.sizes(), normalized, {input.strides(), out.strides(), weight_strides.span()});
   const OnDevice on(out);
-  launch_rms_norm(input.dtype(), shape, address_of(input), address_of(out), weight ? address_of(*weight) : nullptr,
-                  eps, on.launch_target());
+  launch_rms_norm(input.dtype(), shape, address_of(input), address_of(out),
+                  weight ? address_of(*weight) : nullptr, eps, on.launch_target());
 }
 
 // Per channel (dim 1); running_mean, running_var, weight and bias are 1-D of C elements in
 // input's dtype (the meta step converted them).
-void batch_norm_inference_out(const TensorView& input, const TensorView* weight, const TensorView* bias,
-                              const TensorView& running_mean, const TensorView& running_var, double eps,
-                              const TensorView& out) {
+void batch_norm_inference_out(const TensorView& input, const TensorView* weight,
+                              const TensorView* bias, const TensorView& running_mean,
+                              const TensorView& running_var, double eps, const TensorView& out) {
   constexpr std::string_view op = "batch_norm";
   require_dtype(op, "out", out, input.dtype());
   require_dtype(op, "running_mean", running_mean, input.dtype());
   require_dtype(op, "running_var", running_var, input.dtype());
   if (weight) require_dtype(op, "weight", *weight, input.dtype());
   if (bias) require_dtype(op, "bias", *bias, input.dtype());
-  plugin::check(input.dim() >= 2, std::string(op) + ": expected an input of at least 2 dims (N, C, ...)");
+  plugin::check(input.dim() >= 2,
+                std::string(op) + ": expected an input of at least 2 dims (N, C, ...)");
   // A channel vector read over input's shape: its stride along dim 1, 0 elsewhere.
   const size_t ndim = static_cast<size_t>(input.dim());
   auto per_channel = [&](const TensorView& vector, DimValues<int64_t>& strides) {

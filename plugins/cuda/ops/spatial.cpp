@@ -47,18 +47,22 @@ void fill_with_bias(Device& device, const TensorView& bias, const TensorView& ou
   DimValues<int64_t> strides(4, 0);
   strides[1] = bias.stride(0);
   const size_t element_bytes = element_size(out.dtype());
-  for_each_launch<2>(device, out.sizes(), {operand_of(out), Operand{address_of(bias), strides.span(), element_bytes}},
-                     [&](const ElementwiseLaunch<2>& launch) { launch_copy_bits(element_bytes, launch); });
+  for_each_launch<2>(
+      device, out.sizes(),
+      {operand_of(out), Operand{address_of(bias), strides.span(), element_bytes}},
+      [&](const ElementwiseLaunch<2>& launch) { launch_copy_bits(element_bytes, launch); });
 }
 
 // cuDNN reads weights as a dense NCHW array.
-bool conv2d_through_cudnn(Device& device, const Image& input, const TensorView& weight, const TensorView* bias,
-                          const TensorView& out, const SlidingWindow& window, int64_t groups) {
+bool conv2d_through_cudnn(Device& device, const Image& input, const TensorView& weight,
+                          const TensorView* bias, const TensorView& out,
+                          const SlidingWindow& window, int64_t groups) {
   const DType dtype = out.dtype();
   std::function<void()> write_bias;
   if (bias) write_bias = [&] { fill_with_bias(device, *bias, out); };
   if (weight.is_contiguous()) {
-    return cudnn_conv2d(device, dtype, input, image_of(weight), image_of(out), window, groups, write_bias);
+    return cudnn_conv2d(device, dtype, input, image_of(weight), image_of(out), window, groups,
+                        write_bias);
   }
   DeviceScratch scratch(device);
   Image dense = image_of(weight);
@@ -68,19 +72,22 @@ bool conv2d_through_cudnn(Device& device, const Image& input, const TensorView& 
     dense.strides[d] = step;
     step *= dense.sizes[d];
   }
-  const int64_t dense_strides[4] = {dense.strides[0], dense.strides[1], dense.strides[2], dense.strides[3]};
-  for_each_launch<2>(device, weight.sizes(),
-                     {Operand{static_cast<char*>(dense.data), dense_strides, element_size(dtype)}, operand_of(weight)},
-                     [&](const ElementwiseLaunch<2>& launch) { launch_copy_bits(element_size(dtype), launch); });
+  const int64_t dense_strides[4] = {dense.strides[0], dense.strides[1], dense.strides[2],
+                                    dense.strides[3]};
+  for_each_launch<2>(
+      device, weight.sizes(),
+      {Operand{static_cast<char*>(dense.data), dense_strides, element_size(dtype)},
+       operand_of(weight)},
+      [&](const ElementwiseLaunch<2>& launch) { launch_copy_bits(element_size(dtype), launch); });
   return cudnn_conv2d(device, dtype, input, dense, image_of(out), window, groups, write_bias);
 }
 #endif
 
 }  // namespace
 
-void conv2d_out(const TensorView& input, const TensorView& weight, const TensorView* bias, std::span<const int64_t> stride,
-                std::span<const int64_t> padding, std::span<const int64_t> dilation, int64_t groups,
-                const TensorView& out) {
+void conv2d_out(const TensorView& input, const TensorView& weight, const TensorView* bias,
+                std::span<const int64_t> stride, std::span<const int64_t> padding,
+                std::span<const int64_t> dilation, int64_t groups, const TensorView& out) {
   constexpr std::string_view op = "conv2d";
   require_dtype(op, "weight", weight, input.dtype());
   require_dtype(op, "out", out, input.dtype());
@@ -95,39 +102,47 @@ void conv2d_out(const TensorView& input, const TensorView& weight, const TensorV
   const SlidingWindow sliding = sliding_window(window);
   const Image in = image_of(input), result = image_of(out);
 #if BACKPLANE_CUDA_CUDNN
-  if (cudnn_allowed() && conv2d_through_cudnn(device, in, weight, bias, out, sliding, groups)) return;
+  if (cudnn_allowed() && conv2d_through_cudnn(device, in, weight, bias, out, sliding, groups))
+    return;
 #endif
-  launch_conv2d(out.dtype(), in, image_of(weight), bias ? address_of(*bias) : nullptr, bias ? bias->stride(0) : 0,
-                result, sliding, groups, device.launch_target());
+  launch_conv2d(out.dtype(), in, image_of(weight), bias ? address_of(*bias) : nullptr,
+                bias ? bias->stride(0) : 0, result, sliding, groups, device.launch_target());
 }
 
-void max_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size, std::span<const int64_t> stride,
-                    std::span<const int64_t> padding, std::span<const int64_t> dilation, bool /*ceil_mode: in out's size*/,
+void max_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size,
+                    std::span<const int64_t> stride, std::span<const int64_t> padding,
+                    std::span<const int64_t> dilation, bool /*ceil_mode: in out's size*/,
                     const TensorView& out) {
   require_dtype("max_pool2d", "out", out, self.dtype());
-  const SlidingWindow window = sliding_window(plugin::pooling_window(kernel_size, stride, padding, dilation));
+  const SlidingWindow window =
+      sliding_window(plugin::pooling_window(kernel_size, stride, padding, dilation));
   const OnDevice on(out);
-  launch_pool2d(out.dtype(), PoolKind::Max, image_of(self), image_of(out), window, on.launch_target());
+  launch_pool2d(out.dtype(), PoolKind::Max, image_of(self), image_of(out), window,
+                on.launch_target());
 }
 
-void avg_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size, std::span<const int64_t> stride,
-                    std::span<const int64_t> padding, bool /*ceil_mode: in out's size*/, bool count_include_pad,
+void avg_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size,
+                    std::span<const int64_t> stride, std::span<const int64_t> padding,
+                    bool /*ceil_mode: in out's size*/, bool count_include_pad,
                     std::optional<int64_t> divisor_override, const TensorView& out) {
   require_dtype("avg_pool2d", "out", out, self.dtype());
   static constexpr int64_t kNoDilation[] = {1};
-  SlidingWindow window = sliding_window(plugin::pooling_window(kernel_size, stride, padding, kNoDilation));
+  SlidingWindow window =
+      sliding_window(plugin::pooling_window(kernel_size, stride, padding, kNoDilation));
   window.count_include_pad = count_include_pad;
   window.divisor_override = divisor_override.value_or(0);
   const OnDevice on(out);
-  launch_pool2d(out.dtype(), PoolKind::Average, image_of(self), image_of(out), window, on.launch_target());
+  launch_pool2d(out.dtype(), PoolKind::Average, image_of(self), image_of(out), window,
+                on.launch_target());
 }
 
-void adaptive_avg_pool2d_out(const TensorView& self, std::span<const int64_t> /*output_size: out's size*/,
+void adaptive_avg_pool2d_out(const TensorView& self,
+                             std::span<const int64_t> /*output_size: out's size*/,
                              const TensorView& out) {
   require_dtype("adaptive_avg_pool2d", "out", out, self.dtype());
   const OnDevice on(out);
-  launch_pool2d(out.dtype(), PoolKind::AdaptiveAverage, image_of(self), image_of(out), SlidingWindow{},
-                on.launch_target());
+  launch_pool2d(out.dtype(), PoolKind::AdaptiveAverage, image_of(self), image_of(out),
+                SlidingWindow{}, on.launch_target());
 }
 
 }  // namespace bp::cuda

@@ -32,18 +32,23 @@ void check_cudnn(cudnnStatus_t status, std::string_view action) {
 // cuDNN 9 declines a problem it has no kernel for (layout, shape, architecture, shared memory)
 // with one of its NOT_SUPPORTED codes, before queueing anything: the implicit-GEMM kernel then
 // computes the same convolution.
-bool declined(cudnnStatus_t status) { return CUDNN_STATUS_CATEGORY(status) == CUDNN_STATUS_NOT_SUPPORTED; }
+bool declined(cudnnStatus_t status) {
+  return CUDNN_STATUS_CATEGORY(status) == CUDNN_STATUS_NOT_SUPPORTED;
+}
 
 template <typename Handle, cudnnStatus_t (*Destroy)(Handle)>
 struct Destroyer {
   void operator()(Handle handle) const { Destroy(handle); }
 };
-using TensorDesc = std::unique_ptr<std::remove_pointer_t<cudnnTensorDescriptor_t>,
-                                   Destroyer<cudnnTensorDescriptor_t, cudnnDestroyTensorDescriptor>>;
-using FilterDesc = std::unique_ptr<std::remove_pointer_t<cudnnFilterDescriptor_t>,
-                                   Destroyer<cudnnFilterDescriptor_t, cudnnDestroyFilterDescriptor>>;
-using ConvDesc = std::unique_ptr<std::remove_pointer_t<cudnnConvolutionDescriptor_t>,
-                                 Destroyer<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor>>;
+using TensorDesc =
+    std::unique_ptr<std::remove_pointer_t<cudnnTensorDescriptor_t>,
+                    Destroyer<cudnnTensorDescriptor_t, cudnnDestroyTensorDescriptor>>;
+using FilterDesc =
+    std::unique_ptr<std::remove_pointer_t<cudnnFilterDescriptor_t>,
+                    Destroyer<cudnnFilterDescriptor_t, cudnnDestroyFilterDescriptor>>;
+using ConvDesc =
+    std::unique_ptr<std::remove_pointer_t<cudnnConvolutionDescriptor_t>,
+                    Destroyer<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor>>;
 
 // A problem's descriptors, made once, and the algorithm chosen for it: a repeated convolution
 // then hands cuDNN the descriptors it has seen, as an application that keeps its own does.
@@ -100,7 +105,8 @@ cudnnMathType_t math_type(DType dtype) {
 bool fits_int(const Image& image) {
   int64_t last = 0;  // the farthest element's offset
   for (int d = 0; d < 4; ++d) {
-    if (image.sizes[d] > INT_MAX || image.strides[d] > INT_MAX || image.strides[d] < 0) return false;
+    if (image.sizes[d] > INT_MAX || image.strides[d] > INT_MAX || image.strides[d] < 0)
+      return false;
     if (image.sizes[d] == 0) return true;
     last += (image.sizes[d] - 1) * image.strides[d];
   }
@@ -126,30 +132,32 @@ TensorDesc tensor_desc(const Image& image, cudnnDataType_t type) {
   cudnnTensorDescriptor_t raw = nullptr;
   check_cudnn(cudnnCreateTensorDescriptor(&raw), "describing a tensor");
   TensorDesc desc(raw);
-  check_cudnn(cudnnSetTensor4dDescriptorEx(raw, type, static_cast<int>(image.sizes[0]), static_cast<int>(image.sizes[1]),
-                                           static_cast<int>(image.sizes[2]), static_cast<int>(image.sizes[3]),
-                                           static_cast<int>(image.strides[0]), static_cast<int>(image.strides[1]),
-                                           static_cast<int>(image.strides[2]), static_cast<int>(image.strides[3])),
+  check_cudnn(cudnnSetTensor4dDescriptorEx(
+                  raw, type, static_cast<int>(image.sizes[0]), static_cast<int>(image.sizes[1]),
+                  static_cast<int>(image.sizes[2]), static_cast<int>(image.sizes[3]),
+                  static_cast<int>(image.strides[0]), static_cast<int>(image.strides[1]),
+                  static_cast<int>(image.strides[2]), static_cast<int>(image.strides[3])),
               "describing a tensor");
   return desc;
 }
 
 // Every property the heuristic looks at, pointer alignments included.
-std::vector<int64_t> problem_key(DType dtype, const Image& input, const Image& weight, const Image& out,
-                                 const SlidingWindow& window, int64_t groups) {
+std::vector<int64_t> problem_key(DType dtype, const Image& input, const Image& weight,
+                                 const Image& out, const SlidingWindow& window, int64_t groups) {
   std::vector<int64_t> key = {static_cast<int64_t>(dtype), groups, tf32_allowed()};
   for (const Image* image : {&input, &weight, &out}) {
     key.insert(key.end(), std::begin(image->sizes), std::end(image->sizes));
     key.insert(key.end(), std::begin(image->strides), std::end(image->strides));
     key.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(image->data) % 256));
   }
-  for (int d = 0; d < 2; ++d) key.insert(key.end(), {window.stride[d], window.padding[d], window.dilation[d]});
+  for (int d = 0; d < 2; ++d)
+    key.insert(key.end(), {window.stride[d], window.padding[d], window.dilation[d]});
   return key;
 }
 
 // The descriptors of a problem, its math type the dtype's.
-Problem describe(DType dtype, const Image& input, const Image& weight, const Image& out, const SlidingWindow& window,
-                 int64_t groups) {
+Problem describe(DType dtype, const Image& input, const Image& weight, const Image& out,
+                 const SlidingWindow& window, int64_t groups) {
   const cudnnDataType_t type = data_type(dtype);
   Problem problem;
   problem.x = tensor_desc(input, type);
@@ -157,20 +165,23 @@ Problem describe(DType dtype, const Image& input, const Image& weight, const Ima
   cudnnFilterDescriptor_t raw_filter = nullptr;
   check_cudnn(cudnnCreateFilterDescriptor(&raw_filter), "describing a filter");
   problem.w.reset(raw_filter);
-  check_cudnn(cudnnSetFilter4dDescriptor(raw_filter, type, CUDNN_TENSOR_NCHW, static_cast<int>(weight.sizes[0]),
-                                         static_cast<int>(weight.sizes[1]), static_cast<int>(weight.sizes[2]),
-                                         static_cast<int>(weight.sizes[3])),
+  check_cudnn(cudnnSetFilter4dDescriptor(
+                  raw_filter, type, CUDNN_TENSOR_NCHW, static_cast<int>(weight.sizes[0]),
+                  static_cast<int>(weight.sizes[1]), static_cast<int>(weight.sizes[2]),
+                  static_cast<int>(weight.sizes[3])),
               "describing a filter");
   cudnnConvolutionDescriptor_t raw_conv = nullptr;
   check_cudnn(cudnnCreateConvolutionDescriptor(&raw_conv), "describing a convolution");
   problem.conv.reset(raw_conv);
   const cudnnDataType_t compute = dtype == DType::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-  check_cudnn(cudnnSetConvolution2dDescriptor(raw_conv, static_cast<int>(window.padding[0]),
-                                              static_cast<int>(window.padding[1]), static_cast<int>(window.stride[0]),
-                                              static_cast<int>(window.stride[1]), static_cast<int>(window.dilation[0]),
-                                              static_cast<int>(window.dilation[1]), CUDNN_CROSS_CORRELATION, compute),
+  check_cudnn(cudnnSetConvolution2dDescriptor(
+                  raw_conv, static_cast<int>(window.padding[0]),
+                  static_cast<int>(window.padding[1]), static_cast<int>(window.stride[0]),
+                  static_cast<int>(window.stride[1]), static_cast<int>(window.dilation[0]),
+                  static_cast<int>(window.dilation[1]), CUDNN_CROSS_CORRELATION, compute),
               "describing a convolution");
-  check_cudnn(cudnnSetConvolutionGroupCount(raw_conv, static_cast<int>(groups)), "describing a convolution");
+  check_cudnn(cudnnSetConvolutionGroupCount(raw_conv, static_cast<int>(groups)),
+              "describing a convolution");
   check_cudnn(cudnnSetConvolutionMathType(raw_conv, math_type(dtype)), "describing a convolution");
   return problem;
 }
@@ -183,8 +194,9 @@ constexpr size_t kSearchWorkspaceBytes = size_t{512} << 20;
 // their results, overwritten afterwards), or a result whose status is not SUCCESS where none ran.
 // Measured rather than taken from cuDNN's heuristic, whose first choice can be several times
 // slower than the fastest.
-cudnnConvolutionFwdAlgoPerf_t fastest_algorithm(Device& device, cudnnHandle_t handle, const Problem& problem,
-                                                const Image& input, const Image& weight, const Image& out) {
+cudnnConvolutionFwdAlgoPerf_t fastest_algorithm(Device& device, cudnnHandle_t handle,
+                                                const Problem& problem, const Image& input,
+                                                const Image& weight, const Image& out) {
   cudnnConvolutionFwdAlgoPerf_t chosen{};
   chosen.status = CUDNN_STATUS_NOT_SUPPORTED;
   DeviceScratch scratch(device);
@@ -201,11 +213,10 @@ cudnnConvolutionFwdAlgoPerf_t fastest_algorithm(Device& device, cudnnHandle_t ha
   check_cudnn(cudnnSetStream(handle, device.stream()), "setting cuDNN's stream");
   cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int count = 0;
-  const cudnnStatus_t status =
-      cudnnFindConvolutionForwardAlgorithmEx(handle, problem.x.get(), input.data, problem.w.get(), weight.data,
-                                             problem.conv.get(), problem.y.get(), out.data,
-                                             CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, results, workspace,
-                                             workspace_bytes);
+  const cudnnStatus_t status = cudnnFindConvolutionForwardAlgorithmEx(
+      handle, problem.x.get(), input.data, problem.w.get(), weight.data, problem.conv.get(),
+      problem.y.get(), out.data, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, results, workspace,
+      workspace_bytes);
   if (declined(status)) return chosen;
   check_cudnn(status, device.label() + ": measuring cuDNN's convolution algorithms");
   // Sorted fastest first; those that could not run come last.
@@ -217,12 +228,14 @@ cudnnConvolutionFwdAlgoPerf_t fastest_algorithm(Device& device, cudnnHandle_t ha
 
 }  // namespace
 
-bool cudnn_conv2d(Device& device, DType dtype, const Image& input, const Image& weight, const Image& out,
-                  const SlidingWindow& window, int64_t groups, const std::function<void()>& write_bias) {
+bool cudnn_conv2d(Device& device, DType dtype, const Image& input, const Image& weight,
+                  const Image& out, const SlidingWindow& window, int64_t groups,
+                  const std::function<void()>& write_bias) {
   // cuDNN refuses empty operands (no input channels, or an empty batch), or worse, leaves out
   // unwritten; the implicit-GEMM kernel writes the zeros of an empty sum.
   if (is_empty(input) || is_empty(weight) || is_empty(out)) return false;
-  if (!fits_int(input) || !fits_int(weight) || !fits_int(out) || !fits_int(window) || groups > INT_MAX) {
+  if (!fits_int(input) || !fits_int(weight) || !fits_int(out) || !fits_int(window) ||
+      groups > INT_MAX) {
     return false;
   }
   Context& context = context_of(device);
@@ -238,8 +251,9 @@ bool cudnn_conv2d(Device& device, DType dtype, const Image& input, const Image& 
       // The math type the algorithm was measured with (the descriptor's, or a compatible one),
       // but never tensor-op math (TF32) for float32 unless BACKPLANE_CUDA_ALLOW_TF32 allows it.
       const bool tf32_forbidden = dtype == DType::Float32 && !tf32_allowed();
-      check_cudnn(cudnnSetConvolutionMathType(problem.conv.get(),
-                                              tf32_forbidden ? CUDNN_FMA_MATH : problem.algorithm.mathType),
+      check_cudnn(cudnnSetConvolutionMathType(problem.conv.get(), tf32_forbidden
+                                                                      ? CUDNN_FMA_MATH
+                                                                      : problem.algorithm.mathType),
                   "describing a convolution");
     }
     found = context.problems.emplace(key, std::move(problem)).first;
@@ -277,9 +291,10 @@ bool cudnn_conv2d(Device& device, DType dtype, const Image& input, const Image& 
   const float one_f = 1, beta_f = static_cast<float>(beta);
   const bool scale64 = dtype == DType::Float64;
   const cudnnStatus_t ran = cudnnConvolutionForward(
-      context.handle, scale64 ? static_cast<const void*>(&one) : &one_f, problem.x.get(), input.data, problem.w.get(),
-      weight.data, problem.conv.get(), algorithm.algo, workspace, workspace_bytes,
-      scale64 ? static_cast<const void*>(&beta) : &beta_f, problem.y.get(), out.data);
+      context.handle, scale64 ? static_cast<const void*>(&one) : &one_f, problem.x.get(),
+      input.data, problem.w.get(), weight.data, problem.conv.get(), algorithm.algo, workspace,
+      workspace_bytes, scale64 ? static_cast<const void*>(&beta) : &beta_f, problem.y.get(),
+      out.data);
   if (decline(ran)) return false;
   check_cudnn(ran, device.label() + ": cudnnConvolutionForward");
   return true;

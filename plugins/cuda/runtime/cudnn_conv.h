@@ -16,7 +16,8 @@ namespace bp::cuda {
 // false when cuDNN cannot run the case (empty operands, no algorithm, sizes beyond its 32-bit
 // descriptors, no memory for the algorithm's workspace, a NOT_SUPPORTED status), out then holding
 // no result; throws on failures. `weight` must be dense (NCHW).
-bool cudnn_conv2d(Device& device, DType dtype, const Image& input, const Image& weight, const Image& out,
-                  const SlidingWindow& window, int64_t groups, const std::function<void()>& write_bias);
+bool cudnn_conv2d(Device& device, DType dtype, const Image& input, const Image& weight,
+                  const Image& out, const SlidingWindow& window, int64_t groups,
+                  const std::function<void()>& write_bias);
 
 }  // namespace bp::cuda

@@ -26,13 +26,16 @@ Device::Device(int index, const cudaDeviceProp& properties, const std::string& v
       max_shared_memory_(properties.sharedMemPerBlockOptin),
       allocator_(cuda_device_memory(index, label_), label_),
       staging_(index, label_) {
-  description_ = "compute capability " + std::to_string(properties.major) + "." + std::to_string(properties.minor) +
-                 ", " + std::to_string(properties.multiProcessorCount) + " multiprocessors, " +
-                 gibibytes(total_memory_) + "; " + versions + "; TF32 for float32 matrix products: " +
-                 (tf32_allowed() ? "on" : "off") + " (BACKPLANE_CUDA_ALLOW_TF32)";
+  description_ = "compute capability " + std::to_string(properties.major) + "." +
+                 std::to_string(properties.minor) + ", " +
+                 std::to_string(properties.multiProcessorCount) + " multiprocessors, " +
+                 gibibytes(total_memory_) + "; " + versions +
+                 "; TF32 for float32 matrix products: " + (tf32_allowed() ? "on" : "off") +
+                 " (BACKPLANE_CUDA_ALLOW_TF32)";
   const std::string prefix = "cuda" + std::to_string(index) + ".memory.";
-  counter_names_ = {prefix + "allocated_bytes", prefix + "reserved_bytes", prefix + "peak_allocated_bytes",
-                    prefix + "cuda_malloc_calls", prefix + "cache_hits"};
+  counter_names_ = {prefix + "allocated_bytes", prefix + "reserved_bytes",
+                    prefix + "peak_allocated_bytes", prefix + "cuda_malloc_calls",
+                    prefix + "cache_hits"};
 }
 
 std::array<plugin::CounterValue, Device::kCounterCount> Device::counters() const {
@@ -48,7 +51,8 @@ cudaStream_t Device::stream() {
   std::call_once(stream_created_, [this] {
     const DeviceGuard guard(index_);
     cudaStream_t created = nullptr;
-    check_cuda(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking), label_ + ": creating a stream");
+    check_cuda(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking),
+               label_ + ": creating a stream");
     stream_.store(created, std::memory_order_release);
   });
   return stream_.load(std::memory_order_acquire);
@@ -63,7 +67,8 @@ LaunchTarget Device::launch_target() {
 }
 
 Blas& Device::blas() {
-  std::call_once(blas_created_, [this] { blas_ = std::make_unique<Blas>(index_, label_, allocator_); });
+  std::call_once(blas_created_,
+                 [this] { blas_ = std::make_unique<Blas>(index_, label_, allocator_); });
   return *blas_;
 }
 
@@ -87,7 +92,8 @@ void Device::synchronize() {
   const cudaStream_t stream = stream_.load(std::memory_order_acquire);
   if (stream == nullptr) return;  // nothing was ever queued
   const DeviceGuard guard(index_);
-  check_cuda(cudaStreamSynchronize(stream), label_ + ": waiting for queued work (a kernel may have failed)");
+  check_cuda(cudaStreamSynchronize(stream),
+             label_ + ": waiting for queued work (a kernel may have failed)");
 }
 
 void Device::shut_down() noexcept {

@@ -19,7 +19,8 @@ uint64_t round_up(uint64_t bytes, uint64_t step) { return (bytes + step - 1) / s
 // "268435456 bytes (256.0 MiB)".
 std::string bytes_text(uint64_t bytes) {
   char text[64];
-  std::snprintf(text, sizeof text, "%" PRIu64 " bytes (%.1f MiB)", bytes, static_cast<double>(bytes) / (1 << 20));
+  std::snprintf(text, sizeof text, "%" PRIu64 " bytes (%.1f MiB)", bytes,
+                static_cast<double>(bytes) / (1 << 20));
   return text;
 }
 
@@ -38,13 +39,14 @@ DeviceAllocator::~DeviceAllocator() {
 
 uint64_t DeviceAllocator::block_size(uint64_t bytes) {
   if (bytes == 0) return kSmallBlockStep;
-  return bytes < kLargeBlockFrom ? round_up(bytes, kSmallBlockStep) : round_up(bytes, kLargeBlockStep);
+  return bytes < kLargeBlockFrom ? round_up(bytes, kSmallBlockStep)
+                                 : round_up(bytes, kLargeBlockStep);
 }
 
 void* DeviceAllocator::allocate(uint64_t bytes) {
   if (bytes > UINT64_MAX - kLargeBlockStep) {
-    throw plugin::Error(BP_STATUS_OUT_OF_MEMORY,
-                        label_ + ": cannot allocate " + bytes_text(bytes) + ": no device has that much memory");
+    throw plugin::Error(BP_STATUS_OUT_OF_MEMORY, label_ + ": cannot allocate " + bytes_text(bytes) +
+                                                     ": no device has that much memory");
   }
   const uint64_t size = block_size(bytes);
   std::lock_guard lock(mutex_);
@@ -71,9 +73,12 @@ void* DeviceAllocator::allocate(uint64_t bytes) {
     throw plugin::Error(
         BP_STATUS_OUT_OF_MEMORY,
         label_ + ": out of memory: cannot allocate " + bytes_text(bytes) + "; the device has " +
-            (info ? bytes_text(info->free) + " free of " + bytes_text(info->total) : std::string("an unknown amount free")) +
-            ", of which this plugin holds " + bytes_text(stats_.allocated_bytes) + " in live blocks" +
-            (released ? " after giving back " + bytes_text(released) + " of cached blocks" : std::string()) +
+            (info ? bytes_text(info->free) + " free of " + bytes_text(info->total)
+                  : std::string("an unknown amount free")) +
+            ", of which this plugin holds " + bytes_text(stats_.allocated_bytes) +
+            " in live blocks" +
+            (released ? " after giving back " + bytes_text(released) + " of cached blocks"
+                      : std::string()) +
             ". Free tensors you no longer need or work on smaller pieces.");
   }
   try {
@@ -94,7 +99,8 @@ void DeviceAllocator::release(void* ptr) {
   const auto found = live_blocks_.find(ptr);
   if (found == live_blocks_.end()) {
     throw plugin::Error(BP_STATUS_INVALID_ARGUMENT,
-                        label_ + ": a pointer that this device's allocator did not hand out was freed");
+                        label_ +
+                            ": a pointer that this device's allocator did not hand out was freed");
   }
   const uint64_t size = found->second;
   free_blocks_[size].push_back(ptr);

@@ -59,7 +59,7 @@ class DeviceAllocator {
   const std::string label_;
   mutable std::mutex mutex_;
   std::unordered_map<uint64_t, std::vector<void*>> free_blocks_;  // by block size
-  std::unordered_map<void*, uint64_t> live_blocks_;                // handed out: their sizes
+  std::unordered_map<void*, uint64_t> live_blocks_;               // handed out: their sizes
   MemoryStats stats_;
 };
 

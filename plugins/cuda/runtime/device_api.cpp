@@ -36,7 +36,8 @@ bp_status deallocate(int32_t index, void* ptr) {
   return plugin::guard([&] { Runtime::get().device(index).allocator().release(ptr); });
 }
 
-bp_status copy_host_to_device(int32_t index, void* dst, uint64_t dst_offset, const void* src, uint64_t bytes) {
+bp_status copy_host_to_device(int32_t index, void* dst, uint64_t dst_offset, const void* src,
+                              uint64_t bytes) {
   return plugin::guard([&] {
     Device& device = Runtime::get().device(index);
     if (bytes == 0) return;
@@ -44,7 +45,8 @@ bp_status copy_host_to_device(int32_t index, void* dst, uint64_t dst_offset, con
   });
 }
 
-bp_status copy_device_to_host(int32_t index, void* dst, const void* src, uint64_t src_offset, uint64_t bytes) {
+bp_status copy_device_to_host(int32_t index, void* dst, const void* src, uint64_t src_offset,
+                              uint64_t bytes) {
   return plugin::guard([&] {
     Device& device = Runtime::get().device(index);
     if (bytes == 0) return;
@@ -56,8 +58,8 @@ bp_status copy_device_to_host(int32_t index, void* dst, const void* src, uint64_
 // than `index`), or within one. Another device's queued work may still be writing the source, so
 // it is waited for first, and its later work waits for the copy. Within one device, cudaMemcpy
 // leaves overlapping ranges undefined; those go through a scratch block, as memmove does.
-bp_status copy_device_to_device(int32_t index, void* dst, uint64_t dst_offset, const void* src, uint64_t src_offset,
-                                uint64_t bytes) {
+bp_status copy_device_to_device(int32_t index, void* dst, uint64_t dst_offset, const void* src,
+                                uint64_t src_offset, uint64_t bytes) {
   return plugin::guard([&] {
     Device& device = Runtime::get().device(index);
     char* to = at(dst, dst_offset);
@@ -70,30 +72,37 @@ bp_status copy_device_to_device(int32_t index, void* dst, uint64_t dst_offset, c
     if (source.type == cudaMemoryTypeDevice && source.device != index) {
       Device& source_device = Runtime::get().device(source.device);
       source_device.synchronize();
-      check_cuda(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, device.stream()), action + " between devices");
+      check_cuda(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, device.stream()),
+                 action + " between devices");
       // The source device's later work (a write to the source, or its block handed out again by
       // that device's allocator) must wait for the copy, which its stream does not order.
       cudaEvent_t copied = nullptr;
-      check_cuda(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming), action + " (creating an event)");
+      check_cuda(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming),
+                 action + " (creating an event)");
       const cudaError_t recorded = cudaEventRecord(copied, device.stream());
-      const cudaError_t waited =
-          recorded == cudaSuccess ? cudaStreamWaitEvent(source_device.stream(), copied, 0) : recorded;
+      const cudaError_t waited = recorded == cudaSuccess
+                                     ? cudaStreamWaitEvent(source_device.stream(), copied, 0)
+                                     : recorded;
       cudaEventDestroy(copied);  // released once the wait is over
       check_cuda(waited, action + " (ordering the source device's later work after the copy)");
       return;
     }
-    const auto to_address = reinterpret_cast<uintptr_t>(to), from_address = reinterpret_cast<uintptr_t>(from);
+    const auto to_address = reinterpret_cast<uintptr_t>(to),
+               from_address = reinterpret_cast<uintptr_t>(from);
     const bool overlap = to_address < from_address + bytes && from_address < to_address + bytes;
     if (!overlap) {
-      check_cuda(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, device.stream()), action);
+      check_cuda(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, device.stream()),
+                 action);
       return;
     }
     DeviceAllocator& allocator = device.allocator();
     void* scratch = allocator.allocate(bytes);
-    const cudaError_t first = cudaMemcpyAsync(scratch, from, bytes, cudaMemcpyDeviceToDevice, device.stream());
-    const cudaError_t second = first == cudaSuccess
-                                   ? cudaMemcpyAsync(to, scratch, bytes, cudaMemcpyDeviceToDevice, device.stream())
-                                   : first;
+    const cudaError_t first =
+        cudaMemcpyAsync(scratch, from, bytes, cudaMemcpyDeviceToDevice, device.stream());
+    const cudaError_t second =
+        first == cudaSuccess
+            ? cudaMemcpyAsync(to, scratch, bytes, cudaMemcpyDeviceToDevice, device.stream())
+            : first;
     allocator.release(scratch);  // reused only by work queued after these copies
     check_cuda(second, action);
   });
@@ -149,7 +158,8 @@ bp_status event_query(int32_t index, bp_event event, uint8_t* complete) {
 bp_status event_synchronize(int32_t index, bp_event event) {
   return plugin::guard([&] {
     const Device& device = Runtime::get().device(index);
-    check_cuda(cudaEventSynchronize(as_cuda_event(event)), device.label() + ": waiting for an event");
+    check_cuda(cudaEventSynchronize(as_cuda_event(event)),
+               device.label() + ": waiting for an event");
   });
 }
 

@@ -13,8 +13,8 @@ CtxGetCurrent ctx_get_current() {
   static const CtxGetCurrent function = [] {
     void* found = nullptr;
     cudaDriverEntryPointQueryResult result{};
-    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &found, 4000, cudaEnableDefault, &result) !=
-            cudaSuccess ||
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &found, 4000, cudaEnableDefault,
+                                         &result) != cudaSuccess ||
         result != cudaDriverEntryPointSuccess) {
       (void)cudaGetLastError();
       return CtxGetCurrent{nullptr};

@@ -19,14 +19,16 @@ class DeviceGuard {
   explicit DeviceGuard(int device) : restore_(thread_has_context()) {
     check_cuda(cudaGetDevice(&previous_), "reading the current CUDA device");
     if (previous_ != device) {
-      check_cuda(cudaSetDevice(device), "making CUDA device " + std::to_string(device) + " current");
+      check_cuda(cudaSetDevice(device),
+                 "making CUDA device " + std::to_string(device) + " current");
     }
   }
   // A thread that had no device keeps this one, whose context now exists anyway.
   ~DeviceGuard() {
     if (!restore_) return;
     int current = previous_;
-    if (cudaGetDevice(&current) == cudaSuccess && current != previous_ && cudaSetDevice(previous_) != cudaSuccess) {
+    if (cudaGetDevice(&current) == cudaSuccess && current != previous_ &&
+        cudaSetDevice(previous_) != cudaSuccess) {
       // A device the process may not use (e.g. in exclusive mode elsewhere): the thread stays on
       // this one, and the failure must not linger as the last error for the next launch check.
       (void)cudaGetLastError();

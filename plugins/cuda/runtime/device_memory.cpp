@@ -31,7 +31,8 @@ class CudaDeviceMemory final : public DeviceMemory {
 
   void synchronize() override {
     const DeviceGuard guard(device_);
-    check_cuda(cudaDeviceSynchronize(), label_ + ": waiting for queued work before freeing cached blocks");
+    check_cuda(cudaDeviceSynchronize(),
+               label_ + ": waiting for queued work before freeing cached blocks");
   }
 
   std::optional<MemoryInfo> info() override {

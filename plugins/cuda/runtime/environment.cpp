@@ -24,7 +24,8 @@ bool tf32_allowed() {
 }
 
 bool cudnn_allowed() {
-  static const bool allowed = switch_value("BACKPLANE_CUDA_CUDNN", secure_getenv("BACKPLANE_CUDA_CUDNN"), true);
+  static const bool allowed =
+      switch_value("BACKPLANE_CUDA_CUDNN", secure_getenv("BACKPLANE_CUDA_CUDNN"), true);
   return allowed;
 }
 

@@ -8,7 +8,8 @@
 
 namespace bp::cuda {
 
-PinnedStaging::PinnedStaging(int device, std::string label) : device_(device), label_(std::move(label)) {
+PinnedStaging::PinnedStaging(int device, std::string label)
+    : device_(device), label_(std::move(label)) {
   chunks_.reserve(kChunks);  // in_flight (to_host) holds references into it
 }
 
@@ -31,7 +32,8 @@ void PinnedStaging::release() noexcept {
 PinnedStaging::Chunk& PinnedStaging::next_chunk() {
   if (chunks_.size() < kChunks && next_ == chunks_.size()) {
     Chunk chunk;
-    check_cuda(cudaMallocHost(&chunk.host, kChunkBytes), label_ + ": allocating a pinned staging buffer");
+    check_cuda(cudaMallocHost(&chunk.host, kChunkBytes),
+               label_ + ": allocating a pinned staging buffer");
     const cudaError_t error = cudaEventCreateWithFlags(&chunk.transferred, cudaEventDisableTiming);
     if (error != cudaSuccess) cudaFreeHost(chunk.host);
     check_cuda(error, label_ + ": creating an event");
@@ -50,7 +52,8 @@ void PinnedStaging::to_device(cudaStream_t stream, void* dst, const void* src, u
     const size_t piece = static_cast<size_t>(std::min<uint64_t>(bytes - done, kChunkBytes));
     Chunk& chunk = next_chunk();
     std::memcpy(chunk.host, static_cast<const char*>(src) + done, piece);
-    check_cuda(cudaMemcpyAsync(static_cast<char*>(dst) + done, chunk.host, piece, cudaMemcpyHostToDevice, stream),
+    check_cuda(cudaMemcpyAsync(static_cast<char*>(dst) + done, chunk.host, piece,
+                               cudaMemcpyHostToDevice, stream),
                label_ + ": copying " + std::to_string(piece) + " bytes to the device");
     check_cuda(cudaEventRecord(chunk.transferred, stream), label_ + ": recording an event");
     done += piece;
@@ -73,8 +76,8 @@ void PinnedStaging::to_host(cudaStream_t stream, void* dst, const void* src, uin
     while (queued < bytes && in_flight.size() - oldest < kChunks) {
       const size_t piece = static_cast<size_t>(std::min<uint64_t>(bytes - queued, kChunkBytes));
       Chunk& chunk = next_chunk();
-      check_cuda(cudaMemcpyAsync(chunk.host, static_cast<const char*>(src) + queued, piece, cudaMemcpyDeviceToHost,
-                                 stream),
+      check_cuda(cudaMemcpyAsync(chunk.host, static_cast<const char*>(src) + queued, piece,
+                                 cudaMemcpyDeviceToHost, stream),
                  label_ + ": copying " + std::to_string(piece) + " bytes from the device");
       check_cuda(cudaEventRecord(chunk.transferred, stream), label_ + ": recording an event");
       in_flight.push_back({&chunk, queued, piece});

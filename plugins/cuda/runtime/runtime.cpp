@@ -15,7 +15,8 @@ std::string versions_text() {
   cudaRuntimeGetVersion(&runtime);
   cudaDriverGetVersion(&driver);
   cudaGetLastError();
-  return "CUDA runtime " + version_text(runtime) + ", driver " + (driver ? version_text(driver) : "none");
+  return "CUDA runtime " + version_text(runtime) + ", driver " +
+         (driver ? version_text(driver) : "none");
 }
 
 }  // namespace
@@ -33,11 +34,12 @@ Runtime::Runtime() {
   const cudaError_t error = cudaGetDeviceCount(&count);
   if (error != cudaSuccess) {
     cudaGetLastError();
-    devices_.set_none("cudaGetDeviceCount failed: " + cuda_error_text(error) + "; " + versions_text() +
-                      (error == cudaErrorInsufficientDriver || error == cudaErrorNoDevice
-                           ? ". On a machine with an NVIDIA GPU, install its driver and check that the "
-                             "GPU is visible (nvidia-smi, CUDA_VISIBLE_DEVICES)"
-                           : ""));
+    devices_.set_none(
+        "cudaGetDeviceCount failed: " + cuda_error_text(error) + "; " + versions_text() +
+        (error == cudaErrorInsufficientDriver || error == cudaErrorNoDevice
+             ? ". On a machine with an NVIDIA GPU, install its driver and check that the "
+               "GPU is visible (nvidia-smi, CUDA_VISIBLE_DEVICES)"
+             : ""));
     return;
   }
   if (count == 0) {

@@ -17,12 +17,14 @@ struct Dim {
 
 // `sizes` with size-1 dimensions dropped and neighbours that every operand lays out as one
 // merged, outermost first.
-std::vector<Dim> merged_dims(std::span<const int64_t> sizes, std::span<const std::span<const int64_t>> strides) {
+std::vector<Dim> merged_dims(std::span<const int64_t> sizes,
+                             std::span<const std::span<const int64_t>> strides) {
   std::vector<Dim> dims;
   for (size_t d = 0; d < sizes.size(); ++d) {
     if (sizes[d] == 1) continue;
     bool joins = !dims.empty();
-    for (size_t k = 0; joins && k < strides.size(); ++k) joins = dims.back().strides[k] == strides[k][d] * sizes[d];
+    for (size_t k = 0; joins && k < strides.size(); ++k)
+      joins = dims.back().strides[k] == strides[k][d] * sizes[d];
     if (joins) {
       dims.back().size *= sizes[d];
       for (size_t k = 0; k < strides.size(); ++k) dims.back().strides[k] = strides[k][d];
@@ -79,18 +81,23 @@ std::array<std::span<const int64_t>, N> strides_of(const std::array<Operand, N>&
 
 Device& device_of(const TensorView& view) { return Runtime::get().device(view.device().device_id); }
 
-char* address_of(const TensorView& view) { return static_cast<char*>(view.handle()) + view.byte_offset(); }
+char* address_of(const TensorView& view) {
+  return static_cast<char*>(view.handle()) + view.byte_offset();
+}
 
-Operand operand_of(const TensorView& view) { return {address_of(view), view.strides(), element_size(view.dtype())}; }
+Operand operand_of(const TensorView& view) {
+  return {address_of(view), view.strides(), element_size(view.dtype())};
+}
 
-Operand broadcast_operand(std::string_view op, const TensorView& view, std::span<const int64_t> sizes,
-                          DimValues<int64_t>& strides) {
+Operand broadcast_operand(std::string_view op, const TensorView& view,
+                          std::span<const int64_t> sizes, DimValues<int64_t>& strides) {
   strides = plugin::broadcast_strides(op, view, sizes);
   return {address_of(view), strides.span(), element_size(view.dtype())};
 }
 
 template <int N>
-void for_each_launch(Device& device, std::span<const int64_t> sizes, const std::array<Operand, N>& operands,
+void for_each_launch(Device& device, std::span<const int64_t> sizes,
+                     const std::array<Operand, N>& operands,
                      const std::function<void(const ElementwiseLaunch<N>&)>& launch) {
   for (const int64_t size : sizes) {
     if (size == 0) return;
@@ -119,7 +126,8 @@ void for_each_launch(Device& device, std::span<const int64_t> sizes, const std::
       const int64_t steps = ++index[d] < dims[d].size ? 1 : -(dims[d].size - 1);
       if (steps < 0) index[d] = 0;
       for (int k = 0; k < N; ++k) {
-        data[k] += steps * dims[d].strides[static_cast<size_t>(k)] * static_cast<int64_t>(operands[k].element_size);
+        data[k] += steps * dims[d].strides[static_cast<size_t>(k)] *
+                   static_cast<int64_t>(operands[k].element_size);
       }
       if (steps > 0) break;
     }
@@ -127,27 +135,30 @@ void for_each_launch(Device& device, std::span<const int64_t> sizes, const std::
 }
 
 template <int N>
-GroupShape<N> group_shape(std::string_view op, std::span<const int64_t> sizes, const DimValues<bool>& reduced,
+GroupShape<N> group_shape(std::string_view op, std::span<const int64_t> sizes,
+                          const DimValues<bool>& reduced,
                           const std::array<std::span<const int64_t>, N>& strides) {
   std::vector<int64_t> kept_sizes, member_sizes;
   std::array<std::vector<int64_t>, N> kept_strides, member_strides;
   for (size_t d = 0; d < sizes.size(); ++d) {
     (reduced[d] ? member_sizes : kept_sizes).push_back(sizes[d]);
-    for (int k = 0; k < N; ++k) (reduced[d] ? member_strides : kept_strides)[k].push_back(strides[k][d]);
+    for (int k = 0; k < N; ++k)
+      (reduced[d] ? member_strides : kept_strides)[k].push_back(strides[k][d]);
   }
-  auto part = [&](const std::vector<int64_t>& part_sizes, const std::array<std::vector<int64_t>, N>& part_strides,
-                  int64_t& count) {
+  auto part = [&](const std::vector<int64_t>& part_sizes,
+                  const std::array<std::vector<int64_t>, N>& part_strides, int64_t& count) {
     std::array<std::span<const int64_t>, N> views;
     for (int k = 0; k < N; ++k) views[k] = part_strides[k];
     count = 1;
     for (const int64_t size : part_sizes) count *= size;
     const std::vector<Dim> dims = count == 0 ? std::vector<Dim>{} : merged_dims(part_sizes, views);
     if (dims.size() > kMaxKernelDims) {
-      throw plugin::Error(BP_STATUS_UNIMPLEMENTED,
-                          std::string(op) + ": the cuda backend walks at most " + std::to_string(kMaxKernelDims) +
-                              " kept and " + std::to_string(kMaxKernelDims) +
-                              " reduced dimensions, and a tensor of shape " + plugin::shape_string(sizes) +
-                              " with these strides has more that cannot be merged; make it contiguous first");
+      throw plugin::Error(
+          BP_STATUS_UNIMPLEMENTED,
+          std::string(op) + ": the cuda backend walks at most " + std::to_string(kMaxKernelDims) +
+              " kept and " + std::to_string(kMaxKernelDims) +
+              " reduced dimensions, and a tensor of shape " + plugin::shape_string(sizes) +
+              " with these strides has more that cannot be merged; make it contiguous first");
     }
     return dims;
   };
@@ -157,7 +168,8 @@ GroupShape<N> group_shape(std::string_view op, std::span<const int64_t> sizes, c
   shape.kept = strided_shape<N>(kept);
   shape.members = strided_shape<N>(members);
   for (int k = 0; k < N; ++k) {
-    shape.dense_members[k] = members.empty() || (members.size() == 1 && members[0].strides[static_cast<size_t>(k)] == 1);
+    shape.dense_members[k] =
+        members.empty() || (members.size() == 1 && members[0].strides[static_cast<size_t>(k)] == 1);
   }
   return shape;
 }
@@ -172,9 +184,11 @@ template void for_each_launch<4>(Device&, std::span<const int64_t>, const std::a
                                  const std::function<void(const ElementwiseLaunch<4>&)>&);
 template void for_each_launch<6>(Device&, std::span<const int64_t>, const std::array<Operand, 6>&,
                                  const std::function<void(const ElementwiseLaunch<6>&)>&);
-template GroupShape<2> group_shape<2>(std::string_view, std::span<const int64_t>, const DimValues<bool>&,
+template GroupShape<2> group_shape<2>(std::string_view, std::span<const int64_t>,
+                                      const DimValues<bool>&,
                                       const std::array<std::span<const int64_t>, 2>&);
-template GroupShape<3> group_shape<3>(std::string_view, std::span<const int64_t>, const DimValues<bool>&,
+template GroupShape<3> group_shape<3>(std::string_view, std::span<const int64_t>,
+                                      const DimValues<bool>&,
                                       const std::array<std::span<const int64_t>, 3>&);
 template GroupShape<kAttentionOperands> group_shape<kAttentionOperands>(
     std::string_view, std::span<const int64_t>, const DimValues<bool>&,

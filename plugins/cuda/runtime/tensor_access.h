@@ -51,20 +51,22 @@ struct Operand {
 };
 Operand operand_of(const TensorView& view);
 // The same tensor read as if expanded to `sizes`; `strides` keeps the strides alive.
-Operand broadcast_operand(std::string_view op, const TensorView& view, std::span<const int64_t> sizes,
-                          DimValues<int64_t>& strides);
+Operand broadcast_operand(std::string_view op, const TensorView& view,
+                          std::span<const int64_t> sizes, DimValues<int64_t>& strides);
 
 // Calls launch(ElementwiseLaunch<N>) to walk `sizes` with `operands`: once, or, when more than
 // kMaxKernelDims dimensions remain after collapsing, once per index of the outer ones.
 template <int N>
-void for_each_launch(Device& device, std::span<const int64_t> sizes, const std::array<Operand, N>& operands,
+void for_each_launch(Device& device, std::span<const int64_t> sizes,
+                     const std::array<Operand, N>& operands,
                      const std::function<void(const ElementwiseLaunch<N>&)>& launch);
 
 // The group shape of `sizes` split into kept and reduced dimensions (`reduced[d]`), for operands
 // whose strides span all of `sizes` (0 where an operand does not vary). More than
 // kMaxKernelDims kept or reduced dimensions that do not merge are refused with a message.
 template <int N>
-GroupShape<N> group_shape(std::string_view op, std::span<const int64_t> sizes, const DimValues<bool>& reduced,
+GroupShape<N> group_shape(std::string_view op, std::span<const int64_t> sizes,
+                          const DimValues<bool>& reduced,
                           const std::array<std::span<const int64_t>, N>& strides);
 
 // Scratch memory of one launch from the device's allocator, given back when this goes out of

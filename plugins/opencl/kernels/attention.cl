@@ -22,8 +22,8 @@
 
 // A (L, E)-like matrix of each leading index: element (row, col) of leading coordinates c is at
 // base + dot8(c, leading) + row * row + col * col (the parameters name##_...).
-#define HEAD_MATRIX(type, name)                                                                \
-  type* name, const long name##_base, const long8 name##_leading, const long name##_row,       \
+#define HEAD_MATRIX(type, name)                                                          \
+  type *name, const long name##_base, const long8 name##_leading, const long name##_row, \
       const long name##_col
 
 __kernel void fused_attention(const long query_length, const long key_length, const int embedding,
@@ -182,9 +182,10 @@ __kernel void transpose_keys(const long key_length, const int embedding, const i
 // row's output so far. A row that has met a NaN or +inf score is `undefined` and takes nothing
 // more. A block whose seen scores are all -inf (from infinite inputs) weighs nothing, and
 // `seen` becomes 0 so that its values are not read into the row.
-__attribute__((always_inline)) inline compute_t weigh_block(
-    product16_t low, product16_t high, int* seen, compute_t* running_max, compute_t* running_sum,
-    int* undefined, compute_t* weights) {
+__attribute__((always_inline)) inline compute_t weigh_block(product16_t low, product16_t high,
+                                                            int* seen, compute_t* running_max,
+                                                            compute_t* running_sum, int* undefined,
+                                                            compute_t* weights) {
   low = select(low, (product16_t)(-INFINITY), LANES16 >= (lane16_t)(*seen));
   high = select(high, (product16_t)(-INFINITY), LANES16 + 16 >= (lane16_t)(*seen));
   *undefined = *undefined || any(isnan(low)) || any(isnan(high)) ||
@@ -207,46 +208,46 @@ __attribute__((always_inline)) inline compute_t weigh_block(
 }
 
 // Row i's scores for this block: its scaled query times the block's keys, 32 at a time.
-#define ADD_SCORES(i)                                                                          \
-  {                                                                                            \
-    const compute_t query_value = scaled_query[i][e];                                          \
-    ADD_TO_BLOCK_ROW(i, query_value, keys_low, keys_high)                                      \
+#define ADD_SCORES(i)                                     \
+  {                                                       \
+    const compute_t query_value = scaled_query[i][e];     \
+    ADD_TO_BLOCK_ROW(i, query_value, keys_low, keys_high) \
   }
-#define WEIGH_ROW(i)                                                                           \
-  rescale[i] = weigh_block(sum##i##_low, sum##i##_high, &seen[i], &running_max[i],             \
+#define WEIGH_ROW(i)                                                               \
+  rescale[i] = weigh_block(sum##i##_low, sum##i##_high, &seen[i], &running_max[i], \
                            &running_sum[i], &undefined[i], weights[i]);
 // Row i's share of value row j: for every key, or for the keys the row sees.
-#define ADD_WEIGHTED_VALUES(i)                                                                 \
-  {                                                                                            \
-    const compute_t weight = weights[i][j];                                                    \
-    ADD_TO_BLOCK_ROW(i, weight, values_low, values_high)                                       \
+#define ADD_WEIGHTED_VALUES(i)                           \
+  {                                                      \
+    const compute_t weight = weights[i][j];              \
+    ADD_TO_BLOCK_ROW(i, weight, values_low, values_high) \
   }
-#define ADD_SEEN_WEIGHTED_VALUES(i)                                                            \
+#define ADD_SEEN_WEIGHTED_VALUES(i) \
   if (j < seen[i]) ADD_WEIGHTED_VALUES(i)
-#define RESCALE_OUTPUT_ROW(i)                                                                  \
-  {                                                                                            \
-    compute_t* output_row = output[i] + first_column;                                          \
-    vstore16(vload16(0, output_row) * rescale[i] + sum##i##_low, 0, output_row);               \
-    vstore16(vload16(1, output_row) * rescale[i] + sum##i##_high, 1, output_row);              \
+#define RESCALE_OUTPUT_ROW(i)                                                     \
+  {                                                                               \
+    compute_t* output_row = output[i] + first_column;                             \
+    vstore16(vload16(0, output_row) * rescale[i] + sum##i##_low, 0, output_row);  \
+    vstore16(vload16(1, output_row) * rescale[i] + sum##i##_high, 1, output_row); \
   }
 // Adds the weighted values of the block's `count` keys to every row's output, with ADD per row.
-#define ADD_BLOCK_VALUES(ADD)                                                                  \
-  for (int j = 0; j < count; ++j) {                                                            \
-    const long value_at_j = value_at + (first + j) * value_row + first_column * value_col;     \
-    product16_t values_low, values_high;                                                       \
-    if (columns == VALUE_COLUMNS) {                                                            \
-      const long value_at_high = value_at_j + 16 * value_col;                                  \
-      values_low = LOAD16(value, value_at_j, value_col);                                       \
-      values_high = LOAD16(value, value_at_high, value_col);                                   \
-    } else {                                                                                   \
-      compute_t row_values[VALUE_COLUMNS]; /* 0 past the value's columns */                    \
-      for (int u = 0; u < VALUE_COLUMNS; ++u) {                                                \
-        row_values[u] = u < columns ? (compute_t)LOAD(value, value_at_j + u * value_col) : 0;  \
-      }                                                                                        \
-      values_low = vload16(0, row_values);                                                     \
-      values_high = vload16(1, row_values);                                                    \
-    }                                                                                          \
-    EACH_BLOCK_ROW(ADD)                                                                        \
+#define ADD_BLOCK_VALUES(ADD)                                                                 \
+  for (int j = 0; j < count; ++j) {                                                           \
+    const long value_at_j = value_at + (first + j) * value_row + first_column * value_col;    \
+    product16_t values_low, values_high;                                                      \
+    if (columns == VALUE_COLUMNS) {                                                           \
+      const long value_at_high = value_at_j + 16 * value_col;                                 \
+      values_low = LOAD16(value, value_at_j, value_col);                                      \
+      values_high = LOAD16(value, value_at_high, value_col);                                  \
+    } else {                                                                                  \
+      compute_t row_values[VALUE_COLUMNS]; /* 0 past the value's columns */                   \
+      for (int u = 0; u < VALUE_COLUMNS; ++u) {                                               \
+        row_values[u] = u < columns ? (compute_t)LOAD(value, value_at_j + u * value_col) : 0; \
+      }                                                                                       \
+      values_low = vload16(0, row_values);                                                    \
+      values_high = vload16(1, row_values);                                                   \
+    }                                                                                         \
+    EACH_BLOCK_ROW(ADD)                                                                       \
   }
 
 // Rows [first_row, first_row + rows) of one leading index; fused_attention_rows passes the
@@ -318,14 +319,11 @@ __attribute__((always_inline)) inline void attend_rows(
   }
 }
 
-__kernel void fused_attention_rows(const long query_length, const long key_length,
-                                   const int embedding, const int value_embedding,
-                                   const int leading_ndim, const long8 leading_size,
-                                   HEAD_MATRIX(__global const elem_t, query),
-                                   __global const compute_t* key_blocks,
-                                   HEAD_MATRIX(__global const elem_t, value),
-                                   HEAD_MATRIX(__global elem_t, out), const compute_t scale,
-                                   const int is_causal) {
+__kernel void fused_attention_rows(
+    const long query_length, const long key_length, const int embedding, const int value_embedding,
+    const int leading_ndim, const long8 leading_size, HEAD_MATRIX(__global const elem_t, query),
+    __global const compute_t* key_blocks, HEAD_MATRIX(__global const elem_t, value),
+    HEAD_MATRIX(__global elem_t, out), const compute_t scale, const int is_causal) {
   const long first_row = get_global_id(0) * ROW_WORK;
   if (first_row >= query_length) return;
   const long index = get_global_id(1);
@@ -337,12 +335,12 @@ __kernel void fused_attention_rows(const long query_length, const long key_lengt
   const long blocks = (key_length + KEY_BLOCK - 1) / KEY_BLOCK;
   __global const compute_t* keys = key_blocks + index * blocks * embedding * KEY_BLOCK;
   if (value_col == 1) {
-    attend_rows(key_length, embedding, value_embedding, first_row, rows, query, query_at,
-                query_row, query_col, keys, value, value_at, value_row, 1, out, out_at, out_row,
-                out_col, scale, is_causal);
+    attend_rows(key_length, embedding, value_embedding, first_row, rows, query, query_at, query_row,
+                query_col, keys, value, value_at, value_row, 1, out, out_at, out_row, out_col,
+                scale, is_causal);
   } else {
-    attend_rows(key_length, embedding, value_embedding, first_row, rows, query, query_at,
-                query_row, query_col, keys, value, value_at, value_row, value_col, out, out_at,
-                out_row, out_col, scale, is_causal);
+    attend_rows(key_length, embedding, value_embedding, first_row, rows, query, query_at, query_row,
+                query_col, keys, value, value_at, value_row, value_col, out, out_at, out_row,
+                out_col, scale, is_causal);
   }
 }

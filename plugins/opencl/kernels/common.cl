@@ -203,53 +203,52 @@ inline ushort8 float8_to_bfloat16(const float8 f) {
 #else
 // `at` is expanded once per element: pass a variable, since PoCL does not always fold the
 // copies of an expression into one.
-#define LOAD8(p, at)                                                                           \
-  ((compute8_t)(LOAD(p, (at)), LOAD(p, (at) + 1), LOAD(p, (at) + 2), LOAD(p, (at) + 3),        \
+#define LOAD8(p, at)                                                                    \
+  ((compute8_t)(LOAD(p, (at)), LOAD(p, (at) + 1), LOAD(p, (at) + 2), LOAD(p, (at) + 3), \
                 LOAD(p, (at) + 4), LOAD(p, (at) + 5), LOAD(p, (at) + 6), LOAD(p, (at) + 7)))
-#define STORE8(p, at, v)                                                                       \
-  do {                                                                                         \
-    STORE(p, (at), (v).s0);                                                                    \
-    STORE(p, (at) + 1, (v).s1);                                                                \
-    STORE(p, (at) + 2, (v).s2);                                                                \
-    STORE(p, (at) + 3, (v).s3);                                                                \
-    STORE(p, (at) + 4, (v).s4);                                                                \
-    STORE(p, (at) + 5, (v).s5);                                                                \
-    STORE(p, (at) + 6, (v).s6);                                                                \
-    STORE(p, (at) + 7, (v).s7);                                                                \
+#define STORE8(p, at, v)        \
+  do {                          \
+    STORE(p, (at), (v).s0);     \
+    STORE(p, (at) + 1, (v).s1); \
+    STORE(p, (at) + 2, (v).s2); \
+    STORE(p, (at) + 3, (v).s3); \
+    STORE(p, (at) + 4, (v).s4); \
+    STORE(p, (at) + 5, (v).s5); \
+    STORE(p, (at) + 6, (v).s6); \
+    STORE(p, (at) + 7, (v).s7); \
   } while (0)
 #endif
 
 // Elements at, at + step, ..., at + 15 * step of p as a product16_t (`at` a variable, as in
 // the last LOAD8). With step the constant 1, one vector load.
-#define LOAD_PRODUCT(p, at, step, q) (product_t)LOAD(p, (at) + (q) * (step))
-#define LOAD16(p, at, step)                                                                    \
-  ((product16_t)(LOAD_PRODUCT(p, at, step, 0), LOAD_PRODUCT(p, at, step, 1),                   \
-                 LOAD_PRODUCT(p, at, step, 2), LOAD_PRODUCT(p, at, step, 3),                   \
-                 LOAD_PRODUCT(p, at, step, 4), LOAD_PRODUCT(p, at, step, 5),                   \
-                 LOAD_PRODUCT(p, at, step, 6), LOAD_PRODUCT(p, at, step, 7),                   \
-                 LOAD_PRODUCT(p, at, step, 8), LOAD_PRODUCT(p, at, step, 9),                   \
-                 LOAD_PRODUCT(p, at, step, 10), LOAD_PRODUCT(p, at, step, 11),                 \
-                 LOAD_PRODUCT(p, at, step, 12), LOAD_PRODUCT(p, at, step, 13),                 \
+#define LOAD_PRODUCT(p, at, step, q) (product_t) LOAD(p, (at) + (q) * (step))
+#define LOAD16(p, at, step)                                                    \
+  ((product16_t)(LOAD_PRODUCT(p, at, step, 0), LOAD_PRODUCT(p, at, step, 1),   \
+                 LOAD_PRODUCT(p, at, step, 2), LOAD_PRODUCT(p, at, step, 3),   \
+                 LOAD_PRODUCT(p, at, step, 4), LOAD_PRODUCT(p, at, step, 5),   \
+                 LOAD_PRODUCT(p, at, step, 6), LOAD_PRODUCT(p, at, step, 7),   \
+                 LOAD_PRODUCT(p, at, step, 8), LOAD_PRODUCT(p, at, step, 9),   \
+                 LOAD_PRODUCT(p, at, step, 10), LOAD_PRODUCT(p, at, step, 11), \
+                 LOAD_PRODUCT(p, at, step, 12), LOAD_PRODUCT(p, at, step, 13), \
                  LOAD_PRODUCT(p, at, step, 14), LOAD_PRODUCT(p, at, step, 15)))
 
 // Elements at, at + step, ..., at + 7 * step of p as a compute8_t, and a compute8_t stored to
 // them (`at` a variable, as in the last LOAD8).
-#define LOAD_STEP(p, at, step, q) (compute_t)LOAD(p, (at) + (q) * (step))
-#define LOAD8_STEP(p, at, step)                                                                \
-  ((compute8_t)(LOAD_STEP(p, at, step, 0), LOAD_STEP(p, at, step, 1),                          \
-                LOAD_STEP(p, at, step, 2), LOAD_STEP(p, at, step, 3),                          \
-                LOAD_STEP(p, at, step, 4), LOAD_STEP(p, at, step, 5),                          \
+#define LOAD_STEP(p, at, step, q) (compute_t) LOAD(p, (at) + (q) * (step))
+#define LOAD8_STEP(p, at, step)                                                                  \
+  ((compute8_t)(LOAD_STEP(p, at, step, 0), LOAD_STEP(p, at, step, 1), LOAD_STEP(p, at, step, 2), \
+                LOAD_STEP(p, at, step, 3), LOAD_STEP(p, at, step, 4), LOAD_STEP(p, at, step, 5), \
                 LOAD_STEP(p, at, step, 6), LOAD_STEP(p, at, step, 7)))
-#define STORE8_STEP(p, at, step, v)                                                            \
-  do {                                                                                         \
-    STORE(p, (at), (v).s0);                                                                    \
-    STORE(p, (at) + (step), (v).s1);                                                           \
-    STORE(p, (at) + 2 * (step), (v).s2);                                                       \
-    STORE(p, (at) + 3 * (step), (v).s3);                                                       \
-    STORE(p, (at) + 4 * (step), (v).s4);                                                       \
-    STORE(p, (at) + 5 * (step), (v).s5);                                                       \
-    STORE(p, (at) + 6 * (step), (v).s6);                                                       \
-    STORE(p, (at) + 7 * (step), (v).s7);                                                       \
+#define STORE8_STEP(p, at, step, v)      \
+  do {                                   \
+    STORE(p, (at), (v).s0);              \
+    STORE(p, (at) + (step), (v).s1);     \
+    STORE(p, (at) + 2 * (step), (v).s2); \
+    STORE(p, (at) + 3 * (step), (v).s3); \
+    STORE(p, (at) + 4 * (step), (v).s4); \
+    STORE(p, (at) + 5 * (step), (v).s5); \
+    STORE(p, (at) + 6 * (step), (v).s6); \
+    STORE(p, (at) + 7 * (step), (v).s7); \
   } while (0)
 
 // A work-item's block of 8 rows by 32 columns of sums (matmul_rows, conv2d_rows), row i as two
@@ -259,11 +258,11 @@ inline ushort8 float8_to_bfloat16(const float8 f) {
 // (low, high) to row i; STORE_BLOCK_ROW writes row i to the array `sum`.
 #define EACH_BLOCK_ROW(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7)
 #define DECLARE_BLOCK_ROW(i) product16_t sum##i##_low = 0, sum##i##_high = 0;
-#define ADD_TO_BLOCK_ROW(i, factor, low, high)                                                 \
-  sum##i##_low += (factor) * (low);                                                            \
+#define ADD_TO_BLOCK_ROW(i, factor, low, high) \
+  sum##i##_low += (factor) * (low);            \
   sum##i##_high += (factor) * (high);
-#define STORE_BLOCK_ROW(i)                                                                     \
-  vstore16(sum##i##_low, 0, sum[i]);                                                           \
+#define STORE_BLOCK_ROW(i)           \
+  vstore16(sum##i##_low, 0, sum[i]); \
   vstore16(sum##i##_high, 1, sum[i]);
 #endif  // DTYPE
 
@@ -279,14 +278,20 @@ inline long8 unravel(long i, const int ndim, const long8 size) {
     c.s0 = i;
     return c;
   }
-#define UNRAVEL_DIM(k)                   \
-  if (ndim > k) {                        \
-    const long q = i / size.s##k;        \
-    c.s##k = i - q * size.s##k;          \
-    i = q;                               \
+#define UNRAVEL_DIM(k)            \
+  if (ndim > k) {                 \
+    const long q = i / size.s##k; \
+    c.s##k = i - q * size.s##k;   \
+    i = q;                        \
   }
-  UNRAVEL_DIM(0) UNRAVEL_DIM(1) UNRAVEL_DIM(2) UNRAVEL_DIM(3)
-  UNRAVEL_DIM(4) UNRAVEL_DIM(5) UNRAVEL_DIM(6) UNRAVEL_DIM(7)
+  UNRAVEL_DIM(0)
+  UNRAVEL_DIM(1)
+  UNRAVEL_DIM(2)
+  UNRAVEL_DIM(3)
+  UNRAVEL_DIM(4)
+  UNRAVEL_DIM(5)
+  UNRAVEL_DIM(6)
+  UNRAVEL_DIM(7)
 #undef UNRAVEL_DIM
   return c;
 }
@@ -325,8 +330,8 @@ inline long dot8(const long8 a, const long8 b) {
 // PARAMS(P, arg) lists the parameters, tensors through P(type, name); BODY(AT, arg) is the
 // statement for element i, with AT(name) an operand's element offset; `arg` is passed through
 // to both (an expression, or the types of a copy).
-#define STRIDED(type, name) type* name, const long name##_base, const long8 name##_stride
-#define DENSE(type, name) type* name, const long name##_base
+#define STRIDED(type, name) type *name, const long name##_base, const long8 name##_stride
+#define DENSE(type, name) type *name, const long name##_base
 #define STRIDED_AT(name) (name##_base + dot8(c, name##_stride))
 #define TILE_AT(name) (STRIDED_AT(name) + r * name##_stride.s1 + j * name##_stride.s0)
 #define DENSE_AT(name) (name##_base + i)
@@ -334,49 +339,49 @@ inline long dot8(const long8 a, const long8 b) {
 #ifdef WALK_IN_TILES
 // ROW(BODY, arg) walks row r of a tile, columns [0, width): EACH_ELEMENT_OF_ROW one by one, or a
 // kernel's own walk (MATH_KERNEL's, 8 columns at a time).
-#define STRIDED_TILES_KERNEL(name, PARAMS, ROW, BODY, arg)                                     \
-  __kernel void name(const long tiles, const long span, const long tile_rows,                  \
-                     const long tile_columns, const int ndim, const long8 size,                \
-                     PARAMS(STRIDED, arg)) {                                                   \
-    const long tiles_across = (size.s0 + tile_columns - 1) / tile_columns;                     \
-    const long tiles_down = (size.s1 + tile_rows - 1) / tile_rows;                             \
-    const long8 plane_size = (long8)(size.s2345, size.s67, 1, 1);                              \
-    const long last = min((long)(get_global_id(0) + 1) * span, tiles);                         \
-    for (long tile = get_global_id(0) * span; tile < last; ++tile) {                           \
-      const long band = tile / tiles_across;                                                   \
-      const long plane = band / tiles_down;                                                    \
-      const long8 p = unravel(plane, ndim - 2, plane_size);                                    \
-      const long8 c = (long8)((tile - band * tiles_across) * tile_columns,                     \
-                              (band - plane * tiles_down) * tile_rows, p.s0123, p.s45);        \
-      const long height = min(tile_rows, size.s1 - c.s1);                                      \
-      const long width = min(tile_columns, size.s0 - c.s0);                                    \
-      for (long r = 0; r < height; ++r) {                                                      \
-        ROW(BODY, arg)                                                                         \
-      }                                                                                        \
-    }                                                                                          \
+#define STRIDED_TILES_KERNEL(name, PARAMS, ROW, BODY, arg)                              \
+  __kernel void name(const long tiles, const long span, const long tile_rows,           \
+                     const long tile_columns, const int ndim, const long8 size,         \
+                     PARAMS(STRIDED, arg)) {                                            \
+    const long tiles_across = (size.s0 + tile_columns - 1) / tile_columns;              \
+    const long tiles_down = (size.s1 + tile_rows - 1) / tile_rows;                      \
+    const long8 plane_size = (long8)(size.s2345, size.s67, 1, 1);                       \
+    const long last = min((long)(get_global_id(0) + 1) * span, tiles);                  \
+    for (long tile = get_global_id(0) * span; tile < last; ++tile) {                    \
+      const long band = tile / tiles_across;                                            \
+      const long plane = band / tiles_down;                                             \
+      const long8 p = unravel(plane, ndim - 2, plane_size);                             \
+      const long8 c = (long8)((tile - band * tiles_across) * tile_columns,              \
+                              (band - plane * tiles_down) * tile_rows, p.s0123, p.s45); \
+      const long height = min(tile_rows, size.s1 - c.s1);                               \
+      const long width = min(tile_columns, size.s0 - c.s0);                             \
+      for (long r = 0; r < height; ++r) {                                               \
+        ROW(BODY, arg)                                                                  \
+      }                                                                                 \
+    }                                                                                   \
   }
-#define EACH_ELEMENT_OF_ROW(BODY, arg)                                                         \
-  for (long j = 0; j < width; ++j) {                                                           \
-    const long i = (plane * size.s1 + c.s1 + r) * size.s0 + c.s0 + j;                          \
-    BODY(TILE_AT, arg)                                                                         \
+#define EACH_ELEMENT_OF_ROW(BODY, arg)                                \
+  for (long j = 0; j < width; ++j) {                                  \
+    const long i = (plane * size.s1 + c.s1 + r) * size.s0 + c.s0 + j; \
+    BODY(TILE_AT, arg)                                                \
   }
-#define STRIDED_KERNEL(name, PARAMS, BODY, arg)                                                \
+#define STRIDED_KERNEL(name, PARAMS, BODY, arg) \
   STRIDED_TILES_KERNEL(name, PARAMS, EACH_ELEMENT_OF_ROW, BODY, arg)
 #else
-#define STRIDED_KERNEL(name, PARAMS, BODY, arg)                                                \
-  __kernel void name(const long n, const int ndim, const long8 size, PARAMS(STRIDED, arg)) {   \
-    const long i = get_global_id(0);                                                           \
-    if (i >= n) return;                                                                        \
-    const long8 c = unravel(i, ndim, size);                                                    \
-    BODY(STRIDED_AT, arg)                                                                      \
+#define STRIDED_KERNEL(name, PARAMS, BODY, arg)                                              \
+  __kernel void name(const long n, const int ndim, const long8 size, PARAMS(STRIDED, arg)) { \
+    const long i = get_global_id(0);                                                         \
+    if (i >= n) return;                                                                      \
+    const long8 c = unravel(i, ndim, size);                                                  \
+    BODY(STRIDED_AT, arg)                                                                    \
   }
 #endif
 
-#define DENSE_KERNEL(name, PARAMS, BODY, arg)                                                  \
-  __kernel void name##_dense(PARAMS(DENSE, arg)) {                                             \
-    const long i = get_global_id(0);                                                           \
-    BODY(DENSE_AT, arg)                                                                        \
+#define DENSE_KERNEL(name, PARAMS, BODY, arg)      \
+  __kernel void name##_dense(PARAMS(DENSE, arg)) { \
+    const long i = get_global_id(0);               \
+    BODY(DENSE_AT, arg)                            \
   }
-#define ELEMENTWISE_KERNEL(name, PARAMS, BODY, arg)                                            \
-  STRIDED_KERNEL(name, PARAMS, BODY, arg)                                                      \
+#define ELEMENTWISE_KERNEL(name, PARAMS, BODY, arg) \
+  STRIDED_KERNEL(name, PARAMS, BODY, arg)           \
   DENSE_KERNEL(name, PARAMS, BODY, arg)

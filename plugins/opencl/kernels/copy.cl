@@ -7,10 +7,10 @@
 // `types` is (from, to).
 #define COPY_FROM(from, to) from
 #define COPY_TO(from, to) to
-#define COPY_PARAMS(P, types)                                                                  \
-  P(__global CONCAT(STORAGE_, COPY_TO types), out),                                            \
+#define COPY_PARAMS(P, types)                       \
+  P(__global CONCAT(STORAGE_, COPY_TO types), out), \
       P(__global const CONCAT(STORAGE_, COPY_FROM types), src)
-#define COPY_BODY(AT, types)                                                                   \
+#define COPY_BODY(AT, types) \
   CONCAT(STORE_, COPY_TO types)(out, AT(out), CONCAT(LOAD_, COPY_FROM types)(src, AT(src)));
 #define COPY_KERNEL(from, to) \
   ELEMENTWISE_KERNEL(copy_##from##_to_##to, COPY_PARAMS, COPY_BODY, (from, to))
@@ -21,15 +21,15 @@
 #define COPY_TO_FLOAT64(from)
 #endif
 
-#define COPIES_FROM(from)                                                                      \
-  COPY_KERNEL(from, float32)                                                                   \
-  COPY_TO_FLOAT64(from)                                                                        \
-  COPY_KERNEL(from, float16)                                                                   \
-  COPY_KERNEL(from, bfloat16)                                                                  \
-  COPY_KERNEL(from, int8)                                                                      \
-  COPY_KERNEL(from, uint8)                                                                     \
-  COPY_KERNEL(from, int32)                                                                     \
-  COPY_KERNEL(from, int64)                                                                     \
+#define COPIES_FROM(from)     \
+  COPY_KERNEL(from, float32)  \
+  COPY_TO_FLOAT64(from)       \
+  COPY_KERNEL(from, float16)  \
+  COPY_KERNEL(from, bfloat16) \
+  COPY_KERNEL(from, int8)     \
+  COPY_KERNEL(from, uint8)    \
+  COPY_KERNEL(from, int32)    \
+  COPY_KERNEL(from, int64)    \
   COPY_KERNEL(from, bool)
 
 COPIES_FROM(float32)
@@ -54,9 +54,8 @@ ELEMENTWISE_KERNEL(copy_bits64, BITS_PARAMS, BITS_BODY, ulong)
 // Gathering rows, by width, for embedding and index_select: out = src at src's offset plus
 // `step` times the index. The host gives src stride 0 along the gathered dim and index stride 0
 // along the others, and has checked every index.
-#define GATHER_PARAMS(P, type)                                                                 \
-  P(__global type, out), P(__global const type, src), P(__global const long, index),          \
-      const long step
+#define GATHER_PARAMS(P, type) \
+  P(__global type, out), P(__global const type, src), P(__global const long, index), const long step
 #define GATHER_BODY(AT, type) out[AT(out)] = src[AT(src) + index[AT(index)] * step];
 ELEMENTWISE_KERNEL(gather_bits8, GATHER_PARAMS, GATHER_BODY, uchar)
 ELEMENTWISE_KERNEL(gather_bits16, GATHER_PARAMS, GATHER_BODY, ushort)

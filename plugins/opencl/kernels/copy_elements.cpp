@@ -1,6 +1,5 @@
 #include "kernels/copy_elements.h"
 
-
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -69,8 +68,8 @@ void copy_elements(Device& device, std::string_view op, std::span<const int64_t>
       return;  // a tensor copied onto itself
     }
     // Elements written before others are read: stage the source in a scratch buffer.
-    const OwnedBuffer scratch = allocate_buffer(
-        op, device, static_cast<size_t>(shape.numel) * element_size(src.dtype));
+    const OwnedBuffer scratch =
+        allocate_buffer(op, device, static_cast<size_t>(shape.numel) * element_size(src.dtype));
     const std::vector<int64_t> dense_strides = plugin::contiguous_strides(sizes);
     const Elements staged{{{scratch.get(), 0}, dense_strides}, src.dtype};
     copy_elements(device, op, sizes, staged, src);
@@ -88,10 +87,9 @@ void copy_elements(Device& device, std::string_view op, std::span<const int64_t>
   }
   // One width moves bits unchanged, so NaN payloads survive and every dtype of a width shares
   // one kernel.
-  const std::string kernel =
-      same_dtype ? "copy_bits" + std::to_string(8 * element_size(dst.dtype))
-                 : "copy_" + std::string(kernel_dtype_name(src.dtype)) + "_to_" +
-                       std::string(kernel_dtype_name(dst.dtype));
+  const std::string kernel = same_dtype ? "copy_bits" + std::to_string(8 * element_size(dst.dtype))
+                                        : "copy_" + std::string(kernel_dtype_name(src.dtype)) +
+                                              "_to_" + std::string(kernel_dtype_name(dst.dtype));
   launch_elementwise(device, device.program(KernelSource::Copy, std::nullopt), kernel.c_str(), op,
                      sizes, {dst.at, src.at});
 }

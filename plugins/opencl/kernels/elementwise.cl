@@ -1,23 +1,23 @@
 // Elementwise kernels for one dtype (-DDTYPE): arithmetic, functions of one tensor,
-// comparisons, where, batch norm, fill and arange, each in the two forms of ELEMENTWISE_KERNEL. Inputs
-// arrive broadcast to out's shape and converted to the program's dtype (the core's meta step),
-// so every operand is walked over one shape. Float-only functions exist only in floating
+// comparisons, where, batch norm, fill and arange, each in the two forms of ELEMENTWISE_KERNEL.
+// Inputs arrive broadcast to out's shape and converted to the program's dtype (the core's meta
+// step), so every operand is walked over one shape. Float-only functions exist only in floating
 // programs; the host refuses them elsewhere. A kernel whose op shares its name with a built-in
 // function (abs, exp, ...) ends in "_".
 
 // out = expr(x, y) with x, y the inputs' elements and alpha a scalar (unused by most).
-#define BINARY_PARAMS(P, expr)                                                                 \
-  P(__global elem_t, out), P(__global const elem_t, a), P(__global const elem_t, b),          \
+#define BINARY_PARAMS(P, expr)                                                       \
+  P(__global elem_t, out), P(__global const elem_t, a), P(__global const elem_t, b), \
       const compute_t alpha
-#define BINARY_BODY(AT, expr)                                                                  \
-  const compute_t x = LOAD(a, AT(a));                                                          \
-  const compute_t y = LOAD(b, AT(b));                                                          \
+#define BINARY_BODY(AT, expr)         \
+  const compute_t x = LOAD(a, AT(a)); \
+  const compute_t y = LOAD(b, AT(b)); \
   STORE(out, AT(out), expr);
 #define BINARY_KERNEL(name, expr) ELEMENTWISE_KERNEL(name, BINARY_PARAMS, BINARY_BODY, expr)
 
 BINARY_KERNEL(add, x + alpha * y)
 BINARY_KERNEL(sub, x - alpha * y)
-BINARY_KERNEL(mul, x * y)
+BINARY_KERNEL(mul, (x * y))
 BINARY_KERNEL(maximum, MAX_NAN(x, y))
 BINARY_KERNEL(minimum, MIN_NAN(x, y))
 #if IS_FLOATING
@@ -26,8 +26,8 @@ BINARY_KERNEL(div, x / y)
 
 // out = expr(x).
 #define UNARY_PARAMS(P, expr) P(__global elem_t, out), P(__global const elem_t, a)
-#define UNARY_BODY(AT, expr)                                                                   \
-  const compute_t x = LOAD(a, AT(a));                                                          \
+#define UNARY_BODY(AT, expr)          \
+  const compute_t x = LOAD(a, AT(a)); \
   STORE(out, AT(out), expr);
 #define UNARY_KERNEL(name, expr) ELEMENTWISE_KERNEL(name, UNARY_PARAMS, UNARY_BODY, expr)
 
@@ -59,14 +59,14 @@ UNARY_KERNEL(relu, x < (compute_t)0 ? (compute_t)0 : x)
   for (; j < width; ++j) {                                                                     \
     BODY(TILE_AT, expr)                                                                        \
   }
-#define MATH_KERNEL(name, expr)                                                                \
-  STRIDED_TILES_KERNEL(name, UNARY_PARAMS, UNARY_OCTETS_OF_ROW, UNARY_BODY, expr)              \
-  DENSE_KERNEL(name, UNARY_PARAMS, UNARY_BODY, expr)                                           \
-  __kernel void name##_dense8(DENSE(__global elem_t, out), DENSE(__global const elem_t, a)) {  \
-    const long from = a_base + get_global_id(0) * 8, to = out_base + get_global_id(0) * 8;     \
-    const compute8_t x = LOAD8(a, from);                                                       \
-    const compute8_t y = expr;                                                                 \
-    STORE8(out, to, y);                                                                        \
+#define MATH_KERNEL(name, expr)                                                               \
+  STRIDED_TILES_KERNEL(name, UNARY_PARAMS, UNARY_OCTETS_OF_ROW, UNARY_BODY, expr)             \
+  DENSE_KERNEL(name, UNARY_PARAMS, UNARY_BODY, expr)                                          \
+  __kernel void name##_dense8(DENSE(__global elem_t, out), DENSE(__global const elem_t, a)) { \
+    const long from = a_base + get_global_id(0) * 8, to = out_base + get_global_id(0) * 8;    \
+    const compute8_t x = LOAD8(a, from);                                                      \
+    const compute8_t y = expr;                                                                \
+    STORE8(out, to, y);                                                                       \
   }
 #else
 #define MATH_KERNEL(name, expr) UNARY_KERNEL(name, expr)
@@ -83,29 +83,29 @@ MATH_KERNEL(silu, x / (LIT(1.0) + exp(-x)))
 MATH_KERNEL(gelu_erf, LIT(0.5) * x * erfc(-x * LIT(0.70710678118654752440)))
 MATH_KERNEL(gelu_tanh, LIT(0.5) * x *
                            (LIT(1.0) + saturating_tanh(LIT(0.79788456080286535588) *
-                                                      (x + LIT(0.044715) * x * x * x))))
+                                                       (x + LIT(0.044715) * x * x * x))))
 
 // Batch norm with running statistics, per channel: the host gives mean, var, weight and bias
 // stride 0 in every dim but the channel's. An absent weight or bias is not read.
-#define BATCH_NORM_PARAMS(P, unused)                                                           \
-  P(__global elem_t, out), P(__global const elem_t, a), P(__global const elem_t, mean),       \
-      P(__global const elem_t, var), P(__global const elem_t, weight),                         \
-      P(__global const elem_t, bias), const compute_t eps, const int has_weight,               \
+#define BATCH_NORM_PARAMS(P, unused)                                                    \
+  P(__global elem_t, out), P(__global const elem_t, a), P(__global const elem_t, mean), \
+      P(__global const elem_t, var), P(__global const elem_t, weight),                  \
+      P(__global const elem_t, bias), const compute_t eps, const int has_weight,        \
       const int has_bias
-#define BATCH_NORM_BODY(AT, unused)                                                            \
-  const compute_t scale = (has_weight ? LOAD(weight, AT(weight)) : LIT(1.0)) /                 \
-                          sqrt(LOAD(var, AT(var)) + eps);                                      \
-  const compute_t shift = has_bias ? LOAD(bias, AT(bias)) : LIT(0.0);                          \
+#define BATCH_NORM_BODY(AT, unused)                                                        \
+  const compute_t scale =                                                                  \
+      (has_weight ? LOAD(weight, AT(weight)) : LIT(1.0)) / sqrt(LOAD(var, AT(var)) + eps); \
+  const compute_t shift = has_bias ? LOAD(bias, AT(bias)) : LIT(0.0);                      \
   STORE(out, AT(out), (LOAD(a, AT(a)) - LOAD(mean, AT(mean))) * scale + shift);
 ELEMENTWISE_KERNEL(batch_norm, BATCH_NORM_PARAMS, BATCH_NORM_BODY, )
 #endif
 
 // Bool out = x op y; NaN compares false.
-#define COMPARE_PARAMS(P, op)                                                                  \
+#define COMPARE_PARAMS(P, op) \
   P(__global uchar, out), P(__global const elem_t, a), P(__global const elem_t, b)
-#define COMPARE_BODY(AT, op)                                                                   \
-  const compute_t x = LOAD(a, AT(a));                                                          \
-  const compute_t y = LOAD(b, AT(b));                                                          \
+#define COMPARE_BODY(AT, op)          \
+  const compute_t x = LOAD(a, AT(a)); \
+  const compute_t y = LOAD(b, AT(b)); \
   STORE_bool(out, AT(out), x op y);
 #define COMPARE_KERNEL(name, op) ELEMENTWISE_KERNEL(name, COMPARE_PARAMS, COMPARE_BODY, op)
 
@@ -113,10 +113,10 @@ COMPARE_KERNEL(eq, ==)
 COMPARE_KERNEL(lt, <)
 COMPARE_KERNEL(gt, >)
 
-#define WHERE_PARAMS(P, unused)                                                                \
-  P(__global elem_t, out), P(__global const uchar, condition), P(__global const elem_t, a),    \
+#define WHERE_PARAMS(P, unused)                                                             \
+  P(__global elem_t, out), P(__global const uchar, condition), P(__global const elem_t, a), \
       P(__global const elem_t, b)
-#define WHERE_BODY(AT, unused)                                                                 \
+#define WHERE_BODY(AT, unused)                                                                    \
   const compute_t picked = LOAD_bool(condition, AT(condition)) ? LOAD(a, AT(a)) : LOAD(b, AT(b)); \
   STORE(out, AT(out), picked);
 ELEMENTWISE_KERNEL(where_, WHERE_PARAMS, WHERE_BODY, )

@@ -36,11 +36,11 @@ struct OuterDim {
 };
 
 struct WalkShape {
-  int64_t numel = 0;             // of the kernel's part (all of it unless `outer` has dims)
-  int32_t ndim = 0;              // after collapsing; 0 for a single element or none
-  Dims8 size{};                  // innermost first, 1 past ndim
-  std::vector<Dims8> strides;    // one per operand, innermost first, 0 past ndim
-  std::vector<OuterDim> outer;   // outermost first
+  int64_t numel = 0;            // of the kernel's part (all of it unless `outer` has dims)
+  int32_t ndim = 0;             // after collapsing; 0 for a single element or none
+  Dims8 size{};                 // innermost first, 1 past ndim
+  std::vector<Dims8> strides;   // one per operand, innermost first, 0 past ndim
+  std::vector<OuterDim> outer;  // outermost first
 };
 
 // `sizes` as walked by operands with `strides`. The innermost kMaxKernelDims dimensions that

@@ -14,11 +14,11 @@
 
 // A matrix operand: element (batch, row, col) is at base + batch*batch_stride + row*row_stride
 // + col*col_stride.
-#define MATRIX(type, name)                                                                     \
-  type* name, const long name##_base, const long name##_batch, const long name##_row,          \
+#define MATRIX(type, name)                                                            \
+  type *name, const long name##_base, const long name##_batch, const long name##_row, \
       const long name##_col
-#define MATRIX_AT(name, batch, row, col)                                                       \
-  (name##_base + (batch) * name##_batch + (row) * name##_row + (col) * name##_col)
+#define MATRIX_AT(name, batch, row, col) \
+  (name##_base + (batch)*name##_batch + (row)*name##_row + (col)*name##_col)
 
 // Stores alpha * sum + beta * addend as element (batch, row, col) of out.
 inline void store_product(MATRIX(__global elem_t, out), MATRIX(__global const elem_t, addend),
@@ -90,9 +90,8 @@ __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1))) void matmul(
     for (int j = 0; j < WORK; ++j) {
       const long col = first_col + tx + TILE * j;
       if (row >= n || col >= m) continue;
-      store_product(out, out_base, out_batch, out_row, out_col, addend, addend_base,
-                    addend_batch, addend_row, addend_col, batch, row, col, sum[i][j], alpha, beta,
-                    use_addend);
+      store_product(out, out_base, out_batch, out_row, out_col, addend, addend_base, addend_batch,
+                    addend_row, addend_col, batch, row, col, sum[i][j], alpha, beta, use_addend);
     }
   }
 }
@@ -109,18 +108,18 @@ __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1))) void matmul(
 // a call otherwise, and every vector of b a gather.
 
 // Adds row i's products for this k; rows past the block's own sum zeros.
-#define ADD_ROW_PRODUCTS(i)                                                                    \
-  {                                                                                            \
-    const product_t a_value = i < rows ? LOAD(a, MATRIX_AT(a, batch, first_row + i, p)) : 0;   \
-    ADD_TO_BLOCK_ROW(i, a_value, b_low, b_high)                                                \
+#define ADD_ROW_PRODUCTS(i)                                                                  \
+  {                                                                                          \
+    const product_t a_value = i < rows ? LOAD(a, MATRIX_AT(a, batch, first_row + i, p)) : 0; \
+    ADD_TO_BLOCK_ROW(i, a_value, b_low, b_high)                                              \
   }
 
 // sum[i][j] = the sums of rows [first_row, first_row + rows) and columns [first_col, first_col
 // + cols), ROW_WORK and COL_WORK but at the edges of out.
 __attribute__((always_inline)) inline void sum_row_block(
     const long k, MATRIX(__global const elem_t, a), MATRIX(__global const elem_t, b),
-    const long batch, const long first_row, const long first_col, const int rows,
-    const int cols, product_t sum[ROW_WORK][COL_WORK]) {
+    const long batch, const long first_row, const long first_col, const int rows, const int cols,
+    product_t sum[ROW_WORK][COL_WORK]) {
   EACH_BLOCK_ROW(DECLARE_BLOCK_ROW)
   for (long p = 0; p < k; ++p) {
     product16_t b_low, b_high;
@@ -164,10 +163,9 @@ __kernel void matmul_rows(const long n, const long k, const long m,
   }
   for (int i = 0; i < rows; ++i) {
     for (int j = 0; j < cols; ++j) {
-      store_product(out, out_base, out_batch, out_row, out_col, addend, addend_base,
-                    addend_batch, addend_row, addend_col, batch, first_row + i, first_col + j,
-                    sum[i][j], alpha, beta, use_addend);
+      store_product(out, out_base, out_batch, out_row, out_col, addend, addend_base, addend_batch,
+                    addend_row, addend_col, batch, first_row + i, first_col + j, sum[i][j], alpha,
+                    beta, use_addend);
     }
   }
 }
-

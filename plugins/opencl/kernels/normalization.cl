@@ -114,11 +114,11 @@ TILE_FUNCTION void softmax_tile(const long group_size, const int member_ndim,
 
 // softmax (log_softmax) of groups lying side by side, for CPU devices: softmax_side_by_side and
 // softmax_side_by_side_wide.
-#define SOFTMAX_SIDE_BY_SIDE_PARAMS                                                            \
-  GROUP_PARAMS, GROUPED(__global const elem_t, in), GROUPED(__global elem_t, out),             \
+#define SOFTMAX_SIDE_BY_SIDE_PARAMS                                                \
+  GROUP_PARAMS, GROUPED(__global const elem_t, in), GROUPED(__global elem_t, out), \
       const int logarithm
-#define SOFTMAX_SIDE_BY_SIDE_ARGS                                                              \
-  group_size, member_ndim, member_size, in, in_member, GROUP_AT(in, gc), out, out_member,      \
+#define SOFTMAX_SIDE_BY_SIDE_ARGS                                                         \
+  group_size, member_ndim, member_size, in, in_member, GROUP_AT(in, gc), out, out_member, \
       GROUP_AT(out, gc), skip, logarithm
 SIDE_BY_SIDE_KERNELS(softmax_side_by_side, SOFTMAX_SIDE_BY_SIDE_PARAMS, softmax_tile,
                      SOFTMAX_SIDE_BY_SIDE_ARGS)
@@ -160,8 +160,7 @@ __kernel void layer_norm(GROUP_PARAMS, GROUPED(__global const elem_t, in),
       const acc_t deviation = LOAD_MEMBER(in, in_start, p) - group_mean;
       squares += deviation * deviation;
     }
-    const acc_t group_rstd =
-        (acc_t)1 / sqrt(sum_lanes(squares, scratch) / (acc_t)group_size + eps);
+    const acc_t group_rstd = (acc_t)1 / sqrt(sum_lanes(squares, scratch) / (acc_t)group_size + eps);
 
     FOR_EACH_OCTET(o, {
       acc8_t y = (CONVERT_ACC8(LOAD_MEMBERS8(in, in_start, o * 8)) - group_mean) * group_rstd;
@@ -208,8 +207,7 @@ __kernel void rms_norm(GROUP_PARAMS, GROUPED(__global const elem_t, in),
       const acc_t x = LOAD_MEMBER(in, in_start, p);
       squares += x * x;
     }
-    const acc_t group_rstd =
-        (acc_t)1 / sqrt(sum_lanes(squares, scratch) / (acc_t)group_size + eps);
+    const acc_t group_rstd = (acc_t)1 / sqrt(sum_lanes(squares, scratch) / (acc_t)group_size + eps);
 
     FOR_EACH_OCTET(o, {
       acc8_t y = CONVERT_ACC8(LOAD_MEMBERS8(in, in_start, o * 8)) * group_rstd;

@@ -13,21 +13,20 @@ inline acc_t sum_or_mean(const acc_t total, const long group_size, const int ave
 }
 
 // Stores a group's maximum and its position where max_ and max_partials are asked to.
-#define STORE_MAXIMUM(gc, best, best_i)                                                        \
-  do {                                                                                         \
-    if (write_values) STORE(values, GROUP_AT(values, gc), best);                               \
-    if (write_indices) indices[GROUP_AT(indices, gc)] = best_i;                                \
+#define STORE_MAXIMUM(gc, best, best_i)                          \
+  do {                                                           \
+    if (write_values) STORE(values, GROUP_AT(values, gc), best); \
+    if (write_indices) indices[GROUP_AT(indices, gc)] = best_i;  \
   } while (0)
-#define FOR_EACH_RUN                                                                           \
-  for (long first = FIRST_GROUP; first < groups * parts; first += NEXT_GROUPS)
+#define FOR_EACH_RUN for (long first = FIRST_GROUP; first < groups * parts; first += NEXT_GROUPS)
 // In FOR_EACH_RUN: this slot's run r, whether it is one, its group's coordinates `gc`, and the
 // members [begin, end) it reduces.
-#define RUN_BOUNDS                                                                             \
-  const long r = first + SLOT;                                                                 \
-  const bool active = r < groups * parts;                                                      \
-  const long g = active ? r / parts : 0;                                                       \
-  const long8 gc = unravel(g, kept_ndim, kept_size);                                           \
-  const long begin = active ? (r - g * parts) * part_size : 0;                                 \
+#define RUN_BOUNDS                                             \
+  const long r = first + SLOT;                                 \
+  const bool active = r < groups * parts;                      \
+  const long g = active ? r / parts : 0;                       \
+  const long8 gc = unravel(g, kept_ndim, kept_size);           \
+  const long begin = active ? (r - g * parts) * part_size : 0; \
   const long end = min(begin + part_size, group_size);
 
 __kernel void sum(GROUP_PARAMS, GROUPED(__global const elem_t, in), PER_GROUP(__global elem_t, out),
@@ -92,12 +91,12 @@ TILE_FUNCTION void sum_tile(const long group_size, const int member_ndim, const 
 
 // Sums (or means) of groups lying side by side, for CPU devices: sum_side_by_side and
 // sum_side_by_side_wide.
-#define SUM_SIDE_BY_SIDE_PARAMS                                                                \
-  GROUP_PARAMS, GROUPED(__global const elem_t, in), PER_GROUP(__global elem_t, out),           \
+#define SUM_SIDE_BY_SIDE_PARAMS                                                      \
+  GROUP_PARAMS, GROUPED(__global const elem_t, in), PER_GROUP(__global elem_t, out), \
       const int average
-#define SUM_SIDE_BY_SIDE_ARGS                                                                  \
-  group_size, member_ndim, member_size, in, in_member, GROUP_AT(in, gc), out,                  \
-      GROUP_AT(out, gc), out_kept.s0, skip, average
+#define SUM_SIDE_BY_SIDE_ARGS                                                                    \
+  group_size, member_ndim, member_size, in, in_member, GROUP_AT(in, gc), out, GROUP_AT(out, gc), \
+      out_kept.s0, skip, average
 SIDE_BY_SIDE_KERNELS(sum_side_by_side, SUM_SIDE_BY_SIDE_PARAMS, sum_tile, SUM_SIDE_BY_SIDE_ARGS)
 
 // Whether (v at position i) is chosen over (best at position best_i): the larger value, NaN

@@ -24,11 +24,10 @@ inline long at4(const long4 c, const long4 stride) {
 __kernel void conv2d(const long total, __global elem_t* out, const long out_base,
                      const long4 out_size, const long4 out_stride, __global const elem_t* in,
                      const long in_base, const long4 in_size, const long4 in_stride,
-                     __global const elem_t* weight,
-                     const long weight_base, const long4 weight_size, const long4 weight_stride,
-                     __global const elem_t* bias, const long bias_base, const long bias_stride,
-                     const int has_bias, const long2 stride, const long2 padding,
-                     const long2 dilation, const long out_per_group) {
+                     __global const elem_t* weight, const long weight_base, const long4 weight_size,
+                     const long4 weight_stride, __global const elem_t* bias, const long bias_base,
+                     const long bias_stride, const int has_bias, const long2 stride,
+                     const long2 padding, const long2 dilation, const long out_per_group) {
   const long i = get_global_id(0);
   if (i >= total) return;
   const long4 c = unravel4(i, out_size);
@@ -68,7 +67,7 @@ __kernel void pool2d(__global elem_t* out, const long out_base, const long4 out_
                      const int average, const long divisor_override) {
   const long x = get_global_id(0), y = get_global_id(1), channel = get_global_id(2);
   if (x >= out_size.s3) return;
-  __global const long* rows = axes;                   // first, count, divisor: out_size.s2 each
+  __global const long* rows = axes;                    // first, count, divisor: out_size.s2 each
   __global const long* cols = axes + 3 * out_size.s2;  // and out_size.s3 each
   const long row_first = rows[y], row_count = rows[out_size.s2 + y];
   const long col_first = cols[x], col_count = cols[out_size.s3 + x];
@@ -116,10 +115,10 @@ __kernel void pool2d(__global elem_t* out, const long out_base, const long4 out_
 // and they lie inside the row, `column_step` elements apart (the constant 1 where the
 // convolution's stride and the input's columns are 1); else one by one, 0 in the padding and
 // past the block's `columns`. Channels past the block's `channels` sum zeros.
-#define ADD_CHANNEL_PRODUCTS(o)                                                                \
-  {                                                                                            \
-    const product_t w = o < channels ? LOAD(weight, tap + o * weight_stride.s0) : 0;           \
-    ADD_TO_BLOCK_ROW(o, w, inputs_low, inputs_high)                                            \
+#define ADD_CHANNEL_PRODUCTS(o)                                                      \
+  {                                                                                  \
+    const product_t w = o < channels ? LOAD(weight, tap + o * weight_stride.s0) : 0; \
+    ADD_TO_BLOCK_ROW(o, w, inputs_low, inputs_high)                                  \
   }
 
 __attribute__((always_inline)) inline void conv2d_block_sums(
@@ -157,8 +156,8 @@ __attribute__((always_inline)) inline void conv2d_block_sums(
           inputs_low = vload16(0, inputs);
           inputs_high = vload16(1, inputs);
         }
-        const long tap = weight_first + ic * weight_stride.s1 + r * weight_stride.s2 +
-                         s * weight_stride.s3;
+        const long tap =
+            weight_first + ic * weight_stride.s1 + r * weight_stride.s2 + s * weight_stride.s3;
         EACH_BLOCK_ROW(ADD_CHANNEL_PRODUCTS)
       }
     }
@@ -170,12 +169,12 @@ __attribute__((always_inline)) inline void conv2d_block_sums(
 // output rows; dim 2, the blocks of output channels of every group of every image.
 __kernel void conv2d_rows(__global elem_t* out, const long out_base, const long4 out_size,
                           const long4 out_stride, __global const elem_t* in, const long in_base,
-                          const long4 in_size, const long4 in_stride,
-                          __global const elem_t* weight, const long weight_base,
-                          const long4 weight_size, const long4 weight_stride,
-                          __global const elem_t* bias, const long bias_base,
-                          const long bias_stride, const int has_bias, const long2 stride,
-                          const long2 padding, const long2 dilation, const long out_per_group) {
+                          const long4 in_size, const long4 in_stride, __global const elem_t* weight,
+                          const long weight_base, const long4 weight_size,
+                          const long4 weight_stride, __global const elem_t* bias,
+                          const long bias_base, const long bias_stride, const int has_bias,
+                          const long2 stride, const long2 padding, const long2 dilation,
+                          const long out_per_group) {
   const long first_column = get_global_id(0) * CONV_COLUMNS;
   const long y = get_global_id(1);
   const long blocks_per_group = (out_per_group + CONV_CHANNELS - 1) / CONV_CHANNELS;

@@ -157,8 +157,9 @@ void _scaled_dot_product_fused_attention_out(const TensorView& query, const Tens
 
   const double scale_or_default = scale.value_or(1.0 / std::sqrt(static_cast<double>(embedding)));
   const ScalarArg scale_arg = compute_scalar(out.dtype(), scale_or_default);
-  const Attention attention{query, key, value, out, walk, query_length, key_length, embedding,
-                            value_embedding, scale_arg, is_causal};
+  const Attention attention{
+      query,      key,       value,           out,       walk,     query_length,
+      key_length, embedding, value_embedding, scale_arg, is_causal};
   const cl_program program = device.program(KernelSource::Attention, out.dtype());
   // The keys' copy pays for itself once more than one block of rows reads it. A copy larger
   // than one buffer may be (16-bit keys near that limit) leaves the kernel per row, which needs

@@ -53,8 +53,8 @@ constexpr ElementwiseOp kSilu{"silu", "silu", &require_dtype_of<kernel_dtypes::s
 constexpr ElementwiseOp kRelu{"relu", "relu", &require_dtype_of<kernel_dtypes::relu_out>};
 constexpr ElementwiseOp kGeluErf{"gelu", "gelu_erf", &require_dtype_of<kernel_dtypes::gelu_out>,
                                  DenseVectors::Yes};
-constexpr ElementwiseOp kGeluTanh{"gelu", "gelu_tanh",
-                                  &require_dtype_of<kernel_dtypes::gelu_out>, DenseVectors::Yes};
+constexpr ElementwiseOp kGeluTanh{"gelu", "gelu_tanh", &require_dtype_of<kernel_dtypes::gelu_out>,
+                                  DenseVectors::Yes};
 
 constexpr ElementwiseOp kEq{"eq", "eq", &require_dtype_of<kernel_dtypes::eq_Tensor_out>};
 constexpr ElementwiseOp kLt{"lt", "lt", &require_dtype_of<kernel_dtypes::lt_Tensor_out>};
@@ -161,9 +161,9 @@ void silu_out(const TensorView& self, const TensorView& out) { unary(kSilu, self
 void gelu_out(const TensorView& self, std::string_view approximate, const TensorView& out) {
   if (approximate == "none") return unary(kGeluErf, self, out);
   if (approximate == "tanh") return unary(kGeluTanh, self, out);
-  throw plugin::Error(
-      BP_STATUS_INVALID_ARGUMENT,
-      "gelu: approximate must be 'none' or 'tanh', got '" + std::string(approximate) + "'");
+  throw plugin::Error(BP_STATUS_INVALID_ARGUMENT,
+                      "gelu: approximate must be 'none' or 'tanh', got '" +
+                          std::string(approximate) + "'");
 }
 
 }  // namespace bp::opencl

@@ -38,9 +38,9 @@ void matmul_into(std::string_view op, const TensorView& a, const TensorView& b,
   require_dtype(op, "out", out, a.dtype());
   if (addend) require_dtype(op, "self", *addend, a.dtype());
   device.require_double_precision_for(op, out.dtype());
-  plugin::check(
-      (out.dim() == 2 || out.dim() == 3) && a.dim() == out.dim() && b.dim() == out.dim(),
-      std::string(op) + ": operands and result must all be matrices or all batches of them");
+  plugin::check((out.dim() == 2 || out.dim() == 3) && a.dim() == out.dim() && b.dim() == out.dim(),
+                std::string(op) +
+                    ": operands and result must all be matrices or all batches of them");
   const bool batched = out.dim() == 3;
   const int64_t first = batched ? 1 : 0;  // the first matrix dimension
   const int64_t batches = batched ? out.size(0) : 1;

@@ -102,7 +102,10 @@ void sum_into(std::string_view op, const TensorView& self, const plugin::DimValu
          group_work(device, shape.groups() * runs.parts, runs.part_size));
   if (runs.parts == 1) return;
   KernelArgs combine;
-  combine.add(shape.groups()).add(shape.kept.ndim).add(shape.kept.size).add(shape.group_size())
+  combine.add(shape.groups())
+      .add(shape.kept.ndim)
+      .add(shape.kept.size)
+      .add(shape.group_size())
       .add_per_group(output, shape, 1)
       .add(cl_int{average})
       .add(runs.parts)
@@ -150,7 +153,9 @@ void max_into(std::string_view op, const TensorView& self, const plugin::DimValu
          group_work(device, shape.groups() * runs.parts, runs.part_size));
   if (runs.parts == 1) return;
   KernelArgs combine;
-  combine.add(shape.groups()).add(shape.kept.ndim).add(shape.kept.size)
+  combine.add(shape.groups())
+      .add(shape.kept.ndim)
+      .add(shape.kept.size)
       .append(outputs)
       .add(runs.parts)
       .add(runs.partials.get())
@@ -164,15 +169,13 @@ void sum_IntList_out(const TensorView& self, std::optional<std::span<const int64
                      bool keepdim, std::optional<DType> /*dtype: out already has it*/,
                      const TensorView& out) {
   plugin::require_dtype_of<plugin::kernel_dtypes::sum_IntList_out>(out.dtype());
-  sum_into("sum", self, reduced_dims("sum", self.dim(), dim),
-           keepdim, out, /*average=*/false);
+  sum_into("sum", self, reduced_dims("sum", self.dim(), dim), keepdim, out, /*average=*/false);
 }
 
 void mean_out(const TensorView& self, std::optional<std::span<const int64_t>> dim, bool keepdim,
               std::optional<DType> /*dtype: out already has it*/, const TensorView& out) {
   plugin::require_dtype_of<plugin::kernel_dtypes::mean_out>(out.dtype());
-  sum_into("mean", self, reduced_dims("mean", self.dim(), dim),
-           keepdim, out, /*average=*/true);
+  sum_into("mean", self, reduced_dims("mean", self.dim(), dim), keepdim, out, /*average=*/true);
 }
 
 void amax_out(const TensorView& self, std::span<const int64_t> dim, bool keepdim,

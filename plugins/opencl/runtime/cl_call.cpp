@@ -80,8 +80,8 @@ std::string cl_error_text(cl_int code) {
 
 void check_cl(cl_int code, std::string_view what) {
   if (code == CL_SUCCESS) return;
-  const bool out_of_memory = code == CL_MEM_OBJECT_ALLOCATION_FAILURE ||
-                             code == CL_OUT_OF_HOST_MEMORY;
+  const bool out_of_memory =
+      code == CL_MEM_OBJECT_ALLOCATION_FAILURE || code == CL_OUT_OF_HOST_MEMORY;
   throw plugin::Error(out_of_memory ? BP_STATUS_OUT_OF_MEMORY : BP_STATUS_DEVICE_ERROR,
                       std::string(what) + " failed: " + cl_error_text(code));
 }

@@ -80,15 +80,15 @@ OwnedContext create_context(cl_device_id device, const std::string& label) {
 
 // Why a device without cl_khr_fp64 refuses Double tensors, and what to do.
 std::string lacks_double_precision(const std::string& label) {
-  return label + " has no double precision (cl_khr_fp64), so it cannot compute on Double "
-                 "tensors; convert them to Float first";
+  return label +
+         " has no double precision (cl_khr_fp64), so it cannot compute on Double "
+         "tensors; convert them to Float first";
 }
 
 OwnedQueue create_queue(cl_context context, cl_device_id device, const std::string& label) {
   cl_int error = CL_SUCCESS;
   // In order; profiling gives events (markers) the device's timestamps.
-  cl_command_queue queue =
-      clCreateCommandQueue(context, device, CL_QUEUE_PROFILING_ENABLE, &error);
+  cl_command_queue queue = clCreateCommandQueue(context, device, CL_QUEUE_PROFILING_ENABLE, &error);
   check_cl(error, "clCreateCommandQueue for " + label);
   return OwnedQueue(queue);
 }

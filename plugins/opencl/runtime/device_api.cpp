@@ -51,11 +51,11 @@ bp_status allocate(int32_t index, uint64_t bytes, void** ptr) {
   return plugin::guard([&] {
     Device& device = Runtime::get().device(index);
     if (bytes > device.max_allocation()) {
-      throw plugin::Error(BP_STATUS_OUT_OF_MEMORY,
-                          device.label() + " cannot hold " + std::to_string(bytes) +
-                              " bytes in one buffer: its largest is " +
-                              std::to_string(device.max_allocation()) +
-                              " bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE)");
+      throw plugin::Error(BP_STATUS_OUT_OF_MEMORY, device.label() + " cannot hold " +
+                                                       std::to_string(bytes) +
+                                                       " bytes in one buffer: its largest is " +
+                                                       std::to_string(device.max_allocation()) +
+                                                       " bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE)");
     }
     cl_int error = CL_SUCCESS;
     // OpenCL has no empty buffers.
@@ -157,9 +157,9 @@ bp_status event_query(int32_t index, bp_event event, uint8_t* complete) {
                "querying an event on " + device.label());
     }
     if (status < 0) {
-      throw plugin::Error(BP_STATUS_DEVICE_ERROR, device.label() +
-                                                      ": the work before the event failed: " +
-                                                      cl_error_text(status));
+      throw plugin::Error(BP_STATUS_DEVICE_ERROR,
+                          device.label() +
+                              ": the work before the event failed: " + cl_error_text(status));
     }
     *complete = status == CL_COMPLETE ? 1 : 0;
   });

@@ -38,8 +38,12 @@ KernelArgs& KernelArgs::append(const KernelArgs& more) {
 }
 
 KernelArgs& KernelArgs::add_group_params(const GroupShape& shape) {
-  return add(shape.groups()).add(shape.kept.ndim).add(shape.kept.size)
-      .add(shape.group_size()).add(shape.members.ndim).add(shape.members.size);
+  return add(shape.groups())
+      .add(shape.kept.ndim)
+      .add(shape.kept.size)
+      .add(shape.group_size())
+      .add(shape.members.ndim)
+      .add(shape.members.size);
 }
 
 KernelArgs& KernelArgs::add_grouped(const Buffer& buffer, const GroupShape& shape, size_t operand) {
@@ -72,7 +76,7 @@ WorkSize group_work(const Device& device, int64_t groups, int64_t group_size) {
   // alone, with no barriers.
   const bool groups_fill_device = groups >= static_cast<int64_t>(device.compute_units() * local);
   const size_t lanes = device.kernel_shape() == KernelShape::Cpu && groups_fill_device ? 1
-                       : group_size >= 128                                            ? local
+                       : group_size >= 128                                             ? local
                        : group_size >= 16 ? std::min<size_t>(16, local)
                                           : 1;
   const size_t slots = local / lanes;

@@ -46,8 +46,8 @@ std::string ProgramBuilder::cache_key(std::string_view name, const std::string& 
   std::snprintf(source_hash, sizeof source_hash, "%016llx",
                 static_cast<unsigned long long>(fnv1a_64(text)));
   return "backplane opencl program\n" + device_identity_ + "\noptions: " + options +
-         "\nsource: " + std::string(name) + " " + source_hash + " " +
-         std::to_string(text.size()) + "\n";
+         "\nsource: " + std::string(name) + " " + source_hash + " " + std::to_string(text.size()) +
+         "\n";
 }
 
 cl_program ProgramBuilder::load_binary(const std::string& key, const std::string& options) {

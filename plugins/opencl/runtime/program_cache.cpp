@@ -148,8 +148,7 @@ void ProgramCache::remove(std::string_view key) {
 
 void ProgramCache::warn_once(const std::string& message) {
   if (warned_.exchange(true)) return;
-  warn_("the program cache in " + folder_.string() +
-        " does not work (" + message +
+  warn_("the program cache in " + folder_.string() + " does not work (" + message +
         "); kernels will be compiled again in every process. Set BACKPLANE_OPENCL_CACHE_DIR "
         "to a writable folder, or to nothing to turn the cache off.");
 }

@@ -23,24 +23,27 @@ void add_out(const TensorView& self, const TensorView& other, const bp::Scalar& 
   visit_dtype<kernel_dtypes::add_out, kAcmeTypes>(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T a = alpha.to<T>();
-    map_elements(out.sizes(), [a](T x, T y) { return x + a * y; }, output_operand<T>(out),
-                 input_operand<T>(self), input_operand<T>(other));
+    map_elements(
+        out.sizes(), [a](T x, T y) { return x + a * y; }, output_operand<T>(out),
+        input_operand<T>(self), input_operand<T>(other));
   });
 }
 
 void mul_out(const TensorView& self, const TensorView& other, const TensorView& out) {
   visit_dtype<kernel_dtypes::mul_out, kAcmeTypes>(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    map_elements(out.sizes(), [](T x, T y) { return x * y; }, output_operand<T>(out),
-                 input_operand<T>(self), input_operand<T>(other));
+    map_elements(
+        out.sizes(), [](T x, T y) { return x * y; }, output_operand<T>(out), input_operand<T>(self),
+        input_operand<T>(other));
   });
 }
 
 void relu_out(const TensorView& self, const TensorView& out) {
   visit_dtype<kernel_dtypes::relu_out, kAcmeTypes>(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    map_elements(out.sizes(), [](T x) { return x < T(0) ? T(0) : x; }, output_operand<T>(out),
-                 input_operand<T>(self));
+    map_elements(
+        out.sizes(), [](T x) { return x < T(0) ? T(0) : x; }, output_operand<T>(out),
+        input_operand<T>(self));
   });
 }
 

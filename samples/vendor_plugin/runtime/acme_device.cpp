@@ -12,7 +12,8 @@ namespace {
 bp_status check_device(int32_t device) {
   if (device == 0) return BP_STATUS_OK;
   return bp::plugin::fail(BP_STATUS_INVALID_ARGUMENT, "acme has one device (acme:0); device " +
-                                                      std::to_string(device) + " does not exist");
+                                                          std::to_string(device) +
+                                                          " does not exist");
 }
 
 bp_status device_count(int32_t* count) {

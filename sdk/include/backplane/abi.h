@@ -163,10 +163,10 @@ typedef struct bp_kernel {
 /* ---------------------------------------------------------------------------------------- */
 
 typedef struct bp_device_properties {
-  size_t struct_size;       /* set by the core; the plugin writes no field past it */
-  const char* name;         /* "NVIDIA H100", "pthread-x86_64 (PoCL)"; owned by the plugin */
-  const char* description;  /* free-form details for bp-info; may be NULL */
-  uint64_t total_memory;    /* bytes; 0 if unknown */
+  size_t struct_size;      /* set by the core; the plugin writes no field past it */
+  const char* name;        /* "NVIDIA H100", "pthread-x86_64 (PoCL)"; owned by the plugin */
+  const char* description; /* free-form details for bp-info; may be NULL */
+  uint64_t total_memory;   /* bytes; 0 if unknown */
 } bp_device_properties;
 
 /* ---------------------------------------------------------------------------------------- */
@@ -262,10 +262,10 @@ typedef struct bp_plugin {
   /* Optional (see above). `*ptr` receives a device pointer for `bytes` bytes. */
   bp_status (*allocate)(int32_t device, uint64_t bytes, void** ptr);
   bp_status (*deallocate)(int32_t device, void* ptr);
-  bp_status (*copy_host_to_device)(int32_t device, void* dst, uint64_t dst_offset,
-                                   const void* src, uint64_t bytes);
-  bp_status (*copy_device_to_host)(int32_t device, void* dst, const void* src,
-                                   uint64_t src_offset, uint64_t bytes);
+  bp_status (*copy_host_to_device)(int32_t device, void* dst, uint64_t dst_offset, const void* src,
+                                   uint64_t bytes);
+  bp_status (*copy_device_to_host)(int32_t device, void* dst, const void* src, uint64_t src_offset,
+                                   uint64_t bytes);
   bp_status (*copy_device_to_device)(int32_t device, void* dst, uint64_t dst_offset,
                                      const void* src, uint64_t src_offset, uint64_t bytes);
   /* Optional. Wait until all work queued on `device` has finished. */

@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
   bp::softmax(a, 0);
   const std::string_view flag = argc == 3 ? argv[2] : "";
   if (flag == "--remove-trace-folder") {
-    std::filesystem::remove_all(std::filesystem::path(std::getenv("BACKPLANE_TRACE")).parent_path());
+    std::filesystem::remove_all(
+        std::filesystem::path(std::getenv("BACKPLANE_TRACE")).parent_path());
   }
   if (flag == "--skip-exit-handlers") std::_Exit(0);
   return 0;

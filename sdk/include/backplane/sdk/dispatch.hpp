@@ -20,23 +20,52 @@ struct TypeTag {
 };
 
 // The C++ type that stores one element of each dtype (bool is stored as one byte).
-template <DType D> struct StorageType;
-template <> struct StorageType<DType::Float32> { using type = float; };
-template <> struct StorageType<DType::Float64> { using type = double; };
-template <> struct StorageType<DType::Float16> { using type = Half; };
-template <> struct StorageType<DType::BFloat16> { using type = BFloat16; };
-template <> struct StorageType<DType::Int8> { using type = int8_t; };
-template <> struct StorageType<DType::UInt8> { using type = uint8_t; };
-template <> struct StorageType<DType::Int32> { using type = int32_t; };
-template <> struct StorageType<DType::Int64> { using type = int64_t; };
-template <> struct StorageType<DType::Bool> { using type = bool; };
+template <DType D>
+struct StorageType;
+template <>
+struct StorageType<DType::Float32> {
+  using type = float;
+};
+template <>
+struct StorageType<DType::Float64> {
+  using type = double;
+};
+template <>
+struct StorageType<DType::Float16> {
+  using type = Half;
+};
+template <>
+struct StorageType<DType::BFloat16> {
+  using type = BFloat16;
+};
+template <>
+struct StorageType<DType::Int8> {
+  using type = int8_t;
+};
+template <>
+struct StorageType<DType::UInt8> {
+  using type = uint8_t;
+};
+template <>
+struct StorageType<DType::Int32> {
+  using type = int32_t;
+};
+template <>
+struct StorageType<DType::Int64> {
+  using type = int64_t;
+};
+template <>
+struct StorageType<DType::Bool> {
+  using type = bool;
+};
 
 namespace dispatch_detail {
 
 template <typename T, size_t... I>
 constexpr int dtype_index_storing(std::index_sequence<I...>) {
   int index = -1;
-  ((index = std::is_same_v<T, typename StorageType<kAllDTypes[I]>::type> ? static_cast<int>(I) : index),
+  ((index =
+        std::is_same_v<T, typename StorageType<kAllDTypes[I]>::type> ? static_cast<int>(I) : index),
    ...);
   return index;
 }
@@ -53,10 +82,20 @@ inline constexpr DType kDTypeOf = [] {
 }();
 
 // The type arithmetic on T happens in: float for the 16-bit floats, T otherwise.
-template <typename T> struct ComputeType { using type = T; };
-template <> struct ComputeType<Half> { using type = float; };
-template <> struct ComputeType<BFloat16> { using type = float; };
-template <typename T> using compute_t = typename ComputeType<T>::type;
+template <typename T>
+struct ComputeType {
+  using type = T;
+};
+template <>
+struct ComputeType<Half> {
+  using type = float;
+};
+template <>
+struct ComputeType<BFloat16> {
+  using type = float;
+};
+template <typename T>
+using compute_t = typename ComputeType<T>::type;
 
 // Calls fn(TypeTag<T>{}) with T the storage type of `dtype`.
 template <typename Fn>

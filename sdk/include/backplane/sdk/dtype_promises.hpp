@@ -26,10 +26,10 @@ inline void require_dtype(std::string_view op, std::string_view argument, const 
 inline void require_widening_dtype(std::string_view op, std::string_view argument,
                                    const TensorView& view, DType expected) {
   if (widens_exactly(view.dtype(), expected)) return;
-  throw Error(BP_STATUS_INVALID_ARGUMENT,
-              std::string(op) + ": expected " + std::string(argument) + " of dtype " +
-                  std::string(dtype_name(expected)) + " or one that widens exactly to it, got " +
-                  std::string(dtype_name(view.dtype())));
+  throw Error(BP_STATUS_INVALID_ARGUMENT, std::string(op) + ": expected " + std::string(argument) +
+                                              " of dtype " + std::string(dtype_name(expected)) +
+                                              " or one that widens exactly to it, got " +
+                                              std::string(dtype_name(view.dtype())));
 }
 
 }  // namespace bp::plugin

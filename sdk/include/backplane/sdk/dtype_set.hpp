@@ -85,8 +85,8 @@ inline std::string describe(DTypeSet set) {
 // The message for a tensor `argument` of `op` whose dtype is not in `accepted`: what the op
 // takes and the conversion that makes the call work (to Float32 where it is accepted).
 // refuse_dtype and the core's check before each kernel both say it.
-inline std::string dtype_refusal(std::string_view op, std::string_view argument,
-                                 DTypeSet accepted, DType dtype) {
+inline std::string dtype_refusal(std::string_view op, std::string_view argument, DTypeSet accepted,
+                                 DType dtype) {
   const std::string given =
       kAllDTypeSet.contains(dtype)
           ? " is " + std::string(dtype_constant_name(dtype))

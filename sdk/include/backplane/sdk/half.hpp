@@ -43,8 +43,8 @@ struct Half {
     const uint32_t exponent = shifted & (uint32_t{0x1f} << 23);
     const uint32_t normal = shifted + (uint32_t{112} << 23);  // rebiased from 15 to 127
     // inf, or NaN made quiet (a signalling NaN's payload kept).
-    const uint32_t inf_or_nan = (normal + (uint32_t{112} << 23)) |
-                                ((h & 0x3ffu) != 0 ? uint32_t{1} << 22 : 0u);
+    const uint32_t inf_or_nan =
+        (normal + (uint32_t{112} << 23)) | ((h & 0x3ffu) != 0 ? uint32_t{1} << 22 : 0u);
     // A subnormal's mantissa, given the exponent of 2^-14, is 2^-14 too large by exactly 2^-14.
     constexpr uint32_t kMinNormalBits = uint32_t{113} << 23;
     const uint32_t subnormal = std::bit_cast<uint32_t>(

@@ -52,7 +52,8 @@ inline DimValues<bool> single_reduced_dim(std::string_view op, int64_t ndim, int
 // An optional single dim, as argmax takes it: absent, every dimension (the flattened input).
 inline DimValues<bool> single_reduced_dim_or_all(std::string_view op, int64_t ndim,
                                                  std::optional<int64_t> dim) {
-  return dim ? single_reduced_dim(op, ndim, *dim) : DimValues<bool>(static_cast<size_t>(ndim), true);
+  return dim ? single_reduced_dim(op, ndim, *dim)
+             : DimValues<bool>(static_cast<size_t>(ndim), true);
 }
 
 // The trailing dimensions, as many as `normalized_shape` has, of `ndim`: those layer norm and

@@ -16,7 +16,8 @@ class Scalar {
 
   Scalar() : Scalar(int64_t{0}) {}
   Scalar(bool v) : kind_(Kind::Bool) { value_.i = v ? 1 : 0; }  // NOLINT: implicit by design
-  template <typename T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  template <typename T,
+            std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
   Scalar(T v) : kind_(Kind::Int) {  // NOLINT
     value_.i = static_cast<int64_t>(v);
   }
@@ -26,9 +27,18 @@ class Scalar {
   }
   explicit Scalar(const bp_scalar& s) {
     switch (s.kind) {
-      case BP_SCALAR_BOOL: kind_ = Kind::Bool; value_.i = s.value.b ? 1 : 0; break;
-      case BP_SCALAR_INT: kind_ = Kind::Int; value_.i = s.value.i; break;
-      default: kind_ = Kind::Float; value_.f = s.value.f; break;
+      case BP_SCALAR_BOOL:
+        kind_ = Kind::Bool;
+        value_.i = s.value.b ? 1 : 0;
+        break;
+      case BP_SCALAR_INT:
+        kind_ = Kind::Int;
+        value_.i = s.value.i;
+        break;
+      default:
+        kind_ = Kind::Float;
+        value_.f = s.value.f;
+        break;
     }
   }
 

@@ -267,7 +267,8 @@ void map_row(Fn& fn, int64_t length, const Offsets<1 + sizeof...(In)>& step, Out
       const int64_t count = std::min(kConversionBlock, length - begin);
       const std::tuple values{(std::get<K>(first) + begin * step[K + 1])...};
       Out* const out_block = out + begin;
-      for (int64_t j = 0; j < count; ++j) out_block[j] = static_cast<Out>(fn(std::get<K>(values)[j]...));
+      for (int64_t j = 0; j < count; ++j)
+        out_block[j] = static_cast<Out>(fn(std::get<K>(values)[j]...));
     }
   } else {
     for (int64_t i = 0; i < length; ++i) {
@@ -290,7 +291,8 @@ void map_elements(std::span<const int64_t> sizes, Fn&& fn, Operand<Out> out,
     [&]<size_t... K>(std::index_sequence<K...> indices) {
       map_detail::map_row(fn, length, step, out.data + start[0], indices,
                           (in.data + start[K + 1])...);
-    }(std::index_sequence_for<In...>{});
+    }
+    (std::index_sequence_for<In...>{});
   });
 }
 

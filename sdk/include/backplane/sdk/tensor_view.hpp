@@ -19,8 +19,8 @@ class TensorView {
     if (!dtype) {
       throw Error(BP_STATUS_UNIMPLEMENTED,
                   "tensor has a DLPack dtype (code " + std::to_string(t->dtype.code) + ", bits " +
-                      std::to_string(t->dtype.bits) + ", lanes " +
-                      std::to_string(t->dtype.lanes) + ") that Backplane does not know");
+                      std::to_string(t->dtype.bits) + ", lanes " + std::to_string(t->dtype.lanes) +
+                      ") that Backplane does not know");
     }
     dtype_ = *dtype;
   }

@@ -42,8 +42,8 @@ struct Window2d {
 };
 
 // The window of a 2-D pooling op from its schema arguments.
-inline Window2d pooling_window(std::span<const int64_t> kernel_size, std::span<const int64_t> stride,
-                               std::span<const int64_t> padding,
+inline Window2d pooling_window(std::span<const int64_t> kernel_size,
+                               std::span<const int64_t> stride, std::span<const int64_t> padding,
                                std::span<const int64_t> dilation) {
   const Pair kernel = expand_pair(kernel_size, {1, 1});
   return {kernel, expand_pair(stride, kernel), expand_pair(padding, {0, 0}),
