@@ -114,11 +114,11 @@ TEST_CASE("the refusal names the op, the argument, the dtype, what it takes and 
   const Tensor mask = ones({2}, kBool);
   check_invalid_argument([&] { relu(mask); },
                          {"relu.out takes Float32, Float64, Float16, BFloat16, Int8, UInt8, "
-                          "Int32 or Int64, but out is Bool; convert with .to(bp::kFloat32)"});
+                          "Int32 or Int64, but self is Bool; convert with .to(bp::kFloat32)"});
   check_invalid_argument(
       [] {
         max_pool2d(ones({1, 1, 2, 2}, kInt64), {2});
       },
-      {"max_pool2d.out takes Float32, Float64, Float16 or BFloat16, but out "
+      {"max_pool2d.out takes Float32, Float64, Float16 or BFloat16, but self "
        "is Int64; convert with .to(bp::kFloat32)"});
 }

@@ -30,7 +30,7 @@ TEST_CASE("mm multiplies 2-D tensors with matching inner dims") {
       [] {
         mm(ones({2, 2}, kBool), ones({2, 2}, kBool));
       },
-      {"mm.out takes Float32, Float64, Float16, BFloat16, Int8, UInt8, Int32 or Int64, but out "
+      {"mm.out takes Float32, Float64, Float16, BFloat16, Int8, UInt8, Int32 or Int64, but self "
        "is Bool"});
 }
 
