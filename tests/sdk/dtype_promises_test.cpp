@@ -70,3 +70,15 @@ TEST_CASE("require_dtype and require_widening_dtype name the op, the argument an
           bp::plugin::require_widening_dtype("mean", "self", float32.view(), bp::kFloat16);
         }) == "mean: expected self of dtype Half or one that widens exactly to it, got Float");
 }
+
+TEST_CASE("require_dtypes checks every present argument and skips the absent ones") {
+  const View float32(bp::kFloat32);
+  const View int32(bp::kInt32);
+  const bp::plugin::TensorView same = float32.view();
+  const bp::plugin::TensorView other = int32.view();
+  bp::plugin::require_dtypes("batch_norm", {{"out", &same}, {"weight", nullptr}}, bp::kFloat32);
+  CHECK(refusal([&] {
+          bp::plugin::require_dtypes(
+              "batch_norm", {{"out", &same}, {"weight", nullptr}, {"bias", &other}}, bp::kFloat32);
+        }) == "batch_norm: expected bias of dtype Float, got Int");
+}

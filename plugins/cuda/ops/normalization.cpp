@@ -98,11 +98,14 @@ void batch_norm_inference_out(const TensorView& input, const TensorView* weight,
                               const TensorView* bias, const TensorView& running_mean,
                               const TensorView& running_var, double eps, const TensorView& out) {
   constexpr std::string_view op = "batch_norm";
-  require_dtype(op, "out", out, input.dtype());
-  require_dtype(op, "running_mean", running_mean, input.dtype());
-  require_dtype(op, "running_var", running_var, input.dtype());
-  if (weight) require_dtype(op, "weight", *weight, input.dtype());
-  if (bias) require_dtype(op, "bias", *bias, input.dtype());
+  // The meta step converted every per-channel tensor to input's dtype.
+  plugin::require_dtypes(op,
+                         {{"out", &out},
+                          {"running_mean", &running_mean},
+                          {"running_var", &running_var},
+                          {"weight", weight},
+                          {"bias", bias}},
+                         input.dtype());
   plugin::check(input.dim() >= 2,
                 std::string(op) + ": expected an input of at least 2 dims (N, C, ...)");
   // A channel vector read over input's shape: its stride along dim 1, 0 elsewhere.

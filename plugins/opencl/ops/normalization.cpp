@@ -147,11 +147,14 @@ void batch_norm_inference_out(const TensorView& input, const TensorView* weight,
   constexpr std::string_view op = "batch_norm";
   plugin::require_dtype_of<plugin::kernel_dtypes::batch_norm_inference_out>(out.dtype());
   Device& device = device_of(out);
-  require_dtype(op, "out", out, input.dtype());
-  require_dtype(op, "running_mean", running_mean, input.dtype());
-  require_dtype(op, "running_var", running_var, input.dtype());
-  if (weight) require_dtype(op, "weight", *weight, input.dtype());
-  if (bias) require_dtype(op, "bias", *bias, input.dtype());
+  // The meta step converted every per-channel tensor to input's dtype.
+  plugin::require_dtypes(op,
+                         {{"out", &out},
+                          {"running_mean", &running_mean},
+                          {"running_var", &running_var},
+                          {"weight", weight},
+                          {"bias", bias}},
+                         input.dtype());
   device.require_double_precision_for(op, input.dtype());
   plugin::check(input.dim() >= 2,
                 std::string(op) + ": the input needs a channel dimension (dim 1)");

@@ -8,6 +8,7 @@
 #include <backplane/sdk/status.hpp>
 #include <backplane/sdk/tensor_view.hpp>
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,20 @@ inline void require_dtype(std::string_view op, std::string_view argument, const 
   throw Error(BP_STATUS_INVALID_ARGUMENT, std::string(op) + ": expected " + std::string(argument) +
                                               " of dtype " + std::string(dtype_name(expected)) +
                                               ", got " + std::string(dtype_name(view.dtype())));
+}
+
+// A tensor argument by name; `view` is null for an optional argument the caller left out.
+struct NamedView {
+  std::string_view name;
+  const TensorView* view;
+};
+
+// Every present view of `views` holds `expected`, as require_dtype checks one.
+inline void require_dtypes(std::string_view op, std::initializer_list<NamedView> views,
+                           DType expected) {
+  for (const NamedView& named : views) {
+    if (named.view != nullptr) require_dtype(op, named.name, *named.view, expected);
+  }
 }
 
 // `view` holds `expected` or a dtype that widens exactly to it (widens_exactly in dtype.hpp).
