@@ -28,6 +28,10 @@ class StorageImpl : public RefCounted {
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+  // Counts writes into this memory through Backplane: every kernel bumps it for the tensors it
+  // writes. Autograd's saved tensors compare it to notice that an in-place op overwrote them.
+  uint64_t version() const { return version_; }
+  void bump_version() { ++version_; }
 
  private:
   template <typename T, typename... Args>
@@ -38,6 +42,7 @@ class StorageImpl : public RefCounted {
   Device device_;
   void* data_;
   size_t nbytes_;
+  uint64_t version_ = 0;
   bool owned_;
 };
 

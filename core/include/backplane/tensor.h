@@ -12,6 +12,7 @@
 #include <backplane/storage.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,12 +21,18 @@
 
 namespace bp {
 
+namespace autograd {
+class Node;
+struct AutogradMeta;
+}  // namespace autograd
+
 class TensorImpl : public RefCounted {
  public:
   TensorImpl(IntrusivePtr<StorageImpl> storage, DType dtype, DimVector sizes, DimVector strides,
              int64_t storage_offset);
   // A contiguous (row-major) tensor of `sizes` at the start of `storage`.
   TensorImpl(IntrusivePtr<StorageImpl> storage, DType dtype, IntArrayRef sizes);
+  ~TensorImpl() override;
 
   // Every op makes one or more of these; their memory is recycled by each thread instead of
   // going back to malloc.
@@ -48,6 +55,11 @@ class TensorImpl : public RefCounted {
   // pointer to it instead of building one per call.
   const DLTensor& dlpack_view() const { return dlpack_view_; }
 
+  // The tensor's place in the autograd graph; null for the tensors that have none (most of
+  // them), which keeps ops on them free of autograd work.
+  autograd::AutogradMeta* autograd_meta() const { return autograd_meta_.get(); }
+  autograd::AutogradMeta& ensure_autograd_meta();
+
  private:
   // Sets what follows from the other members: numel_ and dlpack_view_.
   void complete();
@@ -60,6 +72,7 @@ class TensorImpl : public RefCounted {
   DType dtype_;
   bool wrapped_number_ = false;
   DLTensor dlpack_view_;
+  std::unique_ptr<autograd::AutogradMeta> autograd_meta_;
 };
 
 class Tensor {
@@ -110,6 +123,27 @@ class Tensor {
   Tensor to(Device device) const;  // *this when already there
   Tensor to(DType dtype) const;    // *this when already that dtype
   Tensor cpu() const { return to(Device::cpu()); }
+
+  // Autograd (docs/autograd.md), with PyTorch's meaning. Only floating-point tensors can
+  // require grad.
+  Tensor& requires_grad_(bool requires_grad = true);
+  bool requires_grad() const;
+  // The gradient accumulated by backward() (undefined until then); mutable_grad() lets an
+  // optimizer reset or replace it.
+  const Tensor& grad() const;
+  Tensor& mutable_grad();
+  // A leaf was made by the user rather than recorded by an op; only leaves accumulate grad().
+  bool is_leaf() const;
+  // The node that made this tensor, or null for a leaf.
+  const std::shared_ptr<autograd::Node>& grad_fn() const;
+  // Runs backward from this tensor (see bp::autograd::backward); `gradient` may be omitted for
+  // a one-element tensor.
+  void backward(const Tensor& gradient = Tensor(), bool retain_graph = false) const;
+  // The same data without history: a new leaf that does not require grad.
+  Tensor detach() const;
+  // Counts the writes through Backplane into this tensor's storage (kernels' outputs, in-place
+  // ops, copy_), shared by every view of it.
+  uint64_t _version() const { return defined_impl("_version").storage()->version(); }
 
   // Reads values to the host. T must match dtype() (bool for Bool, bp::Half for Float16...).
   template <typename T>
