@@ -38,8 +38,8 @@ Tensor sum_backward(const Tensor& grad, IntArrayRef self_sizes, OptionalIntArray
 Tensor mean_backward(const Tensor& grad, IntArrayRef self_sizes, OptionalIntArrayRef dim,
                      bool keepdim);
 // amax's gradient goes to every maximum of a slice in equal parts.
-Tensor amax_backward(const Tensor& grad, const Tensor& self, const Tensor& result,
-                     IntArrayRef dim, bool keepdim);
+Tensor amax_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dim,
+                     bool keepdim);
 // max.dim's gradient goes to the element `indices` names.
 Tensor max_dim_backward(const Tensor& grad, int64_t dim, const Tensor& indices,
                         IntArrayRef self_sizes, bool keepdim);
