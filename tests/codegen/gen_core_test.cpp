@@ -114,6 +114,20 @@ TEST_CASE("Tensor methods: receiver is self, const unless self is written") {
   CHECK(contains(inl, "\ninline Tensor& Tensor::neg_() {\n  return bp::neg_(*this);\n}\n"));
 }
 
+TEST_CASE("views and copies: const methods returning the view, same call syntax as before") {
+  const std::string inc = generate_tensor_methods_inc(ops());
+  CHECK(contains(inc, "\nTensor view(IntArrayRef size) const;\n"));
+  CHECK(contains(inc,
+                 "\nTensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt, "
+                 "std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;\n"));
+  CHECK(contains(inc, "\nTensor squeeze() const;\nTensor squeeze(int64_t dim) const;\n"));
+  CHECK(contains(inc, "\nTensor to(DType dtype) const;\nTensor to(Device device) const;\n"));
+  const std::string h = generate_functions_h(ops());
+  CHECK(contains(h, "\nTensor transpose(const Tensor& self, int64_t dim0, int64_t dim1);\n"));
+  CHECK(contains(h, "\nTensor method_to_dtype(const Tensor& self, DType dtype);\n"));
+  CHECK_FALSE(contains(h, "\nTensor view("));  // method only, as in PyTorch
+}
+
 TEST_CASE("defaults appear on declarations only") {
   for (const std::string& text :
        {generate_tensor_methods_inline_h(ops()), generate_functions_cpp(ops())}) {
