@@ -6,6 +6,7 @@
 #include <cctype>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "cpp_types.h"
 #include "embedded_templates.h"
@@ -208,11 +209,8 @@ class NodeGenerator {
       }
       edges.push_back(fmt::format("node->add_next_edge({});", n));
     }
-    TemplateLines saved_inputs;
-    TemplateLines saved_outputs;
-    for (const SavedValue& v : saved_) {
-      (v.is_output ? saved_outputs : saved_inputs).push_back(save_statement(v));
-    }
+    const TemplateLines saved_inputs = save_statements(false);
+    const TemplateLines saved_outputs = save_statements(true);
     TemplateLines input_check;
     std::vector<std::string> plain_inputs;
     for (const Argument& a : schema_.arguments) {
@@ -317,17 +315,44 @@ class NodeGenerator {
     return fmt::format("{}", fmt::join(conditions, " || "));
   }
 
-  // A value is kept when a formula that reads it may run.
-  std::string save_statement(const SavedValue& v) const {
-    std::vector<std::string> conditions;
-    for (const size_t reader : v.readers) {
-      const std::string condition = formula_needed(reader, "node->");
-      if (std::find(conditions.begin(), conditions.end(), condition) == conditions.end()) {
-        conditions.push_back(condition);
+  // Whether one of `formulas` always runs: together they give gradients to every input with
+  // an edge, and a node is recorded only when one of those inputs needs a gradient.
+  bool always_runs(const std::vector<size_t>& formulas) const {
+    size_t covered = 0;
+    for (const size_t i : formulas) covered += entry_.formulas[i].inputs.size();
+    return covered == edges_.size();  // an input has one formula at most
+  }
+
+  // A value is kept when a formula that reads it may run: the stores of the inputs (or of the
+  // outputs), grouped by that condition.
+  TemplateLines save_statements(bool outputs) const {
+    std::vector<std::pair<std::string, TemplateLines>> groups;
+    for (const SavedValue& v : saved_) {
+      if (v.is_output != outputs) continue;
+      std::vector<std::string> readers;
+      for (const size_t reader : v.readers) {
+        const std::string condition = formula_needed(reader, "node->");
+        if (std::find(readers.begin(), readers.end(), condition) == readers.end()) {
+          readers.push_back(condition);
+        }
+      }
+      const std::string condition =
+          always_runs(v.readers) ? "" : fmt::format("{}", fmt::join(readers, " || "));
+      auto group = std::find_if(groups.begin(), groups.end(),
+                                [&](const auto& g) { return g.first == condition; });
+      if (group == groups.end()) group = groups.insert(groups.end(), {condition, {}});
+      group->second.push_back(fmt::format("node->{} = {};", member(v.name), v.saved));
+    }
+    TemplateLines lines;
+    for (const auto& [condition, statements] : groups) {
+      if (condition.empty()) {
+        lines.insert(lines.end(), statements.begin(), statements.end());
+      } else {
+        lines.push_back(fill_template("Autograd.cpp.save.in",
+                                      {{"condition", condition}, {"statements", statements}}));
       }
     }
-    return fmt::format("if ({}) node->{} = {};", fmt::join(conditions, " || "), member(v.name),
-                       v.saved);
+    return lines;
   }
 
   std::string formula_block(size_t i) const {

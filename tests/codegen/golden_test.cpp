@@ -52,6 +52,6 @@ TEST_CASE("golden: the core files for ops_small.yaml and derivatives_small.yaml"
   const Derivatives derivatives =
       load_derivatives((golden_dir() / "derivatives_small.yaml").string(), ops);
   const auto files = generate_core(ops, derivatives, "public", "internal");
-  REQUIRE(files.size() == 10);
+  REQUIRE(files.size() == 11);
   check_against_golden(files, "core");
 }
