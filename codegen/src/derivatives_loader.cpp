@@ -176,7 +176,7 @@ class EntryReader {
       for (const Argument* input : inputs) {
         if (input->type.is_list) {
           throw CodegenError(key_location,
-                             fmt::format("'{}' is a {}, whose formula gives one gradient per "
+                             fmt::format("'{}' has type {}: its formula gives one gradient per "
                                          "element: give it a formula of its own",
                                          input->name, input->type.str()));
         }
@@ -202,11 +202,11 @@ class EntryReader {
     }
     if (!is_differentiable_argument(*argument)) {
       throw CodegenError(
-          location, fmt::format("'{}' of '{}' is a {}{}, which has no gradient: formulas are for "
+          location, fmt::format("'{}' of '{}' has type {}{}, which has no gradient: formulas are for "
                                 "the Tensor, Tensor? and Tensor[] arguments that the op reads "
                                 "({})",
                                 name, schema.name.str(), argument->type.str(),
-                                argument->is_write() ? " the op writes" : "",
+                                argument->is_write() ? " and the op writes it" : "",
                                 quoted_list(argument_names(schema, true))));
     }
     auto [it, inserted] = formula_lines_.emplace(name, key_location.line);
@@ -252,7 +252,7 @@ class EntryReader {
         const Argument* sized = schema.find_argument(name.substr(0, name.size() - 6));
         if (sized && (!sized->type.is_tensor_like() || sized->type.is_optional)) {
           throw CodegenError(location,
-                             fmt::format("{} reads '{}', but '{}' is a {}: only the sizes of a "
+                             fmt::format("{} reads '{}', but '{}' has type {}: only the sizes of a "
                                          "Tensor or Tensor[] argument are saved",
                                          what, name, sized->name, sized->type.str()));
         }
