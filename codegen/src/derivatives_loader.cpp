@@ -201,13 +201,13 @@ class EntryReader {
                                      kOutputDifferentiabilityKey, did_you_mean(name, candidates)));
     }
     if (!is_differentiable_argument(*argument)) {
-      throw CodegenError(
-          location, fmt::format("'{}' of '{}' has type {}{}, which has no gradient: formulas are for "
-                                "the Tensor, Tensor? and Tensor[] arguments that the op reads "
-                                "({})",
-                                name, schema.name.str(), argument->type.str(),
-                                argument->is_write() ? " and the op writes it" : "",
-                                quoted_list(argument_names(schema, true))));
+      throw CodegenError(location,
+                         fmt::format("'{}' of '{}' has type {}{}, which has no gradient: "
+                                     "formulas are for the Tensor, Tensor? and Tensor[] "
+                                     "arguments that the op reads ({})",
+                                     name, schema.name.str(), argument->type.str(),
+                                     argument->is_write() ? " and the op writes it" : "",
+                                     quoted_list(argument_names(schema, true))));
     }
     auto [it, inserted] = formula_lines_.emplace(name, key_location.line);
     if (!inserted) {
@@ -238,8 +238,8 @@ class EntryReader {
     bool reads_gradient = false;
     for (const std::string& name : formula.names_read) {
       reads_gradient = reads_gradient || name == "grad" || name == "grads";
-      const bool names_an_output =
-          name.starts_with("result") && name.find_first_not_of("0123456789", 6) == std::string::npos;
+      const bool names_an_output = name.starts_with("result") &&
+                                   name.find_first_not_of("0123456789", 6) == std::string::npos;
       if (names_an_output && output_index(schema, name) < 0) {
         throw CodegenError(
             location,

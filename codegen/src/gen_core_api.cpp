@@ -233,7 +233,8 @@ std::string generate_functions_cpp(const NativeFunctions& functions,
   TemplateLines definitions;
   for (const NativeFunction& f : functions.functions) {
     if (f.composite) {
-      definitions.push_back(fill_template("Functions.cpp.composite.in", composite_definition(f, derivatives)));
+      definitions.push_back(
+          fill_template("Functions.cpp.composite.in", composite_definition(f, derivatives)));
       continue;
     }
     const NativeFunction& op = f.structured ? f : *functions.find(*f.structured_delegate);
