@@ -59,6 +59,7 @@ TemplateValues kernel_wrapper(const NativeFunction& op) {
     if (a.is_write() && !device_source) device_source = &a;
   }
   TemplateLines conversions;  // locals that hold the ABI form of an argument
+  TemplateLines version_bumps;
   std::vector<std::string> abi_arguments;
   std::vector<std::string> host_arguments;  // the same call, on host copies
   std::vector<std::string> argument_names;
@@ -79,6 +80,7 @@ TemplateValues kernel_wrapper(const NativeFunction& op) {
         // gets a copy of it, as its DLTensor* may be written through.
         if (a.is_write()) {
           conversions.push_back(fmt::format("DLTensor {0}_dl = to_dlpack_view({0});", a.name));
+          version_bumps.push_back(fmt::format("{}.impl()->storage()->bump_version();", a.name));
           abi_arguments.push_back(fmt::format("&{}_dl", a.name));
         } else {
           abi_arguments.push_back(fmt::format("to_dlpack_input({})", a.name));
@@ -108,6 +110,7 @@ TemplateValues kernel_wrapper(const NativeFunction& op) {
       {"device_tensor", device_source->name},
       {"arguments", comma_list(argument_names)},
       {"abi_conversions", conversions},
+      {"version_bumps", version_bumps},
       {"abi_arguments", comma_list(abi_arguments)},
   };
 }

@@ -383,7 +383,8 @@ TEST_CASE("CompositeFunctions.h: each composite by its cpp name, with its public
 TEST_CASE("Kernels: the device is the first written tensor's, and arguments become ABI values") {
   const std::string cpp = generate_kernels_h(ops());
   // Read tensors go by their TensorImpl's view; a written one by a copy the kernel may change.
-  // The whole call is one traced op (BACKPLANE_TRACE). Without a kernel (BACKPLANE_FALLBACK=cpu),
+  // The written tensor's storage counts the write (autograd's version counter). The whole call
+  // is one traced op (BACKPLANE_TRACE). Without a kernel (BACKPLANE_FALLBACK=cpu),
   // the same call on host copies: read tensors as inputs, written ones as outputs that are copied
   // back.
   CHECK(contains(cpp,
@@ -399,6 +400,7 @@ TEST_CASE("Kernels: the device is the first written tensor's, and arguments beco
                  "  }\n"
                  "  auto fn = kernel_as<add_out_kernel>(kernel);\n"
                  "  DLTensor out_dl = to_dlpack_view(out);\n"
+                 "  out.impl()->storage()->bump_version();\n"
                  "  check_kernel_status(fn(to_dlpack_input(self), to_dlpack_input(other), "
                  "to_abi(alpha), &out_dl), OpId::add_out, device);\n"
                  "}\n"));

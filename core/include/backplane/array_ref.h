@@ -2,6 +2,7 @@
 // building a std::vector.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -41,6 +42,9 @@ class IntArrayRef {
   const int64_t* end() const { return data_ + size_; }
   int64_t operator[](size_t i) const { return data_[i]; }
   std::vector<int64_t> vec() const { return {begin(), end()}; }
+  friend bool operator==(IntArrayRef a, IntArrayRef b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
 
  private:
   const int64_t* data_ = nullptr;
@@ -57,6 +61,11 @@ class OptionalIntArrayRef {
       : value_(IntArrayRef(values)) {}  // NOLINT
   OptionalIntArrayRef(const std::vector<int64_t>& values)
       : value_(IntArrayRef(values)) {}  // NOLINT
+  // An owned `int[]?` (what autograd saves for a backward formula).
+  OptionalIntArrayRef(const std::optional<std::vector<int64_t>>& values)  // NOLINT
+  {
+    if (values) value_ = IntArrayRef(*values);
+  }
 
   bool has_value() const { return value_.has_value(); }
   explicit operator bool() const { return has_value(); }

@@ -1,6 +1,7 @@
 // The public API: #include <backplane/backplane.h>.
 #pragma once
 
+#include <backplane/autograd.h>
 #include <backplane/device.h>
 #include <backplane/error.h>
 #include <backplane/event.h>
@@ -10,3 +11,4 @@
 #include <backplane/runtime.h>
 #include <backplane/tensor.h>
 #include <backplane/generated/TensorMethodsInline.h>
+#include <backplane/tensor_operators.h>

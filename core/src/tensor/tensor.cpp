@@ -1,5 +1,6 @@
 #include <backplane/tensor.h>
 
+#include "autograd/autograd_meta.h"
 #include "dispatch/dlpack_bridge.h"
 #include "memory/object_recycler.h"
 #include "tensor/shape.h"
@@ -25,6 +26,13 @@ TensorImpl::TensorImpl(IntrusivePtr<StorageImpl> storage, DType dtype, IntArrayR
       storage_offset_(0),
       dtype_(dtype) {
   complete();
+}
+
+TensorImpl::~TensorImpl() = default;
+
+autograd::AutogradMeta& TensorImpl::ensure_autograd_meta() {
+  if (!autograd_meta_) autograd_meta_ = std::make_unique<autograd::AutogradMeta>();
+  return *autograd_meta_;
 }
 
 void TensorImpl::complete() {

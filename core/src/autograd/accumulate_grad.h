@@ -1,0 +1,22 @@
+// The node at a leaf: it adds the gradient that reaches it to the leaf's grad().
+#pragma once
+
+#include <backplane/autograd.h>
+#include <backplane/tensor.h>
+
+namespace bp::autograd {
+
+class AccumulateGrad final : public Node {
+ public:
+  explicit AccumulateGrad(Tensor leaf);
+
+  std::string_view name() const override { return "AccumulateGrad"; }
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override;
+
+  const Tensor& leaf() const { return leaf_; }
+
+ private:
+  Tensor leaf_;
+};
+
+}  // namespace bp::autograd
