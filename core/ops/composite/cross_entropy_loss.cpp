@@ -6,11 +6,13 @@
 // samples not ignored, as nll_loss's does.
 #include <backplane/backplane.h>
 
+#include <core_generated/CompositeFunctions.h>
+
 #include <fmt/format.h>
 
 #include <tuple>
 
-namespace bp {
+namespace bp::composite {
 
 Tensor cross_entropy_loss(const Tensor& self, const Tensor& target,
                           const std::optional<Tensor>& weight, int64_t reduction,
@@ -42,4 +44,4 @@ Tensor cross_entropy_loss(const Tensor& self, const Tensor& target,
   return add(mul(loss, 1 - label_smoothing), mul(smooth, label_smoothing / classes));
 }
 
-}  // namespace bp
+}  // namespace bp::composite

@@ -2,9 +2,11 @@
 // together), reduced by their mean (reduction 1), their sum (2) or not at all (0).
 #include <backplane/backplane.h>
 
+#include <core_generated/CompositeFunctions.h>
+
 #include <fmt/format.h>
 
-namespace bp {
+namespace bp::composite {
 
 Tensor mse_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
   if (reduction < 0 || reduction > 2) {
@@ -18,4 +20,4 @@ Tensor mse_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
   return squares;
 }
 
-}  // namespace bp
+}  // namespace bp::composite

@@ -19,6 +19,9 @@ Tensor sum_to(const Tensor& grad, IntArrayRef sizes);
 
 // --- pointwise -------------------------------------------------------------------------------
 
+// grad * factor, without a kernel call when the factor is 1 (add's and addmm's alpha and beta).
+Tensor scale_by(const Tensor& grad, const Scalar& factor);
+
 Tensor sgn(const Tensor& self);  // -1, 0 or 1 in self's dtype
 // The part of maximum's (minimum's) gradient that goes to `self`; ties split it evenly between
 // the inputs, as PyTorch does. The part for `other` is the same call with the inputs swapped.
