@@ -375,8 +375,9 @@ TEST_CASE("CompositeFunctions.h: each composite by its cpp name, with its public
                  "alpha);\n"));
   CHECK(contains(
       h, "\nTensor& add__Scalar(Tensor& self, const Scalar& other, const Scalar& alpha);\n"));
-  CHECK(contains(h, "\nTensor& eq_Scalar_out(Tensor& out, const Tensor& self, const Scalar& "
-                    "other);\n"));
+  CHECK(contains(h,
+                 "\nTensor& eq_Scalar_out(Tensor& out, const Tensor& self, const Scalar& "
+                 "other);\n"));
   CHECK_FALSE(contains(h, " add_out("));  // structured ops are not composites
 }
 

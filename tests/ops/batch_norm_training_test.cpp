@@ -57,8 +57,9 @@ std::optional<Tensor> maybe(bool present, const Tensor& t) {
 
 }  // namespace
 
-TEST_CASE("native_batch_norm normalises with the batch statistics when training and the "
-          "running ones otherwise") {
+TEST_CASE(
+    "native_batch_norm normalises with the batch statistics when training and the "
+    "running ones otherwise") {
   const double eps = 1e-5;
   for (const Device device : test_devices("native_batch_norm.out")) {
     INFO("device " << device.str());
@@ -91,8 +92,8 @@ TEST_CASE("native_batch_norm normalises with the batch statistics when training 
             }
             const double tolerance = extra_tolerance(dtype);
             const auto [out, mean, invstd] =
-                bp::native_batch_norm(x, maybe(affine, weight), maybe(affine, bias),
-                                      std::nullopt, std::nullopt, true, 0.1, eps);
+                bp::native_batch_norm(x, maybe(affine, weight), maybe(affine, bias), std::nullopt,
+                                      std::nullopt, true, 0.1, eps);
             check_tensor(out, shape, dtype, trained, tolerance);
             check_tensor(mean, {channels}, dtype, stats.mean, tolerance);
             check_tensor(invstd, {channels}, dtype, stats.invstd, tolerance * 10);
@@ -151,9 +152,9 @@ TEST_CASE("native_batch_norm_backward gives PyTorch's gradients in both modes") 
                 grad_weight.push_back(dot * invstd);
                 grad_bias.push_back(sum);
               }
-              const auto [gi, gw, gb] = bp::native_batch_norm_backward(
-                  grad, x, maybe(affine, weight), running_mean, running_var, save_mean,
-                  save_invstd, train, eps);
+              const auto [gi, gw, gb] =
+                  bp::native_batch_norm_backward(grad, x, maybe(affine, weight), running_mean,
+                                                 running_var, save_mean, save_invstd, train, eps);
               const double tolerance = extra_tolerance(dtype);
               check_tensor(gi, shape, dtype, grad_input, tolerance);
               check_tensor(gw, {channels}, dtype, grad_weight, tolerance * 10);
@@ -166,8 +167,9 @@ TEST_CASE("native_batch_norm_backward gives PyTorch's gradients in both modes") 
   }
 }
 
-TEST_CASE("batch_norm in training mode normalises with the batch statistics and moves the "
-          "running statistics toward them") {
+TEST_CASE(
+    "batch_norm in training mode normalises with the batch statistics and moves the "
+    "running statistics toward them") {
   const double eps = 1e-5, momentum = 0.25;
   const Shape shape = {4, 3, 2, 2};
   for (const Device device : test_devices("native_batch_norm.out")) {

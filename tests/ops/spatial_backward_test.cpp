@@ -114,8 +114,7 @@ std::string describe(const PoolCase& p) {
 Shape pooled_shape(const PoolCase& p) {
   return {p.input[0], p.input[1],
           window_count(p.input[2], p.kernel.h, p.stride.h, p.padding.h, p.dilation.h, p.ceil_mode),
-          window_count(p.input[3], p.kernel.w, p.stride.w, p.padding.w, p.dilation.w,
-                       p.ceil_mode)};
+          window_count(p.input[3], p.kernel.w, p.stride.w, p.padding.w, p.dilation.w, p.ceil_mode)};
 }
 
 // Calls visit(n, c, y, x, taps, padded_area) for every output element, where taps are the
@@ -152,22 +151,21 @@ size_t plane_offset(const Shape& s, int64_t n, int64_t c) {
 
 }  // namespace
 
-TEST_CASE("convolution_backward matches direct loops for every stride, padding, dilation and "
-          "groups") {
+TEST_CASE(
+    "convolution_backward matches direct loops for every stride, padding, dilation and "
+    "groups") {
   for (const Device device : test_devices("convolution_backward.out")) {
     INFO("device " << device.str());
     for (const DType dtype : declared_dtypes<kernel_dtypes::convolution_backward_out>()) {
       for (const ConvCase& c : kConvCases) {
         for (const Layout layout : kWritableLayouts) {
           INFO(name_of(dtype) << " " << name_of(layout) << " input " << shape_string(c.input)
-                              << " weight " << shape_string(c.weight) << " groups "
-                              << c.groups);
+                              << " weight " << shape_string(c.weight) << " groups " << c.groups);
           const Tensor input = sample_tensor(c.input, dtype, layout, 401, device);
           const Tensor weight = sample_tensor(c.weight, dtype, Layout::Transposed, 402, device);
-          const Shape grad_shape =
-              shape_of(bp::conv2d(input, weight, std::nullopt, {c.stride.h, c.stride.w},
-                                  {c.padding.h, c.padding.w}, {c.dilation.h, c.dilation.w},
-                                  c.groups));
+          const Shape grad_shape = shape_of(
+              bp::conv2d(input, weight, std::nullopt, {c.stride.h, c.stride.w},
+                         {c.padding.h, c.padding.w}, {c.dilation.h, c.dilation.w}, c.groups));
           const Tensor grad = sample_tensor(grad_shape, dtype, layout, 403, device);
           const ConvGradients expected = conv_backward_reference(
               values_of(grad), grad_shape, values_of(input), values_of(weight), c);
@@ -209,8 +207,8 @@ TEST_CASE("max_pool2d_with_indices gives max_pool2d's output and where each maxi
                             indices.push_back(static_cast<double>(where));
                           });
           const auto [out, index] = bp::max_pool2d_with_indices(
-              input, {p.kernel.h, p.kernel.w}, {p.stride.h, p.stride.w},
-              {p.padding.h, p.padding.w}, {p.dilation.h, p.dilation.w}, p.ceil_mode);
+              input, {p.kernel.h, p.kernel.w}, {p.stride.h, p.stride.w}, {p.padding.h, p.padding.w},
+              {p.dilation.h, p.dilation.w}, p.ceil_mode);
           check_tensor(out, out_shape, dtype, maxima);
           check_tensor(index, out_shape, bp::kInt64, indices);
 
@@ -224,8 +222,8 @@ TEST_CASE("max_pool2d_with_indices gives max_pool2d's output and where each maxi
           }
           check_tensor(bp::max_pool2d_with_indices_backward(
                            grad, input, {p.kernel.h, p.kernel.w}, {p.stride.h, p.stride.w},
-                           {p.padding.h, p.padding.w}, {p.dilation.h, p.dilation.w},
-                           p.ceil_mode, index),
+                           {p.padding.h, p.padding.w}, {p.dilation.h, p.dilation.w}, p.ceil_mode,
+                           index),
                        p.input, dtype, expected);
         }
       }
@@ -237,16 +235,16 @@ TEST_CASE("max_pool2d_with_indices points at NaN and at the first tap of a windo
   for (const Device device : test_devices("max_pool2d_with_indices.out")) {
     const double inf = std::numeric_limits<double>::infinity();
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    const Tensor input = make_tensor({-inf, -inf, 1, nan, 2, 2, 3, 1}, {1, 2, 2, 2},
-                                     bp::kFloat32, device);
+    const Tensor input =
+        make_tensor({-inf, -inf, 1, nan, 2, 2, 3, 1}, {1, 2, 2, 2}, bp::kFloat32, device);
     const auto [out, index] = bp::max_pool2d_with_indices(input, {1, 2});
     check_tensor(out, {1, 2, 2, 1}, bp::kFloat32, {-inf, nan, 2, 3});
     check_tensor(index, {1, 2, 2, 1}, bp::kInt64, {0, 3, 0, 2});
     check_error(
         [&] {
           bp::max_pool2d_with_indices_backward(
-              bp::ones({1, 2, 2, 1}, bp::kFloat32, device), input, {1, 2}, {1, 2}, {0}, {1},
-              false, make_tensor({0, 4, 0, 0}, {1, 2, 2, 1}, bp::kInt64, device));
+              bp::ones({1, 2, 2, 1}, bp::kFloat32, device), input, {1, 2}, {1, 2}, {0}, {1}, false,
+              make_tensor({0, 4, 0, 0}, {1, 2, 2, 1}, bp::kInt64, device));
         },
         "index 4 lies outside an input plane of 4 elements");
   }
@@ -260,9 +258,8 @@ TEST_CASE("avg_pool2d_backward spreads each gradient over its window, with every
         if (p.dilation.h != 1 || p.dilation.w != 1) continue;  // avg_pool2d has no dilation
         for (const bool count_include_pad : {false, true}) {
           for (const std::optional<int64_t> divisor : {std::optional<int64_t>{}, {3}}) {
-            INFO(name_of(dtype) << " " << describe(p) << " count_include_pad "
-                                << count_include_pad << " divisor_override "
-                                << divisor.value_or(0));
+            INFO(name_of(dtype) << " " << describe(p) << " count_include_pad " << count_include_pad
+                                << " divisor_override " << divisor.value_or(0));
             const Tensor input = sample_tensor(p.input, dtype, Layout::Sliced, 421, device);
             const Shape out_shape = pooled_shape(p);
             const Tensor grad = sample_tensor(out_shape, dtype, Layout::Transposed, 422, device);
@@ -282,10 +279,9 @@ TEST_CASE("avg_pool2d_backward spreads each gradient over its window, with every
                               }
                               ++at;
                             });
-            check_tensor(bp::avg_pool2d_backward(grad, input, {p.kernel.h, p.kernel.w},
-                                                 {p.stride.h, p.stride.w},
-                                                 {p.padding.h, p.padding.w}, p.ceil_mode,
-                                                 count_include_pad, divisor),
+            check_tensor(bp::avg_pool2d_backward(
+                             grad, input, {p.kernel.h, p.kernel.w}, {p.stride.h, p.stride.w},
+                             {p.padding.h, p.padding.w}, p.ceil_mode, count_include_pad, divisor),
                          p.input, dtype, expected);
           }
         }
@@ -294,8 +290,9 @@ TEST_CASE("avg_pool2d_backward spreads each gradient over its window, with every
   }
 }
 
-TEST_CASE("_adaptive_avg_pool2d_backward spreads each gradient over PyTorch's overlapping "
-          "windows") {
+TEST_CASE(
+    "_adaptive_avg_pool2d_backward spreads each gradient over PyTorch's overlapping "
+    "windows") {
   const Shape input_shape = {2, 3, 7, 5};
   for (const Device device : test_devices("_adaptive_avg_pool2d_backward.out")) {
     INFO("device " << device.str());
@@ -310,13 +307,13 @@ TEST_CASE("_adaptive_avg_pool2d_backward spreads each gradient over PyTorch's ov
         for (int64_t n = 0; n < 2; ++n) {
           for (int64_t c = 0; c < 3; ++c) {
             for (int64_t y = 0; y < out_size[0]; ++y) {
-              const int64_t y0 = y * 7 / out_size[0], y1 = ((y + 1) * 7 + out_size[0] - 1) /
-                                                            out_size[0];
+              const int64_t y0 = y * 7 / out_size[0],
+                            y1 = ((y + 1) * 7 + out_size[0] - 1) / out_size[0];
               for (int64_t x = 0; x < out_size[1]; ++x) {
                 const int64_t x0 = x * 5 / out_size[1],
                               x1 = ((x + 1) * 5 + out_size[1] - 1) / out_size[1];
-                const double share = g[offset(out_shape, n, c, y, x)] /
-                                     static_cast<double>((y1 - y0) * (x1 - x0));
+                const double share =
+                    g[offset(out_shape, n, c, y, x)] / static_cast<double>((y1 - y0) * (x1 - x0));
                 for (int64_t iy = y0; iy < y1; ++iy) {
                   for (int64_t ix = x0; ix < x1; ++ix) {
                     expected[offset(input_shape, n, c, iy, ix)] += share;
@@ -326,8 +323,7 @@ TEST_CASE("_adaptive_avg_pool2d_backward spreads each gradient over PyTorch's ov
             }
           }
         }
-        check_tensor(bp::_adaptive_avg_pool2d_backward(grad, input), input_shape, dtype,
-                     expected);
+        check_tensor(bp::_adaptive_avg_pool2d_backward(grad, input), input_shape, dtype, expected);
       }
     }
   }

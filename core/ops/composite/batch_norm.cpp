@@ -18,16 +18,18 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
                   double eps, bool /*cudnn_enabled: a backend choice Backplane makes itself*/) {
   const auto present = [](const std::optional<Tensor>& t) { return t && t->defined(); };
   if (training) {
-    const int64_t per_channel = input.dim() >= 2 && input.size(1) > 0
-                                    ? input.numel() / input.size(1)
-                                    : input.numel();
+    const int64_t per_channel =
+        input.dim() >= 2 && input.size(1) > 0 ? input.numel() / input.size(1) : input.numel();
     if (per_channel <= 1) {
       throw Error(fmt::format(
           "batch_norm: expected more than 1 value per channel when training, got an input of "
           "shape {}; use a larger batch, or training=false",
           detail::format_shape(input.sizes())));
     }
-    auto [out, mean, invstd] = native_batch_norm(input, weight, bias, running_mean, running_var,
+    // native_batch_norm neither reads nor writes the running statistics in training mode:
+    // passing none keeps them out of the autograd graph, which would otherwise hold them while
+    // they are updated below.
+    auto [out, mean, invstd] = native_batch_norm(input, weight, bias, std::nullopt, std::nullopt,
                                                  /*training=*/true, momentum, eps);
     if (present(running_mean) && present(running_var)) {
       // The statistics are state, not part of the computation that gradients flow through.

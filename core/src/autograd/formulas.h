@@ -72,13 +72,14 @@ std::tuple<Tensor, Tensor> rms_norm_backward(const Tensor& grad, const Tensor& i
                                              std::optional<double> eps);
 // _addmm_activation's gradients of self, mat1 and mat2: the activation's input is computed
 // again rather than saved.
-std::tuple<Tensor, Tensor, Tensor> addmm_activation_backward(
-    const Tensor& grad, const Tensor& self, const Tensor& mat1, const Tensor& mat2,
-    const Scalar& beta, const Scalar& alpha, bool use_gelu, const Tensor& result);
+std::tuple<Tensor, Tensor, Tensor> addmm_activation_backward(const Tensor& grad, const Tensor& self,
+                                                             const Tensor& mat1, const Tensor& mat2,
+                                                             const Scalar& beta,
+                                                             const Scalar& alpha, bool use_gelu,
+                                                             const Tensor& result);
 // The fused attention kernel's gradients of query, key and value, from the attention
 // probabilities computed again.
-std::tuple<Tensor, Tensor, Tensor> fused_attention_backward(const Tensor& grad,
-                                                            const Tensor& query,
+std::tuple<Tensor, Tensor, Tensor> fused_attention_backward(const Tensor& grad, const Tensor& query,
                                                             const Tensor& key, const Tensor& value,
                                                             bool is_causal,
                                                             std::optional<double> scale);

@@ -211,8 +211,8 @@ void onednn_batch_norm_backward(const TensorView& grad_out, const TensorView& in
     const dnnl::batch_normalization_forward::primitive_desc forward(
         training_desc(made->data, eps, flags), onednn::base_attributes(), onednn::engine());
     const dnnl::batch_normalization_backward::primitive_desc descriptor(
-        dnnl::batch_normalization_backward::desc(dnnl::prop_kind::backward, made->data,
-                                                 made->data, static_cast<float>(eps), flags),
+        dnnl::batch_normalization_backward::desc(dnnl::prop_kind::backward, made->data, made->data,
+                                                 static_cast<float>(eps), flags),
         onednn::base_attributes(), onednn::engine(), forward);
     made->primitive = dnnl::batch_normalization_backward(descriptor);
     made->scratchpad = descriptor.scratchpad_desc();

@@ -196,42 +196,39 @@ void run_convolution_backward_loops(const ConvGeometry& g, const TensorView& gra
   const int64_t taps = g.window.kernel[0] * g.window.kernel[1];
   const int64_t work_per_input_plane =
       std::max<int64_t>(1, backward.out_per_group() * taps * g.out_height * g.out_width);
-  parallel_for(g.batch * g.in_channels,
-               std::max<int64_t>(1, kMinParallelWork / work_per_input_plane),
-               [&](int64_t begin, int64_t end) {
-                 std::vector<C> sums(static_cast<size_t>(g.height * g.width));
-                 for (int64_t task = begin; task < end; ++task) {
-                   const int64_t n = task / g.in_channels, ci = task % g.in_channels;
-                   backward.input_plane(n, ci, sums);
-                   T* plane = grad_input.data<T>() + n * grad_input.stride(0) +
-                              ci * grad_input.stride(1);
-                   for (int64_t y = 0; y < g.height; ++y) {
-                     for (int64_t x = 0; x < g.width; ++x) {
-                       plane[y * grad_input.stride(2) + x * grad_input.stride(3)] =
-                           static_cast<T>(sums[static_cast<size_t>(y * g.width + x)]);
-                     }
-                   }
-                 }
-               });
+  parallel_for(
+      g.batch * g.in_channels, std::max<int64_t>(1, kMinParallelWork / work_per_input_plane),
+      [&](int64_t begin, int64_t end) {
+        std::vector<C> sums(static_cast<size_t>(g.height * g.width));
+        for (int64_t task = begin; task < end; ++task) {
+          const int64_t n = task / g.in_channels, ci = task % g.in_channels;
+          backward.input_plane(n, ci, sums);
+          T* plane = grad_input.data<T>() + n * grad_input.stride(0) + ci * grad_input.stride(1);
+          for (int64_t y = 0; y < g.height; ++y) {
+            for (int64_t x = 0; x < g.width; ++x) {
+              plane[y * grad_input.stride(2) + x * grad_input.stride(3)] =
+                  static_cast<T>(sums[static_cast<size_t>(y * g.width + x)]);
+            }
+          }
+        }
+      });
   const int64_t in_per_group = backward.in_per_group();
   const int64_t work_per_weight_plane =
       std::max<int64_t>(1, g.batch * taps * g.out_height * g.out_width);
-  parallel_for(g.out_channels * in_per_group,
-               std::max<int64_t>(1, kMinParallelWork / work_per_weight_plane),
-               [&](int64_t begin, int64_t end) {
-                 for (int64_t task = begin; task < end; ++task) {
-                   const int64_t co = task / in_per_group, local = task % in_per_group;
-                   for (int64_t ky = 0; ky < g.window.kernel[0]; ++ky) {
-                     for (int64_t kx = 0; kx < g.window.kernel[1]; ++kx) {
-                       grad_weight.data<T>()[co * grad_weight.stride(0) +
-                                             local * grad_weight.stride(1) +
-                                             ky * grad_weight.stride(2) +
-                                             kx * grad_weight.stride(3)] =
-                           static_cast<T>(backward.weight_tap(co, local, ky, kx));
-                     }
-                   }
-                 }
-               });
+  parallel_for(
+      g.out_channels * in_per_group, std::max<int64_t>(1, kMinParallelWork / work_per_weight_plane),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t task = begin; task < end; ++task) {
+          const int64_t co = task / in_per_group, local = task % in_per_group;
+          for (int64_t ky = 0; ky < g.window.kernel[0]; ++ky) {
+            for (int64_t kx = 0; kx < g.window.kernel[1]; ++kx) {
+              grad_weight.data<T>()[co * grad_weight.stride(0) + local * grad_weight.stride(1) +
+                                    ky * grad_weight.stride(2) + kx * grad_weight.stride(3)] =
+                  static_cast<T>(backward.weight_tap(co, local, ky, kx));
+            }
+          }
+        }
+      });
   for (int64_t co = 0; co < g.out_channels; ++co) {
     grad_bias.data<T>()[co * grad_bias.stride(0)] = static_cast<T>(backward.bias_sum(co));
   }
@@ -243,11 +240,10 @@ void convolution_backward_loops(const ConvGeometry& g, const TensorView& grad_ou
                                 const TensorView& input, const TensorView& weight,
                                 const TensorView& grad_input, const TensorView& grad_weight,
                                 const TensorView& grad_bias) {
-  plugin::visit_dtype<kernel_dtypes::convolution_backward_out>(
-      grad_output.dtype(), [&](auto tag) {
-        run_convolution_backward_loops<typename decltype(tag)::type>(
-            g, grad_output, input, weight, grad_input, grad_weight, grad_bias);
-      });
+  plugin::visit_dtype<kernel_dtypes::convolution_backward_out>(grad_output.dtype(), [&](auto tag) {
+    run_convolution_backward_loops<typename decltype(tag)::type>(
+        g, grad_output, input, weight, grad_input, grad_weight, grad_bias);
+  });
 }
 
 }  // namespace bp::cpu

@@ -111,12 +111,11 @@ void check_onednn_takes(const ConvGeometry& g, std::string_view op) {
                           g.out_width, g.groups}) &&
       onednn::takes_dims({w.kernel[0], w.kernel[1], w.stride[0], w.stride[1], w.dilation[0] - 1,
                           w.dilation[1] - 1, w.padding[0], w.padding[1], far[0], far[1]});
-  plugin::check(takes,
-                std::string(op) +
-                ": the CPU backend convolves float32 and 16-bit floats through oneDNN, "
-                "which takes sizes, kernel sizes, strides, dilations and paddings up to "
-                "2147483647 only; convert to float64 (.to(bp::kFloat64)) to run on the "
-                "backend's own loops");
+  plugin::check(takes, std::string(op) +
+                           ": the CPU backend convolves float32 and 16-bit floats through oneDNN, "
+                           "which takes sizes, kernel sizes, strides, dilations and paddings up to "
+                           "2147483647 only; convert to float64 (.to(bp::kFloat64)) to run on the "
+                           "backend's own loops");
 }
 
 // One convolution of dense NCHW arrays of `type` (bias: float32, may be null).
@@ -218,10 +217,9 @@ std::shared_ptr<const ConvBackwardPrimitives> conv_backward_primitives(const Con
     const memory::dims near = dims_of(g.window.padding);
     const memory::dims far = far_padding(g);
     const dnnl::convolution_forward::primitive_desc forward(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                        dnnl::algorithm::convolution_direct, made->src,
-                                        made->weights, made->bias, made->dst, strides, dilations,
-                                        near, far),
+        dnnl::convolution_forward::desc(
+            dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, made->src,
+            made->weights, made->bias, made->dst, strides, dilations, near, far),
         onednn::base_attributes(), onednn::engine());
     const dnnl::convolution_backward_data::primitive_desc data(
         dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, made->src,

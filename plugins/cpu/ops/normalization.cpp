@@ -366,8 +366,8 @@ void batch_norm_inference_out(const TensorView& input, const TensorView* weight,
 void native_batch_norm_out(const TensorView& input, const TensorView* weight,
                            const TensorView* bias, const TensorView* running_mean,
                            const TensorView* running_var, bool training,
-                           double /*momentum: the running statistics are batch_norm's*/,
-                           double eps, const TensorView& out, const TensorView& save_mean,
+                           double /*momentum: the running statistics are batch_norm's*/, double eps,
+                           const TensorView& out, const TensorView& save_mean,
                            const TensorView& save_invstd) {
   if (!training) {
     return batch_norm_inference_out(input, weight, bias, *running_mean, *running_var, eps, out);
@@ -417,8 +417,7 @@ void native_batch_norm_backward_out(const TensorView& grad_out, const TensorView
                                             grad_input, grad_weight, grad_bias);
         }
         batch_norm_backward_loops<typename decltype(tag)::type>(
-            grad_out, input, weight, mean, second, train, eps, grad_input, grad_weight,
-            grad_bias);
+            grad_out, input, weight, mean, second, train, eps, grad_input, grad_weight, grad_bias);
       });
 }
 

@@ -200,8 +200,7 @@ void avg_pool2d_backward_grad_input(const TensorView& grad_output, const TensorV
                                     std::span<const int64_t> kernel_size,
                                     std::span<const int64_t> stride,
                                     std::span<const int64_t> padding, bool ceil_mode,
-                                    bool count_include_pad,
-                                    std::optional<int64_t> divisor_override,
+                                    bool count_include_pad, std::optional<int64_t> divisor_override,
                                     const TensorView& grad_input) {
   (void)ceil_mode;  // grad_output's size says whether the meta step added a window
   require_dtype("avg_pool2d_backward", "self", self, grad_output.dtype());
@@ -223,12 +222,11 @@ void _adaptive_avg_pool2d_backward_out(const TensorView& grad_output, const Tens
   require_dtype("_adaptive_avg_pool2d_backward", "self", self, grad_output.dtype());
   require_dtype("_adaptive_avg_pool2d_backward", "out", out, grad_output.dtype());
   if (out.numel() == 0) return;
-  plugin::visit_dtype<kernel_dtypes::_adaptive_avg_pool2d_backward_out>(
-      out.dtype(), [&](auto tag) {
-        average_pool2d_backward_loops<typename decltype(tag)::type>(
-            grad_output, out, plugin::adaptive_axis(self.size(2), grad_output.size(2)),
-            plugin::adaptive_axis(self.size(3), grad_output.size(3)), std::nullopt);
-      });
+  plugin::visit_dtype<kernel_dtypes::_adaptive_avg_pool2d_backward_out>(out.dtype(), [&](auto tag) {
+    average_pool2d_backward_loops<typename decltype(tag)::type>(
+        grad_output, out, plugin::adaptive_axis(self.size(2), grad_output.size(2)),
+        plugin::adaptive_axis(self.size(3), grad_output.size(3)), std::nullopt);
+  });
 }
 
 }  // namespace bp::cpu

@@ -33,8 +33,8 @@ Tensor index_select_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t
 Tensor max_pool2d_backward(const Tensor& grad, const Tensor& self, IntArrayRef kernel_size,
                            IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                            bool ceil_mode) {
-  const Tensor indices = std::get<1>(
-      max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode));
+  const Tensor indices =
+      std::get<1>(max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode));
   return max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation,
                                           ceil_mode, indices);
 }
@@ -58,18 +58,19 @@ std::tuple<Tensor, Tensor> rms_norm_backward(const Tensor& grad, const Tensor& i
   return {grad_input, grad_weight};
 }
 
-std::tuple<Tensor, Tensor, Tensor> addmm_activation_backward(
-    const Tensor& grad, const Tensor& self, const Tensor& mat1, const Tensor& mat2,
-    const Scalar& beta, const Scalar& alpha, bool use_gelu, const Tensor& result) {
-  const Tensor grad_sum = use_gelu ? gelu_backward(grad, addmm(self, mat1, mat2, beta, alpha),
-                                                   "tanh")
-                                   : threshold_backward(grad, result, 0);
+std::tuple<Tensor, Tensor, Tensor> addmm_activation_backward(const Tensor& grad, const Tensor& self,
+                                                             const Tensor& mat1, const Tensor& mat2,
+                                                             const Scalar& beta,
+                                                             const Scalar& alpha, bool use_gelu,
+                                                             const Tensor& result) {
+  const Tensor grad_sum = use_gelu
+                              ? gelu_backward(grad, addmm(self, mat1, mat2, beta, alpha), "tanh")
+                              : threshold_backward(grad, result, 0);
   return {grad_sum * beta, mm(grad_sum, mat2.transpose(0, 1)) * alpha,
           mm(mat1.transpose(0, 1), grad_sum) * alpha};
 }
 
-std::tuple<Tensor, Tensor, Tensor> fused_attention_backward(const Tensor& grad,
-                                                            const Tensor& query,
+std::tuple<Tensor, Tensor, Tensor> fused_attention_backward(const Tensor& grad, const Tensor& query,
                                                             const Tensor& key, const Tensor& value,
                                                             bool is_causal,
                                                             std::optional<double> scale) {
@@ -80,9 +81,9 @@ std::tuple<Tensor, Tensor, Tensor> fused_attention_backward(const Tensor& grad,
     const int64_t source = scores.size(-1);
     const Tensor future = gt(arange(source, kInt64, scores.device()).view({1, source}),
                              arange(target, kInt64, scores.device()).view({target, 1}));
-    scores = where(future, full({}, -std::numeric_limits<double>::infinity(), scores.dtype(),
-                                scores.device()),
-                   scores);
+    scores = where(
+        future, full({}, -std::numeric_limits<double>::infinity(), scores.dtype(), scores.device()),
+        scores);
   }
   const Tensor probabilities = softmax(scores, -1);
   const Tensor grad_value = matmul(probabilities.transpose(-2, -1), grad);
