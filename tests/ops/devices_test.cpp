@@ -316,6 +316,63 @@ const std::vector<DeviceCase>& device_cases() {
              floats({5}, Layout::Contiguous, 73, d), floats({5, 33}, Layout::Transposed, 74, d),
              target, std::nullopt, 0, -100, bp::zeros({}, bp::kFloat32, d))};
        }},
+      {"convolution_backward.out",
+       [](Device d) {
+         const auto [dx, dweight, dbias] = bp::convolution_backward(
+             floats({2, 4, 5, 7}, Layout::Sliced, 82, d),
+             floats({2, 4, 9, 9}, Layout::Transposed, 83, d),
+             floats({4, 2, 3, 3}, Layout::Contiguous, 84, d), {2, 1}, {1, 0}, {1, 1}, 2);
+         return std::vector{dx, dweight, dbias};
+       },
+       1e-4},
+      {"max_pool2d_with_indices.out",
+       [](Device d) {
+         const auto [out, indices] = bp::max_pool2d_with_indices(
+             floats({2, 3, 9, 9}, Layout::Transposed, 85, d), {3, 3}, {2, 2}, {1, 1});
+         return std::vector{out, indices.to(bp::kFloat32)};
+       }},
+      {"max_pool2d_with_indices_backward.grad_input",
+       [](Device d) {
+         const Tensor x = floats({2, 3, 9, 9}, Layout::Sliced, 86, d);
+         const Tensor indices = std::get<1>(bp::max_pool2d_with_indices(x, {3, 3}, {2, 2}));
+         return std::vector{bp::max_pool2d_with_indices_backward(
+             floats({2, 3, 4, 4}, Layout::Transposed, 87, d), x, {3, 3}, {2, 2}, {0, 0},
+             {1, 1}, false, indices)};
+       }},
+      {"avg_pool2d_backward.grad_input",
+       [](Device d) {
+         return std::vector{bp::avg_pool2d_backward(
+             floats({2, 3, 5, 5}, Layout::Contiguous, 88, d),
+             floats({2, 3, 9, 9}, Layout::Transposed, 89, d), {3, 3}, {2, 2}, {1, 1}, false,
+             false, std::nullopt)};
+       }},
+      {"_adaptive_avg_pool2d_backward.out",
+       [](Device d) {
+         return std::vector{bp::_adaptive_avg_pool2d_backward(
+             floats({2, 3, 4, 3}, Layout::Sliced, 90, d),
+             floats({2, 3, 9, 7}, Layout::Contiguous, 91, d))};
+       }},
+      {"native_batch_norm.out",
+       [](Device d) {
+         const auto [out, mean, invstd] = bp::native_batch_norm(
+             floats({4, 3, 5, 5}, Layout::Transposed, 92, d),
+             floats({3}, Layout::Contiguous, 93, d), floats({3}, Layout::Contiguous, 94, d),
+             std::nullopt, std::nullopt, true, 0.1, 1e-5);
+         return std::vector{out, mean, invstd};
+       },
+       1e-5},
+      {"native_batch_norm_backward.out",
+       [](Device d) {
+         const Tensor x = floats({4, 3, 5, 5}, Layout::Sliced, 95, d);
+         const Tensor weight = floats({3}, Layout::Contiguous, 96, d);
+         const auto [out, mean, invstd] = bp::native_batch_norm(
+             x, weight, std::nullopt, std::nullopt, std::nullopt, true, 0.1, 1e-5);
+         const auto [dx, dweight, dbias] = bp::native_batch_norm_backward(
+             floats({4, 3, 5, 5}, Layout::Transposed, 97, d), x, weight, std::nullopt,
+             std::nullopt, mean, invstd, true, 1e-5);
+         return std::vector{dx, dweight, dbias};
+       },
+       1e-4},
       {"_sgd_step.out",
        [](Device d) {
          Tensor param = floats({17, 33}, Layout::Transposed, 75, d);
