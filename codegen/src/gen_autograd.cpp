@@ -218,6 +218,18 @@ class NodeGenerator {
       }
       edges.push_back(fmt::format("node->add_next_edge({});", n));
     }
+    // An input that needs a gradient but has no formula would silently get none.
+    TemplateLines refusals;
+    for (const Argument& a : schema_.arguments) {
+      if (!a.type.is_tensor_like() || a.is_write()) continue;
+      const bool has_formula = std::any_of(edges_.begin(), edges_.end(), [&](const EdgeSlot& e) {
+        return e.argument->name == a.name;
+      });
+      if (!has_formula) {
+        refusals.push_back(fmt::format("detail::check_no_gradient_needed(\"{}\", \"{}\", {});",
+                                       schema_.name.str(), a.name, a.name));
+      }
+    }
     const TemplateLines saved_inputs = save_statements(false);
     const TemplateLines saved_outputs = save_statements(true);
     TemplateLines input_check;
@@ -244,6 +256,7 @@ class NodeGenerator {
                              {"name", recording_function_name(f)},
                              {"parameters", sig.parameter_list(false)},
                              {"node", node_name_},
+                             {"refusals", refusals},
                              {"edges", edges},
                              {"num_outputs", std::to_string(schema_.returns.size())},
                              {"saved_inputs", saved_inputs},

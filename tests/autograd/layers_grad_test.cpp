@@ -34,8 +34,11 @@ TEST_CASE("layer_norm and rms_norm: input, weight and bias") {
   gradcheck([](const Args& t) { return bp::layer_norm(t[0], {2, 3}); }, {{{2, 2, 3}}});
   gradcheck([](const Args& t) { return bp::rms_norm(t[0], {3}, t[1]); },
             {{{4, 3}, Layout::Strided}, {{3}}});
-  gradcheck([](const Args& t) { return bp::rms_norm(t[0], {2, 3}, std::nullopt, 1e-3); },
-            {{{2, 2, 3}}});
+  gradcheck(
+      [](const Args& t) {
+        return bp::rms_norm(t[0], {2, 3}, std::nullopt, 1e-3);
+      },
+      {{{2, 2, 3}}});
 }
 
 TEST_CASE("batch_norm: batch statistics in training mode, running ones in eval mode") {
@@ -55,8 +58,11 @@ TEST_CASE("batch_norm: batch statistics in training mode, running ones in eval m
 TEST_CASE("conv2d: input, weight and bias, with stride, padding, dilation and groups") {
   gradcheck([](const Args& t) { return bp::conv2d(t[0], t[1], t[2]); },
             {{{1, 2, 4, 4}}, {{3, 2, 2, 2}}, {{3}}});
-  gradcheck([](const Args& t) { return bp::conv2d(t[0], t[1], t[2], {2, 1}, {1, 0}, {1, 2}); },
-            {{{2, 1, 5, 5}, Layout::Transposed}, {{2, 1, 3, 2}}, {{2}}});
+  gradcheck(
+      [](const Args& t) {
+        return bp::conv2d(t[0], t[1], t[2], {2, 1}, {1, 0}, {1, 2});
+      },
+      {{{2, 1, 5, 5}, Layout::Transposed}, {{2, 1, 3, 2}}, {{2}}});
   gradcheck([](const Args& t) { return bp::conv2d(t[0], t[1], std::nullopt, 1, 1, 1, 2); },
             {{{1, 4, 3, 3}}, {{2, 2, 3, 3}}});
 }
@@ -64,14 +70,22 @@ TEST_CASE("conv2d: input, weight and bias, with stride, padding, dilation and gr
 TEST_CASE("pooling: max_pool2d, avg_pool2d, adaptive_avg_pool2d") {
   const Input input{{1, 2, 5, 5}, Layout::Transposed};
   gradcheck([](const Args& t) { return bp::max_pool2d(t[0], {2, 2}); }, {input});
-  gradcheck([](const Args& t) { return bp::max_pool2d(t[0], {3, 2}, {2, 1}, {1, 1}, 1, true); },
-            {input});
+  gradcheck(
+      [](const Args& t) {
+        return bp::max_pool2d(t[0], {3, 2}, {2, 1}, {1, 1}, 1, true);
+      },
+      {input});
   gradcheck([](const Args& t) { return bp::avg_pool2d(t[0], {2, 2}); }, {input});
   gradcheck(
-      [](const Args& t) { return bp::avg_pool2d(t[0], {3, 3}, {2, 2}, {1, 1}, true, false); },
+      [](const Args& t) {
+        return bp::avg_pool2d(t[0], {3, 3}, {2, 2}, {1, 1}, true, false);
+      },
       {input});
-  gradcheck([](const Args& t) { return bp::avg_pool2d(t[0], {2, 2}, {1, 1}, 0, false, true, 3); },
-            {input});
+  gradcheck(
+      [](const Args& t) {
+        return bp::avg_pool2d(t[0], {2, 2}, {1, 1}, 0, false, true, 3);
+      },
+      {input});
   gradcheck([](const Args& t) { return bp::adaptive_avg_pool2d(t[0], {2, 3}); }, {input});
 }
 
@@ -84,10 +98,15 @@ TEST_CASE("embedding and index_select: rows gathered more than once sum their gr
   bp::sum(bp::embedding(weight, ids, /*padding_idx=*/2)).backward();
   CHECK(weight.grad().to_vector<double>() ==
         std::vector<double>{1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1});
-  gradcheck([&](const Args& t) { return bp::index_select(t[0], 1, indices({1, 1, 0}, {3})); },
-            {{{2, 3}, Layout::Transposed}});
   gradcheck(
-      [&](const Args& t) { return bp::index_add(t[0], 0, indices({1, 1, 0}, {3}), t[1], 2); },
+      [&](const Args& t) {
+        return bp::index_select(t[0], 1, indices({1, 1, 0}, {3}));
+      },
+      {{{2, 3}, Layout::Transposed}});
+  gradcheck(
+      [&](const Args& t) {
+        return bp::index_add(t[0], 0, indices({1, 1, 0}, {3}), t[1], 2);
+      },
       {{{2, 3}}, {{3, 3}}});
 }
 

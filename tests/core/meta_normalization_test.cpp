@@ -150,9 +150,12 @@ TEST_CASE("softmax's gradients take grad_output and output of one shape and dtyp
   CHECK(_softmax_backward_data(grad, output, 1, kFloat32).dtype() == kFloat32);
   INFO("input_dtype is softmax's input's: grad_input has it");
   CHECK(_log_softmax_backward_data(grad, output, -1, kFloat64).dtype() == kFloat64);
-  check_invalid_argument([&] { _softmax_backward_data(grad, ones({3, 2}), 1, kFloat32); },
-                         {"_softmax_backward_data: expected grad_output and output of one shape, "
-                          "got [2, 3] and [3, 2]"});
+  check_invalid_argument(
+      [&] {
+        _softmax_backward_data(grad, ones({3, 2}), 1, kFloat32);
+      },
+      {"_softmax_backward_data: expected grad_output and output of one shape, "
+       "got [2, 3] and [3, 2]"});
   check_invalid_argument(
       [&] { _log_softmax_backward_data(grad, output.to(kFloat64), 1, kFloat32); },
       {"_log_softmax_backward_data: output has dtype Double but the input has Float"});
@@ -186,19 +189,14 @@ TEST_CASE("native_layer_norm_backward checks its arguments as native_layer_norm 
       {"expected grad_out of input's shape [2, 3], got [3, 2]"});
   check_invalid_argument(
       [&] {
-        native_layer_norm_backward(input, input, {3}, ones({3}), stats, std::nullopt,
-                                   std::nullopt);
+        native_layer_norm_backward(input, input, {3}, ones({3}), stats, std::nullopt, std::nullopt);
       },
       {"expected mean with one value per normalised group (2 values"});
   check_invalid_argument(
-      [&] {
-        native_layer_norm_backward(input, input, {3}, stats, stats, ones({2}), std::nullopt);
-      },
+      [&] { native_layer_norm_backward(input, input, {3}, stats, stats, ones({2}), std::nullopt); },
       {"expected weight of shape [3], but got weight of shape [2]"});
   check_invalid_argument(
-      [&] {
-        native_layer_norm_backward(input, input, {3}, stats, stats, std::nullopt, ones({4}));
-      },
+      [&] { native_layer_norm_backward(input, input, {3}, stats, stats, std::nullopt, ones({4})); },
       {"expected bias of shape [3]"});
   check_invalid_argument(
       [&] {

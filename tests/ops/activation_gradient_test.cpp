@@ -38,8 +38,8 @@ TEST_CASE("gelu_backward is grad_output times GELU's derivative, exact or tanh-a
           const bool exact = std::string(approximate) == "none";
           Values expected, tolerance;
           for (size_t i = 0; i < g.size(); ++i) {
-            expected.push_back(g[i] * (exact ? gelu_erf_derivative(x[i])
-                                             : gelu_tanh_derivative(x[i])));
+            expected.push_back(g[i] *
+                               (exact ? gelu_erf_derivative(x[i]) : gelu_tanh_derivative(x[i])));
             tolerance.push_back(cancellation_tolerance(dtype, std::abs(g[i])));
           }
           check_tensor(bp::gelu_backward(grad, self, approximate), shape, dtype, expected,

@@ -264,8 +264,7 @@ const std::vector<DeviceCase>& device_cases() {
       {"gelu_backward.grad_input",
        [](Device d) {
          return std::vector{bp::gelu_backward(floats({17, 33}, Layout::Transposed, 58, d),
-                                              floats({17, 33}, Layout::Contiguous, 59, d),
-                                              "tanh")};
+                                              floats({17, 33}, Layout::Contiguous, 59, d), "tanh")};
        }},
       {"_softmax_backward_data.out",
        [](Device d) {
@@ -304,9 +303,9 @@ const std::vector<DeviceCase>& device_cases() {
       {"nll_loss_forward.output",
        [](Device d) {
          const Tensor target = make_tensor({3, 0, -100, 32, 3}, {5}, bp::kInt64, d);
-         const auto [loss, total_weight] = bp::nll_loss_forward(
-             floats({5, 33}, Layout::Sliced, 71, d), target,
-             floats({33}, Layout::Contiguous, 72, d), 1, -100);
+         const auto [loss, total_weight] =
+             bp::nll_loss_forward(floats({5, 33}, Layout::Sliced, 71, d), target,
+                                  floats({33}, Layout::Contiguous, 72, d), 1, -100);
          return std::vector{loss, total_weight};
        }},
       {"nll_loss_backward.grad_input",
@@ -336,21 +335,21 @@ const std::vector<DeviceCase>& device_cases() {
          const Tensor x = floats({2, 3, 9, 9}, Layout::Sliced, 86, d);
          const Tensor indices = std::get<1>(bp::max_pool2d_with_indices(x, {3, 3}, {2, 2}));
          return std::vector{bp::max_pool2d_with_indices_backward(
-             floats({2, 3, 4, 4}, Layout::Transposed, 87, d), x, {3, 3}, {2, 2}, {0, 0},
-             {1, 1}, false, indices)};
+             floats({2, 3, 4, 4}, Layout::Transposed, 87, d), x, {3, 3}, {2, 2}, {0, 0}, {1, 1},
+             false, indices)};
        }},
       {"avg_pool2d_backward.grad_input",
        [](Device d) {
-         return std::vector{bp::avg_pool2d_backward(
-             floats({2, 3, 5, 5}, Layout::Contiguous, 88, d),
-             floats({2, 3, 9, 9}, Layout::Transposed, 89, d), {3, 3}, {2, 2}, {1, 1}, false,
-             false, std::nullopt)};
+         return std::vector{bp::avg_pool2d_backward(floats({2, 3, 5, 5}, Layout::Contiguous, 88, d),
+                                                    floats({2, 3, 9, 9}, Layout::Transposed, 89, d),
+                                                    {3, 3}, {2, 2}, {1, 1}, false, false,
+                                                    std::nullopt)};
        }},
       {"_adaptive_avg_pool2d_backward.out",
        [](Device d) {
-         return std::vector{bp::_adaptive_avg_pool2d_backward(
-             floats({2, 3, 4, 3}, Layout::Sliced, 90, d),
-             floats({2, 3, 9, 7}, Layout::Contiguous, 91, d))};
+         return std::vector{
+             bp::_adaptive_avg_pool2d_backward(floats({2, 3, 4, 3}, Layout::Sliced, 90, d),
+                                               floats({2, 3, 9, 7}, Layout::Contiguous, 91, d))};
        }},
       {"native_batch_norm.out",
        [](Device d) {
@@ -368,8 +367,8 @@ const std::vector<DeviceCase>& device_cases() {
          const auto [out, mean, invstd] = bp::native_batch_norm(
              x, weight, std::nullopt, std::nullopt, std::nullopt, true, 0.1, 1e-5);
          const auto [dx, dweight, dbias] = bp::native_batch_norm_backward(
-             floats({4, 3, 5, 5}, Layout::Transposed, 97, d), x, weight, std::nullopt,
-             std::nullopt, mean, invstd, true, 1e-5);
+             floats({4, 3, 5, 5}, Layout::Transposed, 97, d), x, weight, std::nullopt, std::nullopt,
+             mean, invstd, true, 1e-5);
          return std::vector{dx, dweight, dbias};
        },
        1e-4},
@@ -387,8 +386,8 @@ const std::vector<DeviceCase>& device_cases() {
          Tensor exp_avg = floats({17, 33}, Layout::Contiguous, 79, d);
          Tensor exp_avg_sq = bp::abs(floats({17, 33}, Layout::Contiguous, 80, d));
          bp::_adamw_step_out(param, exp_avg, exp_avg_sq, param,
-                             floats({17, 33}, Layout::Transposed, 81, d), exp_avg, exp_avg_sq,
-                             1e-3, 0.9, 0.999, 0.01, 1e-8, 3);
+                             floats({17, 33}, Layout::Transposed, 81, d), exp_avg, exp_avg_sq, 1e-3,
+                             0.9, 0.999, 0.01, 1e-8, 3);
          return std::vector{param, exp_avg, exp_avg_sq};
        },
        1e-6},

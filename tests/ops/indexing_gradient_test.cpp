@@ -7,8 +7,7 @@ namespace {
 
 // self with alpha * source's slices along `dim` added into the slices `index` names.
 Values index_add_reference(Values self, const Shape& sizes, int64_t dim,
-                           const std::vector<int64_t>& index, const Values& source,
-                           double alpha) {
+                           const std::vector<int64_t>& index, const Values& source, double alpha) {
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < dim; ++d) outer *= sizes[static_cast<size_t>(d)];
   for (size_t d = static_cast<size_t>(dim) + 1; d < sizes.size(); ++d) inner *= sizes[d];
@@ -45,11 +44,11 @@ TEST_CASE("index_add adds alpha times source's slices along any dim, repeats inc
           const bp::Scalar alpha_scalar = bp::is_floating_point(dtype)
                                               ? bp::Scalar(alpha)
                                               : bp::Scalar(static_cast<int64_t>(alpha));
-          const Tensor indices = make_tensor(Values(index.begin(), index.end()),
-                                             {static_cast<int64_t>(index.size())}, bp::kInt32,
-                                             device);
-          Values expected = index_add_reference(values_of(self), shape, wrapped, index,
-                                                values_of(source), alpha);
+          const Tensor indices =
+              make_tensor(Values(index.begin(), index.end()), {static_cast<int64_t>(index.size())},
+                          bp::kInt32, device);
+          Values expected =
+              index_add_reference(values_of(self), shape, wrapped, index, values_of(source), alpha);
           for (double& v : expected) v = stored_as(dtype, v);
           check_tensor(bp::index_add(self, dim, indices, source, alpha_scalar), shape, dtype,
                        expected);
@@ -73,10 +72,12 @@ TEST_CASE("index_add: out=, a 0-D self, an empty index, and indices out of range
     check_tensor(bp::index_add(self, 0, bp::zeros({0}, bp::kInt64, device),
                                bp::zeros({0}, bp::kFloat32, device)),
                  {3}, bp::kFloat32, {1, 2, 3});
-    check_error([&] {
-      bp::index_add(self, 0, make_tensor({-1}, {1}, bp::kInt64, device),
-                    bp::zeros({1}, bp::kFloat32, device));
-    }, "index_add: index -1 is out of range for a dimension of size 3");
+    check_error(
+        [&] {
+          bp::index_add(self, 0, make_tensor({-1}, {1}, bp::kInt64, device),
+                        bp::zeros({1}, bp::kFloat32, device));
+        },
+        "index_add: index -1 is out of range for a dimension of size 3");
   }
 }
 
@@ -84,13 +85,12 @@ TEST_CASE("embedding_dense_backward sums grad rows into the rows the indices nam
   const std::vector<int64_t> index = {3, 0, 3, 1, 3, 0};
   const int64_t rows = 5, width = 4;
   for (const Device device : test_devices("embedding_dense_backward.out")) {
-    for (const DType dtype :
-         declared_dtypes<kernel_dtypes::embedding_dense_backward_out>()) {
+    for (const DType dtype : declared_dtypes<kernel_dtypes::embedding_dense_backward_out>()) {
       for (const Layout layout : kAllLayouts) {
         for (const int64_t padding_idx : {int64_t{-1}, int64_t{0}, int64_t{-2}}) {
           for (const bool scale : {false, true}) {
-            INFO(device.str() << " " << name_of(dtype) << " " << name_of(layout)
-                              << " padding_idx " << padding_idx << " scale " << scale);
+            INFO(device.str() << " " << name_of(dtype) << " " << name_of(layout) << " padding_idx "
+                              << padding_idx << " scale " << scale);
             const Tensor indices =
                 make_tensor(Values(index.begin(), index.end()), {2, 3}, bp::kInt64, device);
             const Tensor grad = sample_tensor({2, 3, width}, dtype, layout, 110, device);
@@ -123,8 +123,8 @@ TEST_CASE("embedding_dense_backward of many indices is the same on any split of 
     Values index_values;
     for (int64_t i = 0; i < count; ++i) index_values.push_back(static_cast<double>(i * 5 % rows));
     const Tensor indices = make_tensor(index_values, {count}, bp::kInt32, device);
-    const Tensor grad = sample_tensor({count, width}, bp::kFloat32, Layout::Contiguous, 111,
-                                      device);
+    const Tensor grad =
+        sample_tensor({count, width}, bp::kFloat32, Layout::Contiguous, 111, device);
     const Values g = values_of(grad);
     Values expected(static_cast<size_t>(rows * width));
     for (int64_t i = 0; i < count; ++i) {

@@ -49,8 +49,8 @@ TEST_CASE("nll_loss_forward and nll_loss_backward, for every reduction, weight a
             INFO(device.str() << " " << name_of(dtype) << " " << name_of(layout) << " weight "
                               << weighted << " reduction " << reduction);
             const Tensor self = sample_tensor({samples, classes}, dtype, layout, 120, device);
-            const Tensor targets = make_tensor(Values(target.begin(), target.end()), {samples},
-                                               bp::kInt64, device);
+            const Tensor targets =
+                make_tensor(Values(target.begin(), target.end()), {samples}, bp::kInt64, device);
             const Values w = {0.5, 1, 2, 0.25};
             const std::optional<Tensor> weight =
                 weighted ? std::optional(make_tensor(w, {classes}, dtype, device)) : std::nullopt;
@@ -78,9 +78,9 @@ TEST_CASE("nll_loss_forward and nll_loss_backward, for every reduction, weight a
                                                        : g[0];
               expected[i * classes + static_cast<size_t>(target[i])] = -class_weight * gradient;
             }
-            check_tensor(bp::nll_loss_backward(grad, self, targets, weight, reduction, -100,
-                                               total_weight),
-                         {samples, classes}, dtype, expected);
+            check_tensor(
+                bp::nll_loss_backward(grad, self, targets, weight, reduction, -100, total_weight),
+                {samples, classes}, dtype, expected);
           }
         }
       }
@@ -100,8 +100,8 @@ TEST_CASE("nll_loss of one sample without a batch dim, and of every sample ignor
                  {3}, bp::kFloat32, {0, 0, -2});
     INFO("the mean of nothing is 0 / 0, as in PyTorch");
     const Tensor ignored = make_tensor({-100, -100}, {2}, bp::kInt64, device);
-    check_tensor(bp::nll_loss(bp::zeros({2, 3}, bp::kFloat32, device), ignored), {},
-                 bp::kFloat32, {std::nan("")});
+    check_tensor(bp::nll_loss(bp::zeros({2, 3}, bp::kFloat32, device), ignored), {}, bp::kFloat32,
+                 {std::nan("")});
     check_tensor(bp::nll_loss(bp::zeros({2, 3}, bp::kFloat32, device), ignored, std::nullopt, 2),
                  {}, bp::kFloat32, {0});
   }
@@ -156,8 +156,8 @@ TEST_CASE("mse_loss by hand: the squared differences, their mean or their sum") 
     check_tensor(bp::mse_loss(self, target), {}, bp::kFloat32, {3});
     check_tensor(bp::mse_loss(self, target, 2), {}, bp::kFloat32, {9});
     check_tensor(bp::mse_loss(self, target, 0), {3}, bp::kFloat32, {1, 4, 4});
-    check_tensor(bp::mse_loss(make_tensor({1, 2}, {2, 1}, bp::kFloat32, device), target, 0),
-                 {2, 3}, bp::kFloat32, {1, 1, 16, 4, 4, 9});
+    check_tensor(bp::mse_loss(make_tensor({1, 2}, {2, 1}, bp::kFloat32, device), target, 0), {2, 3},
+                 bp::kFloat32, {1, 1, 16, 4, 4, 9});
   }
 }
 

@@ -30,9 +30,8 @@ TEST_CASE("softmax's and log_softmax's gradients along every dim, for every dtyp
   const Shape shape = {3, 4, 5};
   for (const Device device : test_devices("_softmax_backward_data.out")) {
     for (const bool log : {false, true}) {
-      for (const DType dtype :
-           declared_dtypes<kernel_dtypes::_softmax_backward_data_out,
-                           kernel_dtypes::_log_softmax_backward_data_out>()) {
+      for (const DType dtype : declared_dtypes<kernel_dtypes::_softmax_backward_data_out,
+                                               kernel_dtypes::_log_softmax_backward_data_out>()) {
         for (const Layout layout : kAllLayouts) {
           for (const int64_t dim : {0, 1, 2, -1}) {
             INFO(device.str() << (log ? " log_softmax " : " softmax ") << name_of(dtype) << " "
@@ -68,11 +67,11 @@ TEST_CASE("softmax's gradient in input_dtype, out=, and empty tensors") {
                  softmax_gradient(values_of(g), values_of(bp::log(y)), shape, 1, true),
                  cancellation_tolerance(bp::kFloat32, 4));
     const Tensor empty = bp::zeros({0, 3}, bp::kFloat32, device);
-    check_tensor(bp::_softmax_backward_data(empty, empty, 1, bp::kFloat32), {0, 3},
-                 bp::kFloat32, {});
+    check_tensor(bp::_softmax_backward_data(empty, empty, 1, bp::kFloat32), {0, 3}, bp::kFloat32,
+                 {});
     const Tensor rows = bp::zeros({2, 0}, bp::kFloat32, device);
-    check_tensor(bp::_log_softmax_backward_data(rows, rows, 1, bp::kFloat32), {2, 0},
-                 bp::kFloat32, {});
+    check_tensor(bp::_log_softmax_backward_data(rows, rows, 1, bp::kFloat32), {2, 0}, bp::kFloat32,
+                 {});
   }
 }
 
@@ -81,8 +80,7 @@ namespace {
 // Layer norm's gradients over the trailing `normalized` dims: dx, dweight, dbias.
 std::tuple<Values, Values, Values> layer_norm_gradients(const Values& g, const Values& x,
                                                         const Shape& shape, size_t normalized,
-                                                        const Values& means,
-                                                        const Values& rstds,
+                                                        const Values& means, const Values& rstds,
                                                         const Values* weight) {
   std::vector<bool> reduced(shape.size(), false);
   std::fill(reduced.end() - static_cast<std::ptrdiff_t>(normalized), reduced.end(), true);
@@ -134,9 +132,9 @@ TEST_CASE("native_layer_norm_backward over one or two dims, with and without wei
             const Values weight_values = weighted ? values_of(*weight) : Values{};
             const auto [dx, dweight, dbias] = bp::native_layer_norm_backward(
                 g, x, parameter_shape, mean, rstd, weight, std::nullopt);
-            const auto [expected_dx, expected_dweight, expected_dbias] = layer_norm_gradients(
-                values_of(g), values_of(x), shape, normalized, values_of(mean), values_of(rstd),
-                weighted ? &weight_values : nullptr);
+            const auto [expected_dx, expected_dweight, expected_dbias] =
+                layer_norm_gradients(values_of(g), values_of(x), shape, normalized, values_of(mean),
+                                     values_of(rstd), weighted ? &weight_values : nullptr);
             // rstd is up to 1 / sqrt(eps) for a constant group; the sample values keep it near 1.
             check_tensor(dx, shape, dtype, expected_dx, cancellation_tolerance(dtype, 64));
             check_tensor(dweight, parameter_shape, dtype, expected_dweight,

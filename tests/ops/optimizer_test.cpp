@@ -80,8 +80,8 @@ TEST_CASE("_adamw_step over three steps, from the state each step leaves") {
         Tensor param = strided ? strided_state(shape, dtype, 140, device)
                                : sample_tensor(shape, dtype, Layout::Contiguous, 140, device);
         Tensor exp_avg = bp::zeros(shape, dtype, device);
-        Tensor exp_avg_sq = strided ? strided_state(shape, dtype, 141, device)
-                                    : bp::zeros(shape, dtype, device);
+        Tensor exp_avg_sq =
+            strided ? strided_state(shape, dtype, 141, device) : bp::zeros(shape, dtype, device);
         exp_avg_sq.fill_(0);
         for (int64_t step = 1; step <= 3; ++step) {
           INFO("step " << step);

@@ -29,6 +29,13 @@ void set_history(const Tensor& output, const std::shared_ptr<Node>& node, uint32
   meta.output_nr = output_nr;
 }
 
+void refuse_gradient(std::string_view op, std::string_view argument) {
+  throw Error(fmt::format(
+      "{}: {} requires grad, but {} has no gradient formula for it (core/ops/derivatives.yaml); "
+      "pass {}.detach() if no gradient should flow to it",
+      op, argument, op, argument));
+}
+
 void refuse_unrecorded(std::string_view op, bool in_place) {
   if (in_place) {
     throw Error(fmt::format(

@@ -49,6 +49,15 @@ void check_not_recorded(std::string_view op, bool in_place, const Inputs&... inp
 // gradients while grad mode is on: it refuses rather than return a result without history.
 [[noreturn]] void refuse_no_formula(std::string_view op);
 
+// An input that derivatives.yaml gives no formula (nll_loss's class weights, batch norm's
+// running statistics) refuses to require grad, rather than silently getting no gradient.
+[[noreturn]] void refuse_gradient(std::string_view op, std::string_view argument);
+template <typename Input>
+void check_no_gradient_needed(std::string_view op, std::string_view argument, const Input& input) {
+  if (any_requires_grad(input)) [[unlikely]]
+    refuse_gradient(op, argument);
+}
+
 // Whether the op returned one of its inputs itself (contiguous() of a contiguous tensor,
 // to() of the same dtype): it then records nothing, and the gradient flows through the input's
 // own history.
