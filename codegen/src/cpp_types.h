@@ -25,7 +25,9 @@ enum class TypeCategory {
   Float,
   OptionalFloat,
   Str,
+  ScalarType,
   OptionalScalarType,
+  Device,
   OptionalDevice,
 };
 

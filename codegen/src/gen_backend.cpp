@@ -67,11 +67,13 @@ PluginArgument plugin_argument(const Argument& a) {
                   n)};
     case TypeCategory::Bool: return {{}, fmt::format("{} != 0", n)};
     case TypeCategory::Str: return {{}, fmt::format("std::string_view({})", n)};
+    case TypeCategory::ScalarType: return {{}, fmt::format("static_cast<bp::DType>({})", n)};
     case TypeCategory::OptionalScalarType:
       return {{},
               fmt::format("{0} == BP_DTYPE_NONE ? std::optional<bp::DType>() : "
                           "std::optional<bp::DType>(static_cast<bp::DType>({0}))",
                           n)};
+    case TypeCategory::Device:
     case TypeCategory::OptionalDevice: break;
   }
   throw std::logic_error(a.type.str() + " cannot reach a kernel");

@@ -19,6 +19,7 @@ std::vector<GeneratedFile> generate_core(const NativeFunctions& functions,
       {internal / "OpTable.h", generate_op_table_h(functions)},
       {internal / "MetaFunctions.h", generate_meta_functions_h(functions)},
       {internal / "Kernels.h", generate_kernels_h(functions)},
+      {internal / "CompositeFunctions.h", generate_composite_functions_h(functions)},
       {internal / "Functions.cpp", generate_functions_cpp(functions)},
   };
 }

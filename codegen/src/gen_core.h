@@ -14,7 +14,7 @@
 
 namespace bp::codegen {
 
-// All eight files, with their full paths.
+// All nine files, with their full paths.
 std::vector<GeneratedFile> generate_core(const NativeFunctions& functions,
                                          const std::filesystem::path& public_out,
                                          const std::filesystem::path& internal_out);
@@ -24,6 +24,7 @@ std::string generate_functions_h(const NativeFunctions& functions);
 std::string generate_tensor_methods_inc(const NativeFunctions& functions);
 std::string generate_tensor_methods_inline_h(const NativeFunctions& functions);
 std::string generate_functions_cpp(const NativeFunctions& functions);
+std::string generate_composite_functions_h(const NativeFunctions& functions);
 // (gen_core_dispatch.cpp)
 std::string generate_op_table_h(const NativeFunctions& functions);
 std::string generate_meta_functions_h(const NativeFunctions& functions);

@@ -1,5 +1,6 @@
-// The public API: free functions, Tensor methods, and the definitions that run a structured
-// op (meta step, output allocation or checking, kernel).
+// The public API: free functions, Tensor methods, and their definitions: those that run a
+// structured op (meta step, output allocation or checking, kernel) and those that call a
+// composite op's hand-written bp::composite function.
 #include <fmt/format.h>
 
 #include "cpp_types.h"
@@ -135,6 +136,20 @@ TemplateValues structured_definition(const NativeFunction& f, const NativeFuncti
   };
 }
 
+// The public function of composite op `f`, which calls composite::<cpp name>
+// (Functions.cpp.composite.in).
+TemplateValues composite_definition(const NativeFunction& f) {
+  const CppSignature sig = function_signature(f);
+  return {
+      {"schema", f.func.str()},
+      {"return_type", sig.return_type},
+      {"name", has_detail_method_function(f) ? "detail::" + sig.name : sig.name},
+      {"parameters", sig.parameter_list(false)},
+      {"cpp_name", f.func.name.cpp_name()},
+      {"arguments", sig.argument_list()},
+  };
+}
+
 // A free function's declaration (Functions.h.declaration.in); the detail ones, which only
 // Tensor methods call, take no defaults.
 std::string function_declaration(const NativeFunction& f, bool with_defaults) {
@@ -212,7 +227,10 @@ std::string generate_tensor_methods_inline_h(const NativeFunctions& functions) {
 std::string generate_functions_cpp(const NativeFunctions& functions) {
   TemplateLines definitions;
   for (const NativeFunction& f : functions.functions) {
-    if (f.composite) continue;
+    if (f.composite) {
+      definitions.push_back(fill_template("Functions.cpp.composite.in", composite_definition(f)));
+      continue;
+    }
     const NativeFunction& op = f.structured ? f : *functions.find(*f.structured_delegate);
     definitions.push_back(
         fill_template("Functions.cpp.definition.in", structured_definition(f, op)));
@@ -221,6 +239,26 @@ std::string generate_functions_cpp(const NativeFunctions& functions) {
                                                {"source", source_file_name(functions.path)},
                                                {"definitions", definitions},
                                            });
+}
+
+std::string generate_composite_functions_h(const NativeFunctions& functions) {
+  TemplateLines declarations;
+  for (const NativeFunction& f : functions.functions) {
+    if (!f.composite) continue;
+    const CppSignature sig = function_signature(f);
+    declarations.push_back(fill_template("CompositeFunctions.h.declaration.in",
+                                         {
+                                             {"schema", f.func.str()},
+                                             {"return_type", sig.return_type},
+                                             {"name", f.func.name.cpp_name()},
+                                             {"parameters", sig.parameter_list(false)},
+                                         }));
+  }
+  return fill_template("CompositeFunctions.h.in",
+                       {
+                           {"source", source_file_name(functions.path)},
+                           {"composite_functions", declarations},
+                       });
 }
 
 }  // namespace bp::codegen

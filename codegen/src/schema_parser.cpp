@@ -23,7 +23,7 @@ bool is_supported_type(const Type& type) {
     case BaseKind::Bool:
     case BaseKind::Str: return !type.is_list && !type.is_optional;
     case BaseKind::ScalarType:
-    case BaseKind::Device: return !type.is_list && type.is_optional;
+    case BaseKind::Device: return !type.is_list;  // ScalarType, ScalarType?, Device, Device?
   }
   return false;
 }
@@ -32,7 +32,7 @@ namespace {
 
 constexpr std::string_view kSupportedTypes =
     "Tensor, Tensor?, Tensor[], Scalar, int, int?, int[], int[N], int[]?, int[N]?, bool, float, "
-    "float?, str, ScalarType?, Device?";
+    "float?, str, ScalarType, ScalarType?, Device, Device?";
 
 bool is_identifier_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -120,7 +120,9 @@ std::string default_problem(const Type& type, std::string_view value) {
     case BaseKind::Str:
       return is_string_literal(value) ? "" : "expected a quoted string such as 'none'";
     case BaseKind::ScalarType:
-    case BaseKind::Device: return "expected None";
+    case BaseKind::Device:
+      return fmt::format("a {0} argument can only default to None (as '{0}?')",
+                         base_kind_name(type.base));
   }
   return "unexpected default";
 }

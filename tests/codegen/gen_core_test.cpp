@@ -27,7 +27,7 @@ bool contains(const std::string& text, const std::string& piece) {
 
 }  // namespace
 
-TEST_CASE("core generation writes eight files under the two output folders") {
+TEST_CASE("core generation writes nine files under the two output folders") {
   const auto files = generate_core(ops(), "pub", "int");
   std::vector<std::string> paths;
   for (const auto& f : files) paths.push_back(f.path.generic_string());
@@ -39,6 +39,7 @@ TEST_CASE("core generation writes eight files under the two output folders") {
                      "int/core_generated/OpTable.h",
                      "int/core_generated/MetaFunctions.h",
                      "int/core_generated/Kernels.h",
+                     "int/core_generated/CompositeFunctions.h",
                      "int/core_generated/Functions.cpp",
                  });
 }
@@ -111,6 +112,20 @@ TEST_CASE("Tensor methods: receiver is self, const unless self is written") {
                  "\ninline Tensor& Tensor::add_(const Tensor& other, const Scalar& alpha) {\n"
                  "  return bp::detail::method_add__Tensor(*this, other, alpha);\n}\n"));
   CHECK(contains(inl, "\ninline Tensor& Tensor::neg_() {\n  return bp::neg_(*this);\n}\n"));
+}
+
+TEST_CASE("views and copies: const methods returning the view, same call syntax as before") {
+  const std::string inc = generate_tensor_methods_inc(ops());
+  CHECK(contains(inc, "\nTensor view(IntArrayRef size) const;\n"));
+  CHECK(contains(inc,
+                 "\nTensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt, "
+                 "std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;\n"));
+  CHECK(contains(inc, "\nTensor squeeze() const;\nTensor squeeze(int64_t dim) const;\n"));
+  CHECK(contains(inc, "\nTensor to(DType dtype) const;\nTensor to(Device device) const;\n"));
+  const std::string h = generate_functions_h(ops());
+  CHECK(contains(h, "\nTensor transpose(const Tensor& self, int64_t dim0, int64_t dim1);\n"));
+  CHECK(contains(h, "\nTensor method_to_dtype(const Tensor& self, DType dtype);\n"));
+  CHECK_FALSE(contains(h, "\nTensor view("));  // method only, as in PyTorch
 }
 
 TEST_CASE("defaults appear on declarations only") {
@@ -228,9 +243,18 @@ TEST_CASE("Functions.cpp runs meta on copies, then the kernel on what meta left"
     CHECK(contains(cpp, "  std::optional<Tensor> weight_ = weight;\n"));
     CHECK(contains(cpp, "  std::vector<Tensor> tensors_ = tensors;\n"));
   }
-  SUBCASE("composites are not defined here") {
-    CHECK_FALSE(contains(cpp, "matmul("));
-    CHECK_FALSE(contains(cpp, "method_add__Scalar"));
+  SUBCASE("a composite's public function only calls its bp::composite function") {
+    CHECK(contains(cpp,
+                   "\n// matmul(Tensor self, Tensor other) -> Tensor\n"
+                   "Tensor matmul(const Tensor& self, const Tensor& other) {\n"
+                   "  return composite::matmul(self, other);\n}\n"));
+    CHECK(contains(cpp,
+                   "\nTensor& detail::method_add__Scalar(Tensor& self, const Scalar& other, "
+                   "const Scalar& alpha) {\n"
+                   "  return composite::add__Scalar(self, other, alpha);\n}\n"));
+    CHECK(contains(cpp,
+                   "\nTensor& eq_out(Tensor& out, const Tensor& self, const Scalar& other) {\n"
+                   "  return composite::eq_Scalar_out(out, self, other);\n}\n"));
   }
 }
 
@@ -309,6 +333,20 @@ TEST_CASE("MetaFunctions.h: one declaration per meta name, shared by its users")
        pos = h.find(" binary(Tensor&", pos + 1))
     ++binary_count;
   CHECK(binary_count == 1);
+}
+
+TEST_CASE("CompositeFunctions.h: each composite by its cpp name, with its public parameters") {
+  const std::string h = generate_composite_functions_h(ops());
+  CHECK(contains(h, "namespace bp::composite {\n"));
+  CHECK(contains(h,
+                 "\n// add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor\n"
+                 "Tensor add_Scalar(const Tensor& self, const Scalar& other, const Scalar& "
+                 "alpha);\n"));
+  CHECK(contains(
+      h, "\nTensor& add__Scalar(Tensor& self, const Scalar& other, const Scalar& alpha);\n"));
+  CHECK(contains(h, "\nTensor& eq_Scalar_out(Tensor& out, const Tensor& self, const Scalar& "
+                    "other);\n"));
+  CHECK_FALSE(contains(h, " add_out("));  // structured ops are not composites
 }
 
 TEST_CASE("Kernels: the device is the first written tensor's, and arguments become ABI values") {

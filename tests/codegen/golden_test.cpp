@@ -49,6 +49,6 @@ TEST_CASE("golden: the backend files for vendor.yaml") {
 TEST_CASE("golden: the core files for ops_small.yaml") {
   const NativeFunctions ops = load_native_functions((golden_dir() / "ops_small.yaml").string());
   const auto files = generate_core(ops, "public", "internal");
-  REQUIRE(files.size() == 8);
+  REQUIRE(files.size() == 9);
   check_against_golden(files, "core");
 }

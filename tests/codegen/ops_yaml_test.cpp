@@ -163,9 +163,15 @@ TEST_CASE("kernels cannot take a Device, so a structured op cannot have one") {
                  "Tensor(a!)\n  structured: true\n") ==
         "ops.yaml:1:9: error: structured op 'arange.out' has argument 'Device? device': kernels "
         "cannot take a Device? (make the op composite instead)");
+  CHECK(error_in("- func: to.out(Tensor self, Device device, *, Tensor(a!) out) -> Tensor(a!)\n"
+                 "  structured: true\n") ==
+        "ops.yaml:1:9: error: structured op 'to.out' has argument 'Device device': kernels "
+        "cannot take a Device (make the op composite instead)");
   CHECK(error_in(
             "- func: arange(Scalar end, *, Device? device=None) -> Tensor\n  composite: true\n") ==
         "<no error>");
+  CHECK(error_in("- func: to.device(Tensor(a) self, Device device) -> Tensor(a)\n"
+                 "  composite: true\n") == "<no error>");
 }
 
 TEST_CASE("a structured op writes its out= arguments or self") {

@@ -100,6 +100,33 @@ TEST_CASE("types: lists with and without a size, optionals, every base kind") {
   CHECK(s.arguments[9].type.base == BaseKind::Scalar);
 }
 
+TEST_CASE("a ScalarType or a Device may be required as well as optional") {
+  const FunctionSchema s =
+      parse_schema("to.dtype_device(Tensor(a) self, Device device, ScalarType dtype) -> Tensor(a)");
+  CHECK(s.arguments[1].type == Type{BaseKind::Device, false, std::nullopt, false});
+  CHECK(s.arguments[2].type.str() == "ScalarType");
+  CHECK(syntax_error_of("f(Tensor self, ScalarType dtype=None) -> Tensor") ==
+        "column 33: bad default 'None' for 'ScalarType dtype': only an optional type "
+        "('ScalarType?') may default to None");
+  CHECK(syntax_error_of("f(Tensor self, Device device=cpu) -> Tensor") ==
+        "column 30: bad default 'cpu' for 'Device device': a Device argument can only default "
+        "to None (as 'Device?')");
+}
+
+TEST_CASE("a view's (a) annotation marks an alias that is not written") {
+  const FunctionSchema s = parse_schema(
+      "slice.Tensor(Tensor(a) self, int dim=0, int? start=None, int? end=None, int step=1) -> "
+      "Tensor(a)");
+  CHECK(s.arguments[0].annotation == AliasAnnotation{"a", false});
+  CHECK_FALSE(s.arguments[0].is_write());
+  CHECK(s.returns[0].annotation == AliasAnnotation{"a", false});
+  CHECK_FALSE(s.returns[0].is_write());
+  CHECK(s.arguments[2].default_value == "None");
+  CHECK(s.str() ==
+        "slice.Tensor(Tensor(a) self, int dim=0, int? start=None, int? end=None, int step=1) -> "
+        "Tensor(a)");
+}
+
 TEST_CASE("operator names: overload name, in-place convention, C++ name") {
   CHECK(parse_schema("copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)").name.cpp_name() ==
         "copy_");
@@ -157,12 +184,12 @@ TEST_CASE("a malformed schema says what was expected at which column") {
 TEST_CASE("an unknown or unsupported type is named, with the types that exist") {
   CHECK(syntax_error_of("add(Tensor self, Tensr other) -> Tensor") ==
         "column 18: unknown type 'Tensr' (Backplane types: Tensor, Tensor?, Tensor[], Scalar, "
-        "int, int?, int[], int[N], int[]?, int[N]?, bool, float, float?, str, ScalarType?, "
-        "Device?)");
+        "int, int?, int[], int[N], int[]?, int[N]?, bool, float, float?, str, ScalarType, "
+        "ScalarType?, Device, Device?)");
   CHECK(syntax_error_of("f(float[] xs) -> Tensor") ==
         "column 3: type 'float[]' is not supported (Backplane types: Tensor, Tensor?, Tensor[], "
         "Scalar, int, int?, int[], int[N], int[]?, int[N]?, bool, float, float?, str, "
-        "ScalarType?, Device?)");
+        "ScalarType, ScalarType?, Device, Device?)");
   CHECK(syntax_error_of("f(Tensor self) -> int")
             .starts_with("column 19: return type 'int' is not supported: ops return Tensor or a "
                          "tuple of Tensors"));

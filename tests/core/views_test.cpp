@@ -106,6 +106,16 @@ TEST_CASE("slice takes negative and clamped bounds and a positive step") {
         std::vector<float>{3});
 }
 
+TEST_CASE("slice without bounds runs from the start or to the end of the dim") {
+  const Tensor t = iota({2, 5});
+  CHECK(shape_of(t.slice()) == Shape{2, 5});
+  CHECK(t.slice(1, std::nullopt, 2).contiguous().to_vector<float>() ==
+        std::vector<float>{0, 1, 5, 6});
+  CHECK(t.slice(1, 3).contiguous().to_vector<float>() == std::vector<float>{3, 4, 8, 9});
+  CHECK(bp::slice(t, -1, std::nullopt, std::nullopt, 2).contiguous().to_vector<float>() ==
+        std::vector<float>{0, 2, 4, 5, 7, 9});
+}
+
 TEST_CASE("select removes a dim and checks the index") {
   const Tensor t = iota({3, 4});
   CHECK(t.select(0, 1).to_vector<float>() == std::vector<float>{4, 5, 6, 7});
@@ -173,4 +183,20 @@ TEST_CASE("flatten gives one dim, copying only when the layout needs it") {
   CHECK(shares_storage(t.flatten(), t));
   CHECK(t.transpose(0, 1).flatten().to_vector<float>() == std::vector<float>{0, 3, 1, 4, 2, 5});
   CHECK(shape_of(empty({}).flatten()) == Shape{1});
+}
+
+TEST_CASE("flatten joins the dims from start_dim to end_dim") {
+  const Tensor t = iota({2, 3, 4, 5});
+  CHECK(shape_of(t.flatten(1)) == Shape{2, 60});
+  CHECK(shape_of(t.flatten(1, 2)) == Shape{2, 12, 5});
+  CHECK(shape_of(bp::flatten(t, 0, -2)) == Shape{24, 5});
+  CHECK(shares_storage(t.flatten(1, 2), t));
+  CHECK(t.flatten(2, 2).impl() == t.impl());  // one dim joined with itself: the tensor itself
+  CHECK(shape_of(empty({}).flatten(0, -1)) == Shape{1});
+  check_invalid_argument(
+      [&] { t.flatten(2, 1); },
+      {"flatten: start_dim 2 comes after end_dim 1 (dims 2 and 1 of a tensor of shape [2, 3, 4, "
+       "5])"});
+  check_invalid_argument([&] { t.flatten(4); },
+                         {"flatten: dim 4 is out of range for a tensor of 4 dims"});
 }

@@ -104,25 +104,10 @@ class Tensor {
   }
   std::string str() const;  // "Tensor[2, 3] Float cpu"
 
-  // Views: new metadata over the same storage, no copy. Errors name the op and the shapes.
-  Tensor view(IntArrayRef sizes) const;     // needs compatible strides; -1 infers one size
-  Tensor reshape(IntArrayRef sizes) const;  // a view when possible, else a contiguous copy
-  Tensor permute(IntArrayRef dims) const;
-  Tensor transpose(int64_t dim0, int64_t dim1) const;
-  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
-  Tensor select(int64_t dim, int64_t index) const;
-  Tensor expand(IntArrayRef sizes) const;  // -1 keeps a size; new leading dims allowed
-  Tensor squeeze() const;
-  Tensor squeeze(int64_t dim) const;
-  Tensor unsqueeze(int64_t dim) const;
-  Tensor flatten() const;
-
-  // Copies (the copy_ kernel of the target device).
-  Tensor contiguous() const;  // *this when already contiguous
-  Tensor clone() const;
-  Tensor to(Device device) const;  // *this when already there
-  Tensor to(DType dtype) const;    // *this when already that dtype
-  Tensor cpu() const { return to(Device::cpu()); }
+  // Views (view, reshape, permute, transpose, slice, select, expand, squeeze, unsqueeze,
+  // flatten) and copies (contiguous, clone, to) are ops of ops.yaml, declared with the other
+  // methods below.
+  Tensor cpu() const { return to(Device::cpu()); }  // *this when already on the host
 
   // Autograd (docs/autograd.md), with PyTorch's meaning. Only floating-point tensors can
   // require grad.

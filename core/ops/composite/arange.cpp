@@ -2,16 +2,18 @@
 // device, and the arange.start_out kernel fills it.
 #include <backplane/backplane.h>
 
+#include <core_generated/CompositeFunctions.h>
+
 #include <core_generated/Kernels.h>
 #include <core_generated/MetaFunctions.h>
 
-namespace bp {
+namespace bp::composite {
 
 Tensor arange(const Scalar& end, std::optional<DType> dtype, std::optional<Device> device) {
-  return arange(0, end, 1, dtype, device);
+  return arange_start_step(0, end, 1, dtype, device);
 }
 
-Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
+Tensor arange_start_step(const Scalar& start, const Scalar& end, const Scalar& step,
               std::optional<DType> dtype, std::optional<Device> device) {
   const std::array<OutputSpec, 1> specs = meta::arange_start_out(start, end, step);
   Tensor out =
@@ -20,4 +22,4 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
   return out;
 }
 
-}  // namespace bp
+}  // namespace bp::composite

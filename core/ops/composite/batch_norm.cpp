@@ -2,7 +2,9 @@
 // input, so there is nothing to update and momentum is not read.
 #include <backplane/backplane.h>
 
-namespace bp {
+#include <core_generated/CompositeFunctions.h>
+
+namespace bp::composite {
 
 Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& bias, const std::optional<Tensor>& running_mean,
@@ -22,4 +24,4 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
   return batch_norm_inference(input, weight, bias, *running_mean, *running_var, eps);
 }
 
-}  // namespace bp
+}  // namespace bp::composite

@@ -2,14 +2,16 @@
 // 0-dim tensor.
 #include <backplane/backplane.h>
 
-namespace bp {
+#include <core_generated/CompositeFunctions.h>
+
+namespace bp::composite {
 
 Tensor sum(const Tensor& self, std::optional<DType> dtype) {
-  return sum(self, std::nullopt, /*keepdim=*/false, dtype);
+  return bp::sum(self, std::nullopt, /*keepdim=*/false, dtype);
 }
 
 Tensor mean(const Tensor& self, std::optional<DType> dtype) {
-  return mean(self, std::nullopt, /*keepdim=*/false, dtype);
+  return bp::mean(self, std::nullopt, /*keepdim=*/false, dtype);
 }
 
-}  // namespace bp
+}  // namespace bp::composite

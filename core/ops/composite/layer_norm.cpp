@@ -2,9 +2,11 @@
 // the per-group mean and reciprocal standard deviation it returns beside it.
 #include <backplane/backplane.h>
 
+#include <core_generated/CompositeFunctions.h>
+
 #include <tuple>
 
-namespace bp {
+namespace bp::composite {
 
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape,
                   const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
@@ -12,4 +14,4 @@ Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape,
   return std::get<0>(native_layer_norm(input, normalized_shape, weight, bias, eps));
 }
 
-}  // namespace bp
+}  // namespace bp::composite

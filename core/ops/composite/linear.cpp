@@ -2,11 +2,13 @@
 // bias is added by the matrix product itself wherever a backend fuses it.
 #include <backplane/backplane.h>
 
+#include <core_generated/CompositeFunctions.h>
+
 #include "tensor/shape.h"
 
 #include <fmt/format.h>
 
-namespace bp {
+namespace bp::composite {
 
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
   if (!input.defined() || !weight.defined()) {
@@ -42,4 +44,4 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
   return out.view(out_shape);
 }
 
-}  // namespace bp
+}  // namespace bp::composite

@@ -1,11 +1,13 @@
 // matmul with PyTorch's semantics, over mm, bmm and views.
 #include <backplane/backplane.h>
 
+#include <core_generated/CompositeFunctions.h>
+
 #include "tensor/shape.h"
 
 #include <fmt/format.h>
 
-namespace bp {
+namespace bp::composite {
 namespace {
 
 DimVector leading_dims(const Tensor& t, int64_t count) {
@@ -89,4 +91,4 @@ Tensor matmul(const Tensor& self, const Tensor& other) {
   return batched_matmul(self, other);
 }
 
-}  // namespace bp
+}  // namespace bp::composite

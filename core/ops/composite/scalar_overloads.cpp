@@ -4,7 +4,9 @@
 // to self's device in the dtype the op computes in.
 #include <backplane/backplane.h>
 
-namespace bp {
+#include <core_generated/CompositeFunctions.h>
+
+namespace bp::composite {
 namespace {
 
 // The widest type of the number's kind, as PyTorch wraps numbers, so no precision is lost
@@ -18,51 +20,38 @@ Tensor wrap_number(const Scalar& value) {
 
 }  // namespace
 
-Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+Tensor add_Scalar(const Tensor& self, const Scalar& other, const Scalar& alpha) {
   return add(self, wrap_number(other), alpha);
 }
-Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+Tensor sub_Scalar(const Tensor& self, const Scalar& other, const Scalar& alpha) {
   return sub(self, wrap_number(other), alpha);
 }
-Tensor mul(const Tensor& self, const Scalar& other) { return mul(self, wrap_number(other)); }
-Tensor div(const Tensor& self, const Scalar& other) { return div(self, wrap_number(other)); }
-Tensor eq(const Tensor& self, const Scalar& other) { return eq(self, wrap_number(other)); }
-Tensor lt(const Tensor& self, const Scalar& other) { return lt(self, wrap_number(other)); }
-Tensor gt(const Tensor& self, const Scalar& other) { return gt(self, wrap_number(other)); }
+Tensor mul_Scalar(const Tensor& self, const Scalar& other) { return mul(self, wrap_number(other)); }
+Tensor div_Scalar(const Tensor& self, const Scalar& other) { return div(self, wrap_number(other)); }
+Tensor eq_Scalar(const Tensor& self, const Scalar& other) { return eq(self, wrap_number(other)); }
+Tensor lt_Scalar(const Tensor& self, const Scalar& other) { return lt(self, wrap_number(other)); }
+Tensor gt_Scalar(const Tensor& self, const Scalar& other) { return gt(self, wrap_number(other)); }
 
-Tensor& eq_out(Tensor& out, const Tensor& self, const Scalar& other) {
+Tensor& eq_Scalar_out(Tensor& out, const Tensor& self, const Scalar& other) {
   return eq_out(out, self, wrap_number(other));
 }
-Tensor& lt_out(Tensor& out, const Tensor& self, const Scalar& other) {
+Tensor& lt_Scalar_out(Tensor& out, const Tensor& self, const Scalar& other) {
   return lt_out(out, self, wrap_number(other));
 }
-Tensor& gt_out(Tensor& out, const Tensor& self, const Scalar& other) {
+Tensor& gt_Scalar_out(Tensor& out, const Tensor& self, const Scalar& other) {
   return gt_out(out, self, wrap_number(other));
 }
 
-namespace detail {
-
-Tensor& method_add__Scalar(Tensor& self, const Scalar& other, const Scalar& alpha) {
+Tensor& add__Scalar(Tensor& self, const Scalar& other, const Scalar& alpha) {
   return self.add_(wrap_number(other), alpha);
 }
-Tensor& method_sub__Scalar(Tensor& self, const Scalar& other, const Scalar& alpha) {
+Tensor& sub__Scalar(Tensor& self, const Scalar& other, const Scalar& alpha) {
   return self.sub_(wrap_number(other), alpha);
 }
-Tensor& method_mul__Scalar(Tensor& self, const Scalar& other) {
-  return self.mul_(wrap_number(other));
-}
-Tensor& method_div__Scalar(Tensor& self, const Scalar& other) {
-  return self.div_(wrap_number(other));
-}
-Tensor& method_eq__Scalar(Tensor& self, const Scalar& other) {
-  return self.eq_(wrap_number(other));
-}
-Tensor& method_lt__Scalar(Tensor& self, const Scalar& other) {
-  return self.lt_(wrap_number(other));
-}
-Tensor& method_gt__Scalar(Tensor& self, const Scalar& other) {
-  return self.gt_(wrap_number(other));
-}
+Tensor& mul__Scalar(Tensor& self, const Scalar& other) { return self.mul_(wrap_number(other)); }
+Tensor& div__Scalar(Tensor& self, const Scalar& other) { return self.div_(wrap_number(other)); }
+Tensor& eq__Scalar(Tensor& self, const Scalar& other) { return self.eq_(wrap_number(other)); }
+Tensor& lt__Scalar(Tensor& self, const Scalar& other) { return self.lt_(wrap_number(other)); }
+Tensor& gt__Scalar(Tensor& self, const Scalar& other) { return self.gt_(wrap_number(other)); }
 
-}  // namespace detail
-}  // namespace bp
+}  // namespace bp::composite

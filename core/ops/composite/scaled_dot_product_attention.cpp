@@ -4,6 +4,8 @@
 // softmax and comes out as NaN, as in that path.
 #include <backplane/backplane.h>
 
+#include <core_generated/CompositeFunctions.h>
+
 #include "../meta/attention.h"
 #include "dispatch/dispatch.h"
 #include "tensor/shape.h"
@@ -14,7 +16,7 @@
 #include <limits>
 #include <optional>
 
-namespace bp {
+namespace bp::composite {
 namespace {
 
 constexpr std::string_view kOp = "scaled_dot_product_attention";
@@ -126,15 +128,15 @@ Tensor attention(const Tensor& query, const Tensor& key, const Tensor& value,
   }
 
   const double scale_factor = scale.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1))));
-  Tensor scores = matmul(mul(query, scale_factor), key.transpose(-2, -1));
+  Tensor scores = bp::matmul(mul(query, scale_factor), key.transpose(-2, -1));
   const Tensor minus_infinity =
       full({}, -std::numeric_limits<double>::infinity(), scores.dtype(), scores.device());
   if (is_causal) {
     // Query position i attends to key positions 0..i (the mask is aligned top-left).
     const int64_t target = query.size(-2);
     const int64_t source = key.size(-2);
-    const Tensor future = gt(arange(source, kInt64, scores.device()).view({1, source}),
-                             arange(target, kInt64, scores.device()).view({target, 1}));
+    const Tensor future = gt(bp::arange(source, kInt64, scores.device()).view({1, source}),
+                             bp::arange(target, kInt64, scores.device()).view({target, 1}));
     scores = where(future, minus_infinity, scores);
   } else if (has_mask) {
     if (attn_mask->dtype() == kBool) {
@@ -148,7 +150,7 @@ Tensor attention(const Tensor& query, const Tensor& key, const Tensor& value,
                       kOp, dtype_name(scores.dtype()), dtype_name(attn_mask->dtype())));
     }
   }
-  return matmul(softmax(scores, -1), value);
+  return bp::matmul(softmax(scores, -1), value);
 }
 
 }  // namespace
@@ -188,4 +190,4 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
   return attention(query, key, value, mask, is_causal, scale);
 }
 
-}  // namespace bp
+}  // namespace bp::composite

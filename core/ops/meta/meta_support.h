@@ -7,7 +7,7 @@
 #include "tensor/shape.h"
 #include "tensor/type_promotion.h"
 
-#include <backplane/tensor.h>
+#include <backplane/backplane.h>  // Tensor and its methods (views, to)
 
 #include <bitset>
 #include <initializer_list>

@@ -1,6 +1,8 @@
 // Copies: within a device through its copy_ kernel, between devices through the backends'
-// memory functions.
+// memory functions. The copy ops of ops.yaml, and reading a tensor's values to the host.
 #include <backplane/backplane.h>
+
+#include <core_generated/CompositeFunctions.h>
 
 #include "runtime/registry.h"
 #include "tensor/copy_contiguous.h"
@@ -78,33 +80,37 @@ void copy_contiguous(const Tensor& source, const Tensor& target) {
 
 }  // namespace detail
 
-Tensor Tensor::contiguous() const {
-  if (is_contiguous()) return *this;
-  return clone();
+namespace composite {
+
+Tensor contiguous(const Tensor& self) {
+  if (self.is_contiguous()) return self;
+  return self.clone();
 }
 
-Tensor Tensor::clone() const {
-  Tensor result = empty(sizes(), dtype(), device());
-  result.copy_(*this);
+Tensor clone(const Tensor& self) {
+  Tensor result = empty(self.sizes(), self.dtype(), self.device());
+  result.copy_(self);
   return result;
 }
 
-Tensor Tensor::to(Device target) const {
-  if (device() == target) return *this;
-  const Device source = device();
+Tensor to_device(const Tensor& self, Device device) {
+  if (self.device() == device) return self;
+  const Device source = self.device();
   // Two backends with memory of their own meet on the host.
-  if (source.type() != target.type() && memory_owner(source) && memory_owner(target)) {
-    return to(Device::cpu()).to(target);
+  if (source.type() != device.type() && memory_owner(source) && memory_owner(device)) {
+    return self.to(Device::cpu()).to(device);
   }
-  return transfer_contiguous(contiguous(), target);
+  return transfer_contiguous(self.contiguous(), device);
 }
 
-Tensor Tensor::to(DType dtype) const {
-  if (this->dtype() == dtype) return *this;
-  Tensor result = empty(sizes(), dtype, device());
-  result.copy_(*this);
+Tensor to_dtype(const Tensor& self, DType dtype) {
+  if (self.dtype() == dtype) return self;
+  Tensor result = empty(self.sizes(), dtype, self.device());
+  result.copy_(self);
   return result;
 }
+
+}  // namespace composite
 
 template <typename T>
 std::vector<T> Tensor::to_vector() const {

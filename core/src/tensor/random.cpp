@@ -1,6 +1,6 @@
 // randn and rand: values come from one seeded host generator and are then copied to the
 // device, so a seed gives the same numbers on every backend.
-#include <backplane/factories.h>
+#include <backplane/backplane.h>
 
 #include <backplane/sdk/dispatch.hpp>
 
