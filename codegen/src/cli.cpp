@@ -6,6 +6,7 @@
 #include <map>
 
 #include "backend_loader.h"
+#include "derivatives_loader.h"
 #include "diagnostics.h"
 #include "file_writer.h"
 #include "gen_backend.h"
@@ -18,9 +19,11 @@ namespace {
 
 constexpr const char* kUsage =
     "usage:\n"
-    "  bp-codegen core    --ops OPS_YAML --public-out DIR --internal-out DIR\n"
+    "  bp-codegen core    --ops OPS_YAML --derivatives DERIVATIVES_YAML --public-out DIR\n"
+    "                     --internal-out DIR\n"
     "  bp-codegen backend --ops OPS_YAML --backend BACKEND_YAML --out DIR\n"
-    "  bp-codegen check   --ops OPS_YAML [--backend BACKEND_YAML]\n";
+    "  bp-codegen check   --ops OPS_YAML [--derivatives DERIVATIVES_YAML] "
+    "[--backend BACKEND_YAML]\n";
 
 struct UsageError {
   std::string message;
@@ -55,11 +58,15 @@ void run_command(const std::vector<std::string>& args, std::ostream& out) {
   if (args.empty()) throw UsageError{"missing command"};
   const std::string& command = args[0];
   if (command == "core") {
-    const Options options = parse_options(args, {"--ops", "--public-out", "--internal-out"});
+    const Options options =
+        parse_options(args, {"--ops", "--derivatives", "--public-out", "--internal-out"});
     const std::string& ops = required(options, "--ops");
     const std::string& public_out = required(options, "--public-out");
     const std::string& internal_out = required(options, "--internal-out");
-    write_files(generate_core(load_native_functions(ops), public_out, internal_out));
+    const std::string& derivatives = required(options, "--derivatives");
+    const NativeFunctions functions = load_native_functions(ops);
+    write_files(generate_core(functions, load_derivatives(derivatives, functions), public_out,
+                              internal_out));
   } else if (command == "backend") {
     const Options options = parse_options(args, {"--ops", "--backend", "--out"});
     const std::string& ops = required(options, "--ops");
@@ -68,8 +75,11 @@ void run_command(const std::vector<std::string>& args, std::ostream& out) {
     const NativeFunctions functions = load_native_functions(ops);
     write_files(generate_backend(load_backend_config(backend, functions), out_dir));
   } else if (command == "check") {
-    const Options options = parse_options(args, {"--ops", "--backend"});
+    const Options options = parse_options(args, {"--ops", "--derivatives", "--backend"});
     const NativeFunctions functions = load_native_functions(required(options, "--ops"));
+    if (auto it = options.find("--derivatives"); it != options.end()) {
+      load_derivatives(it->second, functions);
+    }
     if (auto it = options.find("--backend"); it != options.end()) {
       load_backend_config(it->second, functions);
     }

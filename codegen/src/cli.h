@@ -1,7 +1,7 @@
 // The bp-codegen command line, as a function so that tests run it in-process:
-//   bp-codegen core    --ops F --public-out D --internal-out D
+//   bp-codegen core    --ops F --derivatives F --public-out D --internal-out D
 //   bp-codegen backend --ops F --backend F --out D
-//   bp-codegen check   --ops F [--backend F]
+//   bp-codegen check   --ops F [--derivatives F] [--backend F]
 #pragma once
 
 #include <ostream>

@@ -1,5 +1,7 @@
 #include "gen_core.h"
 
+#include "gen_autograd.h"
+
 namespace bp::codegen {
 
 std::string source_file_name(const std::string& source_path) {
@@ -7,6 +9,7 @@ std::string source_file_name(const std::string& source_path) {
 }
 
 std::vector<GeneratedFile> generate_core(const NativeFunctions& functions,
+                                         const Derivatives& derivatives,
                                          const std::filesystem::path& public_out,
                                          const std::filesystem::path& internal_out) {
   const auto api = public_out / "backplane" / "generated";
@@ -20,7 +23,9 @@ std::vector<GeneratedFile> generate_core(const NativeFunctions& functions,
       {internal / "MetaFunctions.h", generate_meta_functions_h(functions)},
       {internal / "Kernels.h", generate_kernels_h(functions)},
       {internal / "CompositeFunctions.h", generate_composite_functions_h(functions)},
-      {internal / "Functions.cpp", generate_functions_cpp(functions)},
+      {internal / "Functions.cpp", generate_functions_cpp(functions, derivatives)},
+      {internal / "Autograd.h", generate_autograd_h(derivatives)},
+      {internal / "Autograd.cpp", generate_autograd_cpp(derivatives)},
   };
 }
 

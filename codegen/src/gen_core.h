@@ -9,13 +9,15 @@
 #include <vector>
 
 #include "code_template.h"
+#include "derivatives.h"
 #include "file_writer.h"
 #include "model.h"
 
 namespace bp::codegen {
 
-// All nine files, with their full paths.
+// All eleven files, with their full paths. `derivatives` was read against `functions`.
 std::vector<GeneratedFile> generate_core(const NativeFunctions& functions,
+                                         const Derivatives& derivatives,
                                          const std::filesystem::path& public_out,
                                          const std::filesystem::path& internal_out);
 
@@ -23,8 +25,10 @@ std::vector<GeneratedFile> generate_core(const NativeFunctions& functions,
 std::string generate_functions_h(const NativeFunctions& functions);
 std::string generate_tensor_methods_inc(const NativeFunctions& functions);
 std::string generate_tensor_methods_inline_h(const NativeFunctions& functions);
-std::string generate_functions_cpp(const NativeFunctions& functions);
+std::string generate_functions_cpp(const NativeFunctions& functions,
+                                   const Derivatives& derivatives);
 std::string generate_composite_functions_h(const NativeFunctions& functions);
+// (gen_autograd.cpp: generate_autograd_h, generate_autograd_cpp)
 // (gen_core_dispatch.cpp)
 std::string generate_op_table_h(const NativeFunctions& functions);
 std::string generate_meta_functions_h(const NativeFunctions& functions);

@@ -5,6 +5,7 @@
 
 #include "cpp_types.h"
 #include "embedded_templates.h"
+#include "gen_autograd.h"
 #include "gen_core.h"
 #include "signatures.h"
 
@@ -23,7 +24,8 @@ enum class OutputHandling {
 // The definition of a function that runs structured op `op` for entry `f` (`f` is `op` itself,
 // or one of its delegates, whose arguments are `op`'s non-out arguments):
 // Functions.cpp.definition.in.
-TemplateValues structured_definition(const NativeFunction& f, const NativeFunction& op) {
+TemplateValues structured_definition(const NativeFunction& f, const NativeFunction& op,
+                                     const Derivatives& derivatives) {
   const auto inputs = op.func.non_out_arguments();
   const auto outs = op.func.out_arguments();
   std::vector<const Argument*> written_inputs;  // f's written positional arguments
@@ -123,6 +125,7 @@ TemplateValues structured_definition(const NativeFunction& f, const NativeFuncti
       {"return_type", sig.return_type},
       {"name", has_detail_method_function(f) ? "detail::" + sig.name : sig.name},
       {"parameters", sig.parameter_list(false)},
+      {"autograd", autograd_prologue(f, derivatives)},
       {"argument_copies", copies},
       {"specs", outs.empty() ? "" : "auto specs = "},
       {"meta", op.meta},
@@ -138,13 +141,14 @@ TemplateValues structured_definition(const NativeFunction& f, const NativeFuncti
 
 // The public function of composite op `f`, which calls composite::<cpp name>
 // (Functions.cpp.composite.in).
-TemplateValues composite_definition(const NativeFunction& f) {
+TemplateValues composite_definition(const NativeFunction& f, const Derivatives& derivatives) {
   const CppSignature sig = function_signature(f);
   return {
       {"schema", f.func.str()},
       {"return_type", sig.return_type},
       {"name", has_detail_method_function(f) ? "detail::" + sig.name : sig.name},
       {"parameters", sig.parameter_list(false)},
+      {"autograd", autograd_prologue(f, derivatives)},
       {"cpp_name", f.func.name.cpp_name()},
       {"arguments", sig.argument_list()},
   };
@@ -224,16 +228,18 @@ std::string generate_tensor_methods_inline_h(const NativeFunctions& functions) {
                                                    });
 }
 
-std::string generate_functions_cpp(const NativeFunctions& functions) {
+std::string generate_functions_cpp(const NativeFunctions& functions,
+                                   const Derivatives& derivatives) {
   TemplateLines definitions;
   for (const NativeFunction& f : functions.functions) {
     if (f.composite) {
-      definitions.push_back(fill_template("Functions.cpp.composite.in", composite_definition(f)));
+      definitions.push_back(
+          fill_template("Functions.cpp.composite.in", composite_definition(f, derivatives)));
       continue;
     }
     const NativeFunction& op = f.structured ? f : *functions.find(*f.structured_delegate);
     definitions.push_back(
-        fill_template("Functions.cpp.definition.in", structured_definition(f, op)));
+        fill_template("Functions.cpp.definition.in", structured_definition(f, op, derivatives)));
   }
   return fill_template("Functions.cpp.in", {
                                                {"source", source_file_name(functions.path)},

@@ -29,11 +29,13 @@ TEST_CASE("bad usage prints the usage to stderr and exits 2") {
             .err.starts_with("bp-codegen: missing option '--public-out'\n"));
 }
 
-TEST_CASE("core writes all nine files, and a second run rewrites none") {
+TEST_CASE("core writes all eleven files, and a second run rewrites none") {
   TempDir dir;
   const std::vector<std::string> args = {"core",
                                          "--ops",
                                          ops_yaml_path().string(),
+                                         "--derivatives",
+                                         derivatives_yaml_path().string(),
                                          "--public-out",
                                          (dir / "public").string(),
                                          "--internal-out",
@@ -41,10 +43,11 @@ TEST_CASE("core writes all nine files, and a second run rewrites none") {
   CliResult result = run_codegen(args);
   CHECK(result.err == "");
   REQUIRE(result.status == 0);
-  CHECK(files_under(dir.path()).size() == 9);
+  CHECK(files_under(dir.path()).size() == 11);
   CHECK(fs::exists(dir / "public/backplane/generated/Functions.h"));
   CHECK(fs::exists(dir / "public/backplane/sdk/kernel_dtypes.h"));
   CHECK(fs::exists(dir / "internal/core_generated/OpTable.h"));
+  CHECK(fs::exists(dir / "internal/core_generated/Autograd.cpp"));
 
   const auto before = fs::last_write_time(dir / "internal/core_generated/Kernels.h");
   result = run_codegen(args);
@@ -59,8 +62,9 @@ TEST_CASE("bad ops.yaml: exit 1, the positioned message, and no output at all") 
                                    "  structured: true\n"
                                    "  colour: blue\n");
   const CliResult result =
-      run_codegen({"core", "--ops", ops, "--public-out", (dir / "public").string(),
-                   "--internal-out", (dir / "internal").string()});
+      run_codegen({"core", "--ops", ops, "--derivatives", derivatives_yaml_path().string(),
+                   "--public-out", (dir / "public").string(), "--internal-out",
+                   (dir / "internal").string()});
   CHECK(result.status == 1);
   CHECK(result.err == ops +
                           ":3:3: error: unknown key 'colour' (known keys: func, variants, "

@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "derivatives_loader.h"
 #include "signatures.h"
 #include "test_support.h"
 #include "yaml_loader.h"
@@ -21,14 +22,19 @@ const NativeFunctions& ops() {
   return functions;
 }
 
+const Derivatives& derivatives() {
+  static const Derivatives loaded = load_derivatives(derivatives_yaml_path().string(), ops());
+  return loaded;
+}
+
 bool contains(const std::string& text, const std::string& piece) {
   return text.find(piece) != std::string::npos;
 }
 
 }  // namespace
 
-TEST_CASE("core generation writes nine files under the two output folders") {
-  const auto files = generate_core(ops(), "pub", "int");
+TEST_CASE("core generation writes eleven files under the two output folders") {
+  const auto files = generate_core(ops(), derivatives(), "pub", "int");
   std::vector<std::string> paths;
   for (const auto& f : files) paths.push_back(f.path.generic_string());
   CHECK(paths == std::vector<std::string>{
@@ -41,6 +47,8 @@ TEST_CASE("core generation writes nine files under the two output folders") {
                      "int/core_generated/Kernels.h",
                      "int/core_generated/CompositeFunctions.h",
                      "int/core_generated/Functions.cpp",
+                     "int/core_generated/Autograd.h",
+                     "int/core_generated/Autograd.cpp",
                  });
 }
 
@@ -130,7 +138,7 @@ TEST_CASE("views and copies: const methods returning the view, same call syntax 
 
 TEST_CASE("defaults appear on declarations only") {
   for (const std::string& text :
-       {generate_tensor_methods_inline_h(ops()), generate_functions_cpp(ops())}) {
+       {generate_tensor_methods_inline_h(ops()), generate_functions_cpp(ops(), derivatives())}) {
     std::istringstream lines(text);
     for (std::string line; std::getline(lines, line);) {
       if (line.empty() || line[0] == ' ' || line[0] == '/' || line.back() != '{') continue;
@@ -173,10 +181,12 @@ TEST_CASE("C++ overloads of one name never take the same argument types") {
 }
 
 TEST_CASE("Functions.cpp runs meta on copies, then the kernel on what meta left") {
-  const std::string cpp = generate_functions_cpp(ops());
+  const std::string cpp = generate_functions_cpp(ops(), derivatives());
   SUBCASE("a functional delegate allocates its output") {
     CHECK(contains(cpp,
                    "Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {\n"
+                   "  if (autograd::detail::needs_recording(self, other)) [[unlikely]]\n"
+                   "    return autograd::generated::add_Tensor(self, other, alpha);\n"
                    "  Tensor self_ = self;\n"
                    "  Tensor other_ = other;\n"
                    "  auto specs = meta::binary_with_alpha(self_, other_, alpha);\n"
@@ -188,6 +198,7 @@ TEST_CASE("Functions.cpp runs meta on copies, then the kernel on what meta left"
     CHECK(contains(cpp,
                    "Tensor& add_out(Tensor& out, const Tensor& self, const Tensor& other, const "
                    "Scalar& alpha) {\n"
+                   "  autograd::detail::check_not_recorded(\"add.out\", false, self, other, out);\n"
                    "  Tensor self_ = self;\n"
                    "  Tensor other_ = other;\n"
                    "  auto specs = meta::binary_with_alpha(self_, other_, alpha);\n"
@@ -202,6 +213,7 @@ TEST_CASE("Functions.cpp runs meta on copies, then the kernel on what meta left"
     CHECK(contains(cpp,
                    "Tensor& detail::method_add__Tensor(Tensor& self, const Tensor& other, const "
                    "Scalar& alpha) {\n"
+                   "  autograd::detail::check_not_recorded(\"add_.Tensor\", true, self, other);\n"
                    "  Tensor self_ = self;\n"
                    "  Tensor other_ = other;\n"
                    "  auto specs = meta::binary_with_alpha(self_, other_, alpha);\n"
@@ -213,6 +225,7 @@ TEST_CASE("Functions.cpp runs meta on copies, then the kernel on what meta left"
                    "  return self;\n}\n"));
     CHECK(contains(cpp,
                    "Tensor& neg_(Tensor& self) {\n"
+                   "  autograd::detail::check_not_recorded(\"neg_\", true, self);\n"
                    "  Tensor self_ = self;\n"
                    "  auto specs = meta::unary(self_);\n"
                    "  const detail::ReadTensors read_views{self_};\n"
@@ -229,6 +242,7 @@ TEST_CASE("Functions.cpp runs meta on copies, then the kernel on what meta left"
     CHECK(contains(
         cpp,
         "Tensor& detail::method_copy_(Tensor& self, const Tensor& src, bool non_blocking) {\n"
+        "  autograd::detail::check_not_recorded(\"copy_\", true, self, src);\n"
         "  Tensor self_ = self;\n"
         "  Tensor src_ = src;\n"
         "  meta::copy_(self_, src_, non_blocking);\n"
@@ -242,6 +256,23 @@ TEST_CASE("Functions.cpp runs meta on copies, then the kernel on what meta left"
   SUBCASE("optional and list tensors are copied too") {
     CHECK(contains(cpp, "  std::optional<Tensor> weight_ = weight;\n"));
     CHECK(contains(cpp, "  std::vector<Tensor> tensors_ = tensors;\n"));
+  }
+  SUBCASE("a functional op without a derivatives entry refuses inputs that need a gradient") {
+    CHECK(contains(cpp,
+                   "Tensor relu(const Tensor& self) {\n"
+                   "  if (autograd::detail::needs_recording(self)) [[unlikely]]\n"
+                   "    autograd::detail::refuse_no_formula(\"relu\");\n"
+                   "  Tensor self_ = self;\n"));
+  }
+  SUBCASE("an op whose outputs have no gradient runs as it is") {
+    CHECK(contains(cpp,
+                   "Tensor eq(const Tensor& self, const Tensor& other) {\n"
+                   "  Tensor self_ = self;\n"));
+  }
+  SUBCASE("only the inputs with a formula decide recording") {
+    CHECK(contains(cpp,
+                   "  if (autograd::detail::needs_recording(self, other)) [[unlikely]]\n"
+                   "    return autograd::generated::where_self(condition, self, other);\n"));
   }
   SUBCASE("a composite's public function only calls its bp::composite function") {
     CHECK(contains(cpp,

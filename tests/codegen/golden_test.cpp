@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "backend_loader.h"
+#include "derivatives_loader.h"
 #include "gen_backend.h"
 #include "gen_core.h"
 #include "test_support.h"
@@ -46,9 +47,11 @@ TEST_CASE("golden: the backend files for vendor.yaml") {
   check_against_golden(files, "backend");
 }
 
-TEST_CASE("golden: the core files for ops_small.yaml") {
+TEST_CASE("golden: the core files for ops_small.yaml and derivatives_small.yaml") {
   const NativeFunctions ops = load_native_functions((golden_dir() / "ops_small.yaml").string());
-  const auto files = generate_core(ops, "public", "internal");
-  REQUIRE(files.size() == 9);
+  const Derivatives derivatives =
+      load_derivatives((golden_dir() / "derivatives_small.yaml").string(), ops);
+  const auto files = generate_core(ops, derivatives, "public", "internal");
+  REQUIRE(files.size() == 11);
   check_against_golden(files, "core");
 }

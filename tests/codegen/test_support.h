@@ -18,12 +18,13 @@ namespace bp::codegen::testing {
 
 namespace fs = std::filesystem;
 
-// This folder and ops.yaml come from the build (tests/CMakeLists.txt) as absolute paths:
+// This folder, ops.yaml and derivatives.yaml come from the build (tests/CMakeLists.txt) as absolute paths:
 // __FILE__ is relative wherever the compiler is given relative paths (ccache's base_dir).
 inline fs::path tests_dir() { return BP_CODEGEN_TESTS_DIR; }
 inline fs::path golden_dir() { return tests_dir() / "golden"; }
 
 inline fs::path ops_yaml_path() { return BP_OPS_YAML; }
+inline fs::path derivatives_yaml_path() { return BP_DERIVATIVES_YAML; }
 
 inline std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

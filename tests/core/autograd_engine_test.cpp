@@ -84,7 +84,8 @@ TEST_CASE("an in-place write to a saved tensor is refused at backward, naming th
   const uint64_t before = w._version();
   w.add_(1);
   CHECK(w._version() == before + 1);
-  check_invalid_argument([&] { y.backward(ones_like(y)); }, {"ProductBackward", "other", "in-place"});
+  check_invalid_argument([&] { y.backward(ones_like(y)); },
+                         {"ProductBackward", "other", "in-place"});
 }
 
 TEST_CASE("a failing backward names the op and leaves the graph usable") {
@@ -92,7 +93,8 @@ TEST_CASE("a failing backward names the op and leaves the graph usable") {
   x.requires_grad_();
   bool fail = true;
   const Tensor y = product(x, x, &fail);
-  check_invalid_argument([&] { y.backward(ones_like(y)); }, {"backward of product", "out of device memory"});
+  check_invalid_argument([&] { y.backward(ones_like(y)); },
+                         {"backward of product", "out of device memory"});
   fail = false;
   y.backward(ones_like(y));
   CHECK(read(x.grad()) == std::vector<float>{2, 4});
@@ -110,7 +112,7 @@ TEST_CASE("autograd::grad returns gradients without touching grad()") {
   check_invalid_argument([&] { autograd::grad({y}, {unused}, {ones_like(y)}, true); },
                          {"input 0 is not used", "allow_unused"});
   const std::vector<Tensor> none = autograd::grad({y}, {unused}, {ones_like(y)}, true,
-                                                     /*allow_unused=*/true);
+                                                  /*allow_unused=*/true);
   CHECK(!none[0].defined());
 }
 
@@ -136,9 +138,7 @@ TEST_CASE("nothing is recorded under NoGradGuard, and guards nest") {
   x.requires_grad_();
   {
     const NoGradGuard outer;
-    {
-      const NoGradGuard inner;
-    }
+    { const NoGradGuard inner; }
     CHECK(!is_grad_enabled());
     CHECK(!product(x, x).requires_grad());
   }

@@ -10,7 +10,7 @@
 namespace bp::composite {
 
 Tensor arange(const Scalar& end, std::optional<DType> dtype, std::optional<Device> device) {
-  return arange_start_step(0, end, 1, dtype, device);
+  return bp::arange(0, end, 1, dtype, device);
 }
 
 Tensor arange_start_step(const Scalar& start, const Scalar& end, const Scalar& step,

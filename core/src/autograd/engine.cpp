@@ -23,9 +23,10 @@ std::string shape_string(IntArrayRef sizes) { return fmt::format("[{}]", fmt::jo
 std::vector<Tensor> root_gradients(const char* api, const std::vector<Tensor>& outputs,
                                    const std::vector<Tensor>& grad_outputs) {
   if (!grad_outputs.empty() && grad_outputs.size() != outputs.size()) {
-    throw Error(fmt::format("{}: {} outputs but {} grad_outputs; pass one gradient per output "
-                            "or none",
-                            api, outputs.size(), grad_outputs.size()));
+    throw Error(
+        fmt::format("{}: {} outputs but {} grad_outputs; pass one gradient per output "
+                    "or none",
+                    api, outputs.size(), grad_outputs.size()));
   }
   std::vector<Tensor> gradients;
   gradients.reserve(outputs.size());
@@ -42,10 +43,10 @@ std::vector<Tensor> root_gradients(const char* api, const std::vector<Tensor>& o
     const Tensor* given = grad_outputs.empty() ? nullptr : &grad_outputs[i];
     if (given != nullptr && given->defined()) {
       if (given->sizes() != output.sizes()) {
-        throw Error(fmt::format("{}: the gradient for output {} has shape {}, but the output "
-                                "has shape {}",
-                                api, i, shape_string(given->sizes()),
-                                shape_string(output.sizes())));
+        throw Error(
+            fmt::format("{}: the gradient for output {} has shape {}, but the output "
+                        "has shape {}",
+                        api, i, shape_string(given->sizes()), shape_string(output.sizes())));
       }
       gradients.push_back(given->to(output.dtype()).to(output.device()));
     } else if (output.numel() == 1) {
@@ -66,10 +67,10 @@ Tensor fit_to_input(const Node& node, size_t index, Tensor gradient) {
   const InputMetadata& input = node.input_metadata()[index];
   if (gradient.sizes() != input.sizes.ref()) {
     if (!formulas::is_expandable_to(input.sizes, gradient.sizes())) {
-      throw Error(fmt::format("{}: the gradient for input {} has shape {}, which does not "
-                              "reduce to the input's shape {}",
-                              node.name(), index, shape_string(gradient.sizes()),
-                              shape_string(input.sizes)));
+      throw Error(fmt::format(
+          "{}: the gradient for input {} has shape {}, which does not "
+          "reduce to the input's shape {}",
+          node.name(), index, shape_string(gradient.sizes()), shape_string(input.sizes)));
     }
     gradient = formulas::sum_to(gradient, input.sizes);
   }
@@ -119,8 +120,8 @@ class GraphTask {
       buffers_.erase(node);
       capture(node, grads);
       const bool skip = !accumulate_leaves_ && dynamic_cast<AccumulateGrad*>(node) != nullptr;
-      const bool any = std::any_of(grads.begin(), grads.end(),
-                                   [](const Tensor& g) { return g.defined(); });
+      const bool any =
+          std::any_of(grads.begin(), grads.end(), [](const Tensor& g) { return g.defined(); });
       std::vector<Tensor> input_grads;
       if (any && !skip) {
         input_grads = call(*node, std::move(grads));
@@ -227,9 +228,10 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
   std::vector<Edge> captures;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined() || !requires_grad(inputs[i])) {
-      throw Error(fmt::format("autograd::grad: input {} does not require grad, so it has no "
-                              "gradient; call requires_grad_() on it before the forward pass",
-                              i));
+      throw Error(
+          fmt::format("autograd::grad: input {} does not require grad, so it has no "
+                      "gradient; call requires_grad_() on it before the forward pass",
+                      i));
     }
     captures.push_back(gradient_edge(inputs[i]));
   }
@@ -242,9 +244,10 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
   }
   for (size_t i = 0; i < result.size(); ++i) {
     if (!result[i].defined() && !allow_unused) {
-      throw Error(fmt::format("autograd::grad: input {} is not used by the graph of the "
-                              "outputs; pass allow_unused=true to get an undefined tensor for it",
-                              i));
+      throw Error(
+          fmt::format("autograd::grad: input {} is not used by the graph of the "
+                      "outputs; pass allow_unused=true to get an undefined tensor for it",
+                      i));
     }
   }
   return result;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 namespace bp::autograd::formulas {
@@ -38,8 +39,8 @@ Tensor sum_backward(const Tensor& grad, IntArrayRef self_sizes, OptionalIntArray
 Tensor mean_backward(const Tensor& grad, IntArrayRef self_sizes, OptionalIntArrayRef dim,
                      bool keepdim);
 // amax's gradient goes to every maximum of a slice in equal parts.
-Tensor amax_backward(const Tensor& grad, const Tensor& self, const Tensor& result,
-                     IntArrayRef dim, bool keepdim);
+Tensor amax_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dim,
+                     bool keepdim);
 // max.dim's gradient goes to the element `indices` names.
 Tensor max_dim_backward(const Tensor& grad, int64_t dim, const Tensor& indices,
                         IntArrayRef self_sizes, bool keepdim);
@@ -52,5 +53,31 @@ Tensor permute_backward(const Tensor& grad, IntArrayRef dims);
 Tensor slice_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t dim,
                       std::optional<int64_t> start, std::optional<int64_t> end, int64_t step);
 Tensor select_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t dim, int64_t index);
+
+// --- layers ----------------------------------------------------------------------------------
+
+Tensor index_select_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t dim,
+                             const Tensor& index);
+// max_pool2d saves its input only: the backward finds the maxima again.
+Tensor max_pool2d_backward(const Tensor& grad, const Tensor& self, IntArrayRef kernel_size,
+                           IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                           bool ceil_mode);
+// rms_norm's gradients of input and weight (undefined without a weight).
+std::tuple<Tensor, Tensor> rms_norm_backward(const Tensor& grad, const Tensor& input,
+                                             IntArrayRef normalized_shape,
+                                             const std::optional<Tensor>& weight,
+                                             std::optional<double> eps);
+// _addmm_activation's gradients of self, mat1 and mat2: the activation's input is computed
+// again rather than saved.
+std::tuple<Tensor, Tensor, Tensor> addmm_activation_backward(
+    const Tensor& grad, const Tensor& self, const Tensor& mat1, const Tensor& mat2,
+    const Scalar& beta, const Scalar& alpha, bool use_gelu, const Tensor& result);
+// The fused attention kernel's gradients of query, key and value, from the attention
+// probabilities computed again.
+std::tuple<Tensor, Tensor, Tensor> fused_attention_backward(const Tensor& grad,
+                                                            const Tensor& query,
+                                                            const Tensor& key, const Tensor& value,
+                                                            bool is_causal,
+                                                            std::optional<double> scale);
 
 }  // namespace bp::autograd::formulas

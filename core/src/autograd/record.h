@@ -45,6 +45,10 @@ void check_not_recorded(std::string_view op, bool in_place, const Inputs&... inp
     refuse_unrecorded(op, in_place);
 }
 
+// A functional op that derivatives.yaml has no entry for, called with inputs that need
+// gradients while grad mode is on: it refuses rather than return a result without history.
+[[noreturn]] void refuse_no_formula(std::string_view op);
+
 // Whether the op returned one of its inputs itself (contiguous() of a contiguous tensor,
 // to() of the same dtype): it then records nothing, and the gradient flows through the input's
 // own history.

@@ -58,8 +58,8 @@ const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
 }
 
 void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
-  autograd::backward({*this}, gradient.defined() ? std::vector<Tensor>{gradient}
-                                                 : std::vector<Tensor>{},
+  autograd::backward({*this},
+                     gradient.defined() ? std::vector<Tensor>{gradient} : std::vector<Tensor>{},
                      retain_graph);
 }
 

@@ -46,8 +46,8 @@ Tensor mean_backward(const Tensor& grad, IntArrayRef self_sizes, OptionalIntArra
   return sum_backward(grad, self_sizes, dim, keepdim) / count;
 }
 
-Tensor amax_backward(const Tensor& grad, const Tensor& self, const Tensor& result,
-                     IntArrayRef dim, bool keepdim) {
+Tensor amax_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dim,
+                     bool keepdim) {
   const std::vector<int64_t> dims = reduced_dims(dim, self.sizes().size());
   const Tensor mask = eq(self, with_kept_dims(result, dims, keepdim)).to(grad.dtype());
   const Tensor count = sum(mask, dims, /*keepdim=*/true);
@@ -64,8 +64,7 @@ Tensor max_dim_backward(const Tensor& grad, int64_t dim, const Tensor& indices,
   const Tensor positions = arange(self_sizes[d], kInt64, grad.device()).view(position_shape);
   const std::vector<int64_t> dims{d};
   const Tensor chosen = eq(positions, with_kept_dims(indices, dims, keepdim));
-  return where(chosen, with_kept_dims(grad, dims, keepdim),
-               zeros({}, grad.dtype(), grad.device()));
+  return where(chosen, with_kept_dims(grad, dims, keepdim), zeros({}, grad.dtype(), grad.device()));
 }
 
 }  // namespace bp::autograd::formulas
