@@ -90,10 +90,17 @@ TEST_CASE("every kernel op refuses the dtypes ops.yaml does not declare, before 
   CHECK_KERNEL_OP(native_layer_norm_out);
   CHECK_KERNEL_OP(rms_norm_out);
   CHECK_KERNEL_OP(batch_norm_inference_out);
+  CHECK_KERNEL_OP(native_batch_norm_out);
+  CHECK_KERNEL_OP(native_batch_norm_backward_out);
   CHECK_KERNEL_OP(conv2d_out);
+  CHECK_KERNEL_OP(convolution_backward_out);
   CHECK_KERNEL_OP(max_pool2d_out);
+  CHECK_KERNEL_OP(max_pool2d_with_indices_out);
+  CHECK_KERNEL_OP(max_pool2d_with_indices_backward_grad_input);
   CHECK_KERNEL_OP(avg_pool2d_out);
+  CHECK_KERNEL_OP(avg_pool2d_backward_grad_input);
   CHECK_KERNEL_OP(adaptive_avg_pool2d_out);
+  CHECK_KERNEL_OP(_adaptive_avg_pool2d_backward_out);
   CHECK_KERNEL_OP(mm_out);
   CHECK_KERNEL_OP(bmm_out);
   CHECK_KERNEL_OP(addmm_out);

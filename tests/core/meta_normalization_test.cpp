@@ -1,10 +1,18 @@
 // softmax and layer norm: dtypes, dims and the shapes of weight, bias and the statistics.
 #include "core_test_support.h"
 
+#include <core_generated/MetaFunctions.h>
+
 using namespace bp;
 using coretest::check_invalid_argument;
 using coretest::shape_of;
 using Shape = std::vector<int64_t>;
+
+namespace {
+
+Shape shape_of(const OutputSpec& spec) { return {spec.sizes.begin(), spec.sizes.end()}; }
+
+}  // namespace
 
 TEST_CASE("softmax computes in the dtype argument or the input's floating dtype") {
   const Tensor t = zeros({2, 4});
@@ -51,4 +59,85 @@ TEST_CASE("native_layer_norm checks normalized_shape against input, weight and b
         native_layer_norm(ones({2, 3}, kInt32), {3}, std::nullopt, std::nullopt, 1e-5);
       },
       {"native_layer_norm.out takes Float32, Float64, Float16 or BFloat16, but input is Int32"});
+}
+
+TEST_CASE("native_batch_norm gives per-channel statistics when training, none otherwise") {
+  Tensor input = empty({4, 3, 5});
+  std::optional<Tensor> none;
+  std::optional<Tensor> mean = zeros({3}, kFloat64), var = ones({3});
+  const auto training = meta::native_batch_norm_out(input, none, none, none, none, true, 0.1, 1e-5);
+  CHECK(shape_of(training[0]) == Shape{4, 3, 5});
+  CHECK(shape_of(training[1]) == Shape{3});
+  CHECK(shape_of(training[2]) == Shape{3});
+  const auto eval = meta::native_batch_norm_out(input, none, none, mean, var, false, 0.1, 1e-5);
+  CHECK(shape_of(eval[1]) == Shape{0});
+  CHECK(mean->dtype() == kFloat32);  // converted to input's dtype for the kernel
+}
+
+TEST_CASE("native_batch_norm checks the input, the statistics its mode reads and the "
+          "parameters") {
+  const Tensor input = empty({4, 3});
+  check_invalid_argument(
+      [&] {
+        native_batch_norm(empty({3}), std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                          true, 0.1, 1e-5);
+      },
+      {"native_batch_norm: expected an input of at least 2 dims (N, C, ...), got shape [3]"});
+  check_invalid_argument(
+      [&] {
+        native_batch_norm(input, std::nullopt, std::nullopt, std::nullopt, std::nullopt, false,
+                          0.1, 1e-5);
+      },
+      {"native_batch_norm: evaluation needs running_mean and running_var; pass both"});
+  check_invalid_argument(
+      [&] {
+        native_batch_norm(input, std::nullopt, std::nullopt, zeros({3}), std::nullopt, true, 0.1,
+                          1e-5);
+      },
+      {"native_batch_norm: training with running statistics needs running_mean and "
+       "running_var"});
+  check_invalid_argument(
+      [&] {
+        native_batch_norm(input, ones({4}), std::nullopt, std::nullopt, std::nullopt, true, 0.1,
+                          1e-5);
+      },
+      {"native_batch_norm: expected weight of shape [3], but got weight of shape [4]"});
+  check_invalid_argument(
+      [&] {
+        native_batch_norm(input, std::nullopt, std::nullopt, std::nullopt, std::nullopt, true,
+                          0.1, -1.0);
+      },
+      {"native_batch_norm: eps must be a non-negative number, got -1"});
+}
+
+TEST_CASE("native_batch_norm_backward reads save_mean and save_invstd when train, else the "
+          "running statistics") {
+  Tensor grad = empty({4, 3, 2});
+  Tensor input = empty({4, 3, 2});
+  std::optional<Tensor> none;
+  std::optional<Tensor> mean = zeros({3}), invstd = ones({3});
+  const auto specs = meta::native_batch_norm_backward_out(grad, input, none, none, none, mean,
+                                                          invstd, true, 1e-5);
+  CHECK(shape_of(specs[0]) == Shape{4, 3, 2});
+  CHECK(shape_of(specs[1]) == Shape{3});
+  CHECK(shape_of(specs[2]) == Shape{3});
+  check_invalid_argument(
+      [&] {
+        native_batch_norm_backward(grad, input, std::nullopt, zeros({3}), ones({3}),
+                                   std::nullopt, std::nullopt, true, 1e-5);
+      },
+      {"native_batch_norm_backward: train=true needs save_mean and save_invstd; pass both"});
+  check_invalid_argument(
+      [&] {
+        native_batch_norm_backward(grad, input, std::nullopt, std::nullopt, std::nullopt,
+                                   zeros({3}), ones({3}), false, 1e-5);
+      },
+      {"native_batch_norm_backward: train=false needs running_mean and running_var"});
+  check_invalid_argument(
+      [&] {
+        native_batch_norm_backward(empty({4, 3}), input, std::nullopt, std::nullopt,
+                                   std::nullopt, zeros({3}), ones({3}), true, 1e-5);
+      },
+      {"native_batch_norm_backward: expected grad_out of input's shape [4, 3, 2], got shape "
+       "[4, 3]"});
 }

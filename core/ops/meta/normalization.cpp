@@ -1,5 +1,5 @@
-// Meta functions of softmax and layer norm. All tensors are on one device; outputs are
-// contiguous.
+// Meta functions of softmax, layer norm and batch norm. All tensors are on one device; outputs
+// are contiguous.
 #include "meta_support.h"
 
 #include <core_generated/MetaFunctions.h>
@@ -123,6 +123,102 @@ std::array<OutputSpec, 1> batch_norm_inference_out(Tensor& input, std::optional<
   if (Tensor* w = support::present(weight)) prepare_parameter(op, "weight", *w, channels, dtype);
   if (Tensor* b = support::present(bias)) prepare_parameter(op, "bias", *b, channels, dtype);
   return {OutputSpec{DimVector(input.sizes()), dtype, device}};
+}
+
+namespace {
+
+// batch_norm's input, (N, C, ...), and eps; returns C.
+int64_t checked_batch_norm_input(std::string_view op, const Tensor& input, double eps) {
+  if (input.dim() < 2) {
+    throw Error(fmt::format("{}: expected an input of at least 2 dims (N, C, ...), got shape {}",
+                            op, detail::format_shape(input.sizes())));
+  }
+  if (!(eps >= 0)) {
+    throw Error(fmt::format("{}: eps must be a non-negative number, got {}", op, eps));
+  }
+  return input.size(1);
+}
+
+// The per-channel statistics (running_mean and running_var, or save_mean and save_invstd) that
+// a mode reads: both present, of C elements, converted to `dtype`.
+void prepare_statistics(std::string_view op, const char* mean_name, std::optional<Tensor>& mean,
+                        const char* var_name, std::optional<Tensor>& var, int64_t channels,
+                        DType dtype, std::string_view mode) {
+  if (!support::present(mean) || !support::present(var)) {
+    throw Error(fmt::format("{}: {} needs {} and {}; pass both", op, mode, mean_name, var_name));
+  }
+  const IntArrayRef shape(&channels, 1);
+  prepare_parameter(op, mean_name, *mean, shape, dtype);
+  prepare_parameter(op, var_name, *var, shape, dtype);
+}
+
+}  // namespace
+
+// native_batch_norm: batch_norm_inference's rules, with running_mean and running_var needed
+// only when not training (where they normalise). Outputs of input's dtype: out with input's
+// shape; save_mean and save_invstd of C elements when training, else empty ([0]).
+std::array<OutputSpec, 3> native_batch_norm_out(Tensor& input, std::optional<Tensor>& weight,
+                                                std::optional<Tensor>& bias,
+                                                std::optional<Tensor>& running_mean,
+                                                std::optional<Tensor>& running_var, bool training,
+                                                double /*momentum: batch_norm reads it*/,
+                                                double eps) {
+  constexpr std::string_view op = "native_batch_norm";
+  const Device device = support::common_device(
+      {&input, support::present(weight), support::present(bias), support::present(running_mean),
+       support::present(running_var)});
+  const int64_t channels = checked_batch_norm_input(op, input, eps);
+  const IntArrayRef channel_shape(&channels, 1);
+  const DType dtype = input.dtype();
+  if (!training || support::present(running_mean) || support::present(running_var)) {
+    prepare_statistics(op, "running_mean", running_mean, "running_var", running_var, channels,
+                       dtype, training ? "training with running statistics" : "evaluation");
+  }
+  if (Tensor* w = support::present(weight)) {
+    prepare_parameter(op, "weight", *w, channel_shape, dtype);
+  }
+  if (Tensor* b = support::present(bias)) prepare_parameter(op, "bias", *b, channel_shape, dtype);
+  const DimVector statistics{training ? channels : 0};
+  return {OutputSpec{DimVector(input.sizes()), dtype, device},
+          OutputSpec{statistics, dtype, device}, OutputSpec{statistics, dtype, device}};
+}
+
+// native_batch_norm_backward: grad_out has input's shape and dtype; the statistics the forward
+// normalised with are needed, of C elements: save_mean and save_invstd when train, else
+// running_mean and running_var. Outputs of input's dtype: the gradients of input (its shape),
+// weight and bias ([C], also without a weight).
+std::array<OutputSpec, 3> native_batch_norm_backward_out(
+    Tensor& grad_out, Tensor& input, std::optional<Tensor>& weight,
+    std::optional<Tensor>& running_mean, std::optional<Tensor>& running_var,
+    std::optional<Tensor>& save_mean, std::optional<Tensor>& save_invstd, bool train,
+    double eps) {
+  constexpr std::string_view op = "native_batch_norm_backward";
+  const Device device = support::common_device(
+      {&grad_out, &input, support::present(weight), support::present(running_mean),
+       support::present(running_var), support::present(save_mean),
+       support::present(save_invstd)});
+  const int64_t channels = checked_batch_norm_input(op, input, eps);
+  const DType dtype = input.dtype();
+  if (!std::equal(grad_out.sizes().begin(), grad_out.sizes().end(), input.sizes().begin(),
+                  input.sizes().end())) {
+    throw Error(fmt::format("{}: expected grad_out of input's shape {}, got shape {}", op,
+                            detail::format_shape(input.sizes()),
+                            detail::format_shape(grad_out.sizes())));
+  }
+  support::check_same_dtype(grad_out, dtype, "native_batch_norm_backward: grad_out");
+  if (train) {
+    prepare_statistics(op, "save_mean", save_mean, "save_invstd", save_invstd, channels, dtype,
+                       "train=true");
+  } else {
+    prepare_statistics(op, "running_mean", running_mean, "running_var", running_var, channels,
+                       dtype, "train=false");
+  }
+  if (Tensor* w = support::present(weight)) {
+    prepare_parameter(op, "weight", *w, IntArrayRef(&channels, 1), dtype);
+  }
+  return {OutputSpec{DimVector(input.sizes()), dtype, device},
+          OutputSpec{DimVector{channels}, dtype, device},
+          OutputSpec{DimVector{channels}, dtype, device}};
 }
 
 }  // namespace bp::meta

@@ -200,4 +200,17 @@ void batch_norm_inference_out(const TensorView& input, const TensorView* weight,
   });
 }
 
+void native_batch_norm_out(const TensorView&, const TensorView*, const TensorView*,
+                           const TensorView*, const TensorView*, bool, double, double,
+                           const TensorView&, const TensorView&, const TensorView&) {
+  throw plugin::Error(BP_STATUS_UNIMPLEMENTED, "native_batch_norm: the CPU kernel is not implemented yet");
+}
+
+void native_batch_norm_backward_out(const TensorView&, const TensorView&, const TensorView*,
+                                    const TensorView*, const TensorView*, const TensorView*,
+                                    const TensorView*, bool, double, const TensorView&,
+                                    const TensorView&, const TensorView&) {
+  throw plugin::Error(BP_STATUS_UNIMPLEMENTED, "native_batch_norm_backward: the CPU kernel is not implemented yet");
+}
+
 }  // namespace bp::cpu

@@ -127,4 +127,38 @@ void adaptive_avg_pool2d_out(const TensorView& self, std::span<const int64_t> ou
   });
 }
 
+void convolution_backward_out(const TensorView&, const TensorView&, const TensorView&,
+                              std::span<const int64_t>, std::span<const int64_t>,
+                              std::span<const int64_t>, int64_t, const TensorView&,
+                              const TensorView&, const TensorView&) {
+  throw plugin::Error(BP_STATUS_UNIMPLEMENTED, "convolution_backward: the CPU kernel is not implemented yet");
+}
+
+void max_pool2d_with_indices_out(const TensorView&, std::span<const int64_t>,
+                                 std::span<const int64_t>, std::span<const int64_t>,
+                                 std::span<const int64_t>, bool, const TensorView&,
+                                 const TensorView&) {
+  throw plugin::Error(BP_STATUS_UNIMPLEMENTED, "max_pool2d_with_indices: the CPU kernel is not implemented yet");
+}
+
+void max_pool2d_with_indices_backward_grad_input(const TensorView&, const TensorView&,
+                                                 std::span<const int64_t>,
+                                                 std::span<const int64_t>,
+                                                 std::span<const int64_t>,
+                                                 std::span<const int64_t>, bool,
+                                                 const TensorView&, const TensorView&) {
+  throw plugin::Error(BP_STATUS_UNIMPLEMENTED, "max_pool2d_with_indices_backward: the CPU kernel is not implemented yet");
+}
+
+void avg_pool2d_backward_grad_input(const TensorView&, const TensorView&,
+                                    std::span<const int64_t>, std::span<const int64_t>,
+                                    std::span<const int64_t>, bool, bool, std::optional<int64_t>,
+                                    const TensorView&) {
+  throw plugin::Error(BP_STATUS_UNIMPLEMENTED, "avg_pool2d_backward: the CPU kernel is not implemented yet");
+}
+
+void _adaptive_avg_pool2d_backward_out(const TensorView&, const TensorView&, const TensorView&) {
+  throw plugin::Error(BP_STATUS_UNIMPLEMENTED, "_adaptive_avg_pool2d_backward: the CPU kernel is not implemented yet");
+}
+
 }  // namespace bp::cpu
