@@ -6,11 +6,13 @@
 // samples not ignored, as nll_loss's does.
 #include <backplane/backplane.h>
 
+#include <core_generated/CompositeFunctions.h>
+
 #include <fmt/format.h>
 
 #include <tuple>
 
-namespace bp {
+namespace bp::composite {
 
 Tensor cross_entropy_loss(const Tensor& self, const Tensor& target,
                           const std::optional<Tensor>& weight, int64_t reduction,
@@ -30,16 +32,16 @@ Tensor cross_entropy_loss(const Tensor& self, const Tensor& target,
       weighted ? mul(log_probabilities, weight->to(log_probabilities.dtype()))
                : log_probabilities;
   const int64_t dims[] = {class_dim};
-  Tensor smooth = neg(sum(weighted_log_probabilities, IntArrayRef(dims)));
+  Tensor smooth = neg(bp::sum(weighted_log_probabilities, IntArrayRef(dims)));
   smooth = where(eq(target, ignore_index),
                  scalar_tensor(0, smooth.dtype(), smooth.device()), smooth);
   if (reduction == 1) {
-    smooth = div(sum(smooth), total_weight);
+    smooth = div(bp::sum(smooth), total_weight);
   } else if (reduction == 2) {
-    smooth = sum(smooth);
+    smooth = bp::sum(smooth);
   }
   const auto classes = static_cast<double>(self.size(class_dim));
   return add(mul(loss, 1 - label_smoothing), mul(smooth, label_smoothing / classes));
 }
 
-}  // namespace bp
+}  // namespace bp::composite

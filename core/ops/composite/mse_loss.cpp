@@ -2,9 +2,11 @@
 // together), reduced by their mean (reduction 1), their sum (2) or not at all (0).
 #include <backplane/backplane.h>
 
+#include <core_generated/CompositeFunctions.h>
+
 #include <fmt/format.h>
 
-namespace bp {
+namespace bp::composite {
 
 Tensor mse_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
   if (reduction < 0 || reduction > 2) {
@@ -13,9 +15,9 @@ Tensor mse_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
   }
   const Tensor difference = sub(self, target);
   const Tensor squares = mul(difference, difference);
-  if (reduction == 1) return mean(squares);
-  if (reduction == 2) return sum(squares);
+  if (reduction == 1) return bp::mean(squares);
+  if (reduction == 2) return bp::sum(squares);
   return squares;
 }
 
-}  // namespace bp
+}  // namespace bp::composite

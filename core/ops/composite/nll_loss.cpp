@@ -2,13 +2,15 @@
 // beside it.
 #include <backplane/backplane.h>
 
+#include <core_generated/CompositeFunctions.h>
+
 #include <tuple>
 
-namespace bp {
+namespace bp::composite {
 
 Tensor nll_loss(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
                 int64_t reduction, int64_t ignore_index) {
   return std::get<0>(nll_loss_forward(self, target, weight, reduction, ignore_index));
 }
 
-}  // namespace bp
+}  // namespace bp::composite
