@@ -37,10 +37,9 @@ std::vector<std::string> formula_identifiers(std::string_view expression) {
     } else if (std::isdigit(static_cast<unsigned char>(c))) {
       // 1e-5, 0.5f, 0x1p3: digits, letters and dots, and a sign right after an exponent.
       ++i;
-      while (i < expression.size() &&
-             (is_identifier_char(expression[i]) || expression[i] == '.' ||
-              ((expression[i] == '-' || expression[i] == '+') &&
-               (expression[i - 1] == 'e' || expression[i - 1] == 'E')))) {
+      while (i < expression.size() && (is_identifier_char(expression[i]) || expression[i] == '.' ||
+                                       ((expression[i] == '-' || expression[i] == '+') &&
+                                        (expression[i - 1] == 'e' || expression[i - 1] == 'E')))) {
         ++i;
       }
       after_member_access = false;
@@ -56,8 +55,7 @@ std::vector<std::string> formula_identifiers(std::string_view expression) {
       ++i;
     } else {
       const std::string_view rest = expression.substr(i);
-      after_member_access =
-          c == '.' || rest.starts_with("->") || rest.starts_with("::");
+      after_member_access = c == '.' || rest.starts_with("->") || rest.starts_with("::");
       i += rest.starts_with("->") || rest.starts_with("::") ? 2 : 1;
     }
   }

@@ -141,10 +141,10 @@ class EntryReader {
   void read_output_differentiability(const YAML::Node& node) {
     const FunctionSchema& schema = result_.function->func;
     const size_t count = schema.returns.size();
-    const std::string expected =
-        fmt::format("output_differentiability of '{}' must be a list of {} boolean{} "
-                    "([True, False]), one per output",
-                    schema.name.str(), count, count == 1 ? "" : "s");
+    const std::string expected = fmt::format(
+        "output_differentiability of '{}' must be a list of {} boolean{} "
+        "([True, False]), one per output",
+        schema.name.str(), count, count == 1 ? "" : "s");
     if (!node.IsSequence()) throw CodegenError(location_of(path_, node), expected);
     if (node.size() != count) {
       throw CodegenError(location_of(path_, node),
@@ -167,8 +167,8 @@ class EntryReader {
       size_t comma = key.find(',', start);
       if (comma == std::string::npos) comma = key.size();
       const std::string name = trimmed(key.substr(start, comma - start));
-      const SourceLocation location = key_location.shifted(
-          static_cast<int>(start + key.substr(start).find_first_not_of(' ')));
+      const SourceLocation location =
+          key_location.shifted(static_cast<int>(start + key.substr(start).find_first_not_of(' ')));
       inputs.push_back(&find_input(name, location, key_location));
       start = comma + 1;
     }
@@ -201,13 +201,12 @@ class EntryReader {
                                      kOutputDifferentiabilityKey, did_you_mean(name, candidates)));
     }
     if (!is_differentiable_argument(*argument)) {
-      throw CodegenError(location,
-                         fmt::format("'{}' of '{}' has type {}{}, which has no gradient: "
-                                     "formulas are for the Tensor, Tensor? and Tensor[] "
-                                     "arguments that the op reads ({})",
-                                     name, schema.name.str(), argument->type.str(),
-                                     argument->is_write() ? " and the op writes it" : "",
-                                     quoted_list(argument_names(schema, true))));
+      throw CodegenError(location, fmt::format("'{}' of '{}' has type {}{}, which has no gradient: "
+                                               "formulas are for the Tensor, Tensor? and Tensor[] "
+                                               "arguments that the op reads ({})",
+                                               name, schema.name.str(), argument->type.str(),
+                                               argument->is_write() ? " and the op writes it" : "",
+                                               quoted_list(argument_names(schema, true))));
     }
     auto [it, inserted] = formula_lines_.emplace(name, key_location.line);
     if (!inserted) {
@@ -302,8 +301,7 @@ Derivatives parse_derivatives(const std::string& yaml_text, const std::string& p
   derivatives.path = path;
   if (root.IsNull()) return derivatives;
   if (!root.IsSequence()) {
-    throw CodegenError(location_of(path, root),
-                       "expected a list of entries, each '- name: <op>'");
+    throw CodegenError(location_of(path, root), "expected a list of entries, each '- name: <op>'");
   }
   std::map<const NativeFunction*, int> first_line;
   for (const YAML::Node& node : root) {
@@ -311,8 +309,7 @@ Derivatives parse_derivatives(const std::string& yaml_text, const std::string& p
     auto [it, inserted] = first_line.emplace(entry.function, entry.location.line);
     if (!inserted) {
       throw CodegenError(entry.location, fmt::format("duplicate entry '{}' (first at line {})",
-                                                     entry.function->func.name.str(),
-                                                     it->second));
+                                                     entry.function->func.name.str(), it->second));
     }
     derivatives.entries.push_back(std::move(entry));
   }

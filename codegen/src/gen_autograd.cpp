@@ -34,9 +34,8 @@ struct EdgeSlot {
   // Whether the input needs a gradient, for code in the node or about it.
   std::string needs_grad(const std::string& prefix) const {
     if (is_list()) {
-      return fmt::format("needs_any_input_grad({}, {}{}, {}{})",
-                         prefix.empty() ? "*this" : "*node", prefix, edge_member(), prefix,
-                         count_member());
+      return fmt::format("needs_any_input_grad({}, {}{}, {}{})", prefix.empty() ? "*this" : "*node",
+                         prefix, edge_member(), prefix, count_member());
     }
     return fmt::format("{}needs_input_grad({})", prefix, index(prefix));
   }
@@ -44,12 +43,12 @@ struct EdgeSlot {
 
 // Something a formula reads that the node keeps from the forward call.
 struct SavedValue {
-  std::string name;         // as the formulas read it; the member is `<name>_`
-  std::string member_type;  // what the node keeps
-  std::string saved;        // what the recording function stores, from its own names
-  std::string local;        // the declaration that gives a formula `name`
-  std::string release;      // what release_saved() does, empty for values without tensors
-  bool is_output = false;   // stored after the op ran
+  std::string name;             // as the formulas read it; the member is `<name>_`
+  std::string member_type;      // what the node keeps
+  std::string saved;            // what the recording function stores, from its own names
+  std::string local;            // the declaration that gives a formula `name`
+  std::string release;          // what release_saved() does, empty for values without tensors
+  bool is_output = false;       // stored after the op ran
   std::vector<size_t> readers;  // the formulas that read it
 };
 
@@ -71,8 +70,13 @@ SavedValue saved_argument(const Argument& a) {
   };
   switch (classify(a.type)) {
     case TypeCategory::Tensor:
-      return {n, "SavedVariable", fmt::format("SavedVariable({}, false)", n), unpack_tensor(n),
-              reset(n), false, {}};
+      return {n,
+              "SavedVariable",
+              fmt::format("SavedVariable({}, false)", n),
+              unpack_tensor(n),
+              reset(n),
+              false,
+              {}};
     case TypeCategory::OptionalTensor:
       return {n,
               "SavedVariable",
@@ -84,14 +88,14 @@ SavedValue saved_argument(const Argument& a) {
               false,
               {}};
     case TypeCategory::TensorList:
-      return {n,
-              "std::vector<SavedVariable>",
-              fmt::format("save_list({})", n),
-              fmt::format("const std::vector<Tensor> {} = unpack_list({}, *this, \"{}\");", n, m,
-                          n),
-              fmt::format("reset_list({});", m),
-              false,
-              {}};
+      return {
+          n,
+          "std::vector<SavedVariable>",
+          fmt::format("save_list({})", n),
+          fmt::format("const std::vector<Tensor> {} = unpack_list({}, *this, \"{}\");", n, m, n),
+          fmt::format("reset_list({});", m),
+          false,
+          {}};
     case TypeCategory::IntList:
       return value("DimVector", n, fmt::format("const IntArrayRef {} = {};", n, m));
     case TypeCategory::OptionalIntList:
@@ -120,8 +124,13 @@ SavedValue saved_sizes(const Argument& a, const std::string& name) {
             false,
             {}};
   }
-  return {name,         "DimVector", fmt::format("DimVector({}.sizes())", a.name),
-          fmt::format("const IntArrayRef {} = {};", name, m), "", false, {}};
+  return {name,
+          "DimVector",
+          fmt::format("DimVector({}.sizes())", a.name),
+          fmt::format("const IntArrayRef {} = {};", name, m),
+          "",
+          false,
+          {}};
 }
 
 std::string output_expression(const FunctionSchema& schema, size_t index) {
@@ -224,8 +233,8 @@ class NodeGenerator {
     TemplateLines histories;
     for (size_t i = 0; i < schema_.returns.size(); ++i) {
       if (entry_.output_differentiability[i]) {
-        histories.push_back(fmt::format("detail::set_history({}, node, {});",
-                                        output_expression(schema_, i), i));
+        histories.push_back(
+            fmt::format("detail::set_history({}, node, {});", output_expression(schema_, i), i));
       }
     }
     return fill_template("Autograd.cpp.record.in",
@@ -379,9 +388,10 @@ class NodeGenerator {
       gradients.push_back(fmt::format("auto gradients = {};", formula.expression));
       for (size_t k = 0; k < formula.inputs.size(); ++k) {
         const EdgeSlot& slot = slot_of(formula.inputs[k]);
-        gradients.push_back(fmt::format("if ({}) grad_inputs[{}] = std::move(std::get<{}>("
-                                        "gradients));",
-                                        slot.needs_grad(""), slot.index(""), k));
+        gradients.push_back(
+            fmt::format("if ({}) grad_inputs[{}] = std::move(std::get<{}>("
+                        "gradients));",
+                        slot.needs_grad(""), slot.index(""), k));
       }
     }
     return fill_template("Autograd.cpp.formula.in", {
@@ -433,13 +443,13 @@ std::string generate_autograd_h(const Derivatives& derivatives) {
     if (!entry.records()) continue;
     const NativeFunction& f = *entry.function;
     const CppSignature sig = function_signature(f);
-    declarations.push_back(fill_template("Functions.h.declaration.in",
-                                         {
-                                             {"schema", f.func.str()},
-                                             {"return_type", sig.return_type},
-                                             {"name", recording_function_name(f)},
-                                             {"parameters", sig.parameter_list(false)},
-                                         }));
+    declarations.push_back(
+        fill_template("Functions.h.declaration.in", {
+                                                        {"schema", f.func.str()},
+                                                        {"return_type", sig.return_type},
+                                                        {"name", recording_function_name(f)},
+                                                        {"parameters", sig.parameter_list(false)},
+                                                    }));
   }
   return fill_template("Autograd.h.in", {
                                             {"source", source_file_name(derivatives.path)},

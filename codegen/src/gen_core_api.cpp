@@ -260,11 +260,10 @@ std::string generate_composite_functions_h(const NativeFunctions& functions) {
                                              {"parameters", sig.parameter_list(false)},
                                          }));
   }
-  return fill_template("CompositeFunctions.h.in",
-                       {
-                           {"source", source_file_name(functions.path)},
-                           {"composite_functions", declarations},
-                       });
+  return fill_template("CompositeFunctions.h.in", {
+                                                      {"source", source_file_name(functions.path)},
+                                                      {"composite_functions", declarations},
+                                                  });
 }
 
 }  // namespace bp::codegen

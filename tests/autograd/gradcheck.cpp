@@ -116,8 +116,7 @@ void gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& op,
     for (size_t k = 0; k < inputs.size(); ++k) {
       const int64_t n = numel_of(inputs[k].sizes);
       if (grads[k].defined()) {
-        REQUIRE_MESSAGE(Shape(grads[k].sizes().begin(), grads[k].sizes().end()) ==
-                            inputs[k].sizes,
+        REQUIRE_MESSAGE(Shape(grads[k].sizes().begin(), grads[k].sizes().end()) == inputs[k].sizes,
                         "the gradient of input " << k << " has the wrong shape");
         analytic[k].push_back(read(grads[k]));
       } else {

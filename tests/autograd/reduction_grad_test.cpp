@@ -33,8 +33,7 @@ TEST_CASE("max.dim: the gradient goes to the element the indices name") {
   const Input input{{3, 4}, Layout::Transposed};
   for (bool keepdim : {false, true}) {
     for (int64_t dim : {0, 1, -1}) {
-      gradcheck([&](const Args& t) { return std::get<0>(bp::max(t[0], dim, keepdim)); },
-                {input});
+      gradcheck([&](const Args& t) { return std::get<0>(bp::max(t[0], dim, keepdim)); }, {input});
     }
   }
 }

@@ -42,7 +42,10 @@ TEST_CASE("to(dtype): the gradient comes back in the input's dtype") {
 }
 
 TEST_CASE("cat: each input gets its slice of the gradient") {
-  gradcheck([](const Args& t) { return bp::cat({t[0], t[1], t[2]}, 1); },
-            {{{2, 1}}, {{2, 3}, Layout::Transposed}, {{2, 2}}});
+  gradcheck(
+      [](const Args& t) {
+        return bp::cat({t[0], t[1], t[2]}, 1);
+      },
+      {{{2, 1}}, {{2, 3}, Layout::Transposed}, {{2, 2}}});
   gradcheck([](const Args& t) { return bp::cat({t[0], t[1]}, 0); }, {{{1, 3}}, {{2, 3}}});
 }

@@ -61,10 +61,9 @@ TEST_CASE("bad ops.yaml: exit 1, the positioned message, and no output at all") 
                                    "- func: add.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n"
                                    "  structured: true\n"
                                    "  colour: blue\n");
-  const CliResult result =
-      run_codegen({"core", "--ops", ops, "--derivatives", derivatives_yaml_path().string(),
-                   "--public-out", (dir / "public").string(), "--internal-out",
-                   (dir / "internal").string()});
+  const CliResult result = run_codegen(
+      {"core", "--ops", ops, "--derivatives", derivatives_yaml_path().string(), "--public-out",
+       (dir / "public").string(), "--internal-out", (dir / "internal").string()});
   CHECK(result.status == 1);
   CHECK(result.err == ops +
                           ":3:3: error: unknown key 'colour' (known keys: func, variants, "

@@ -152,15 +152,16 @@ TEST_CASE("a formula reads the gradient, outputs that exist, and sizes of tensor
 }
 
 TEST_CASE("a Tensor[] argument has a formula of its own") {
-  const NativeFunctions ops =
-      parse_native_functions("- func: stack_scaled(Tensor[] tensors, Tensor scale) -> Tensor\n"
-                             "  composite: true\n",
-                             "ops.yaml");
+  const NativeFunctions ops = parse_native_functions(
+      "- func: stack_scaled(Tensor[] tensors, Tensor scale) -> Tensor\n"
+      "  composite: true\n",
+      "ops.yaml");
   CHECK(error_of([&] {
-          parse_derivatives("- name: stack_scaled\n  tensors, scale: f(grad)\n",
-                            "derivatives.yaml", ops);
-        }) == "derivatives.yaml:2:3: error: 'tensors' has type Tensor[]: its formula gives one "
-              "gradient per element: give it a formula of its own");
+          parse_derivatives("- name: stack_scaled\n  tensors, scale: f(grad)\n", "derivatives.yaml",
+                            ops);
+        }) ==
+        "derivatives.yaml:2:3: error: 'tensors' has type Tensor[]: its formula gives one "
+        "gradient per element: give it a formula of its own");
 
   SUBCASE("an input after a list finds its edge through the node") {
     const Derivatives d = parse_derivatives(
@@ -182,11 +183,10 @@ TEST_CASE("a Tensor[] argument has a formula of its own") {
 }
 
 TEST_CASE("the public function's prologue: record, refuse, or just run") {
-  const Derivatives d = parse("- name: neg\n  self: -grad\n- name: argmax\n"
-                              "  output_differentiability: [False]\n");
-  auto prologue = [&](const char* name) {
-    return autograd_prologue(*small_ops().find(name), d);
-  };
+  const Derivatives d = parse(
+      "- name: neg\n  self: -grad\n- name: argmax\n"
+      "  output_differentiability: [False]\n");
+  auto prologue = [&](const char* name) { return autograd_prologue(*small_ops().find(name), d); };
   CHECK(prologue("neg") == TemplateLines{"if (autograd::detail::needs_recording(self)) "
                                          "[[unlikely]]",
                                          "  return autograd::generated::neg(self);"});
@@ -203,9 +203,9 @@ TEST_CASE("the public function's prologue: record, refuse, or just run") {
 TEST_CASE("bad derivatives.yaml: exit 1, the positioned message, and no output at all") {
   TempDir dir;
   const std::string derivatives = dir.file("derivatives.yaml", "- name: mull.Tensor\n");
-  const CliResult result = run_codegen(
-      {"core", "--ops", ops_yaml_path().string(), "--derivatives", derivatives, "--public-out",
-       (dir / "public").string(), "--internal-out", (dir / "internal").string()});
+  const CliResult result = run_codegen({"core", "--ops", ops_yaml_path().string(), "--derivatives",
+                                        derivatives, "--public-out", (dir / "public").string(),
+                                        "--internal-out", (dir / "internal").string()});
   CHECK(result.status == 1);
   CHECK(result.err == derivatives +
                           ":1:9: error: unknown op 'mull.Tensor': ops.yaml has no such overload; "

@@ -18,7 +18,8 @@ namespace bp::codegen::testing {
 
 namespace fs = std::filesystem;
 
-// This folder, ops.yaml and derivatives.yaml come from the build (tests/CMakeLists.txt) as absolute paths:
+// This folder, ops.yaml and derivatives.yaml come from the build (tests/CMakeLists.txt) as absolute
+// paths:
 // __FILE__ is relative wherever the compiler is given relative paths (ccache's base_dir).
 inline fs::path tests_dir() { return BP_CODEGEN_TESTS_DIR; }
 inline fs::path golden_dir() { return tests_dir() / "golden"; }

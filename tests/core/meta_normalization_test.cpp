@@ -74,19 +74,20 @@ TEST_CASE("native_batch_norm gives per-channel statistics when training, none ot
   CHECK(mean->dtype() == kFloat32);  // converted to input's dtype for the kernel
 }
 
-TEST_CASE("native_batch_norm checks the input, the statistics its mode reads and the "
-          "parameters") {
+TEST_CASE(
+    "native_batch_norm checks the input, the statistics its mode reads and the "
+    "parameters") {
   const Tensor input = empty({4, 3});
   check_invalid_argument(
       [&] {
-        native_batch_norm(empty({3}), std::nullopt, std::nullopt, std::nullopt, std::nullopt,
-                          true, 0.1, 1e-5);
+        native_batch_norm(empty({3}), std::nullopt, std::nullopt, std::nullopt, std::nullopt, true,
+                          0.1, 1e-5);
       },
       {"native_batch_norm: expected an input of at least 2 dims (N, C, ...), got shape [3]"});
   check_invalid_argument(
       [&] {
-        native_batch_norm(input, std::nullopt, std::nullopt, std::nullopt, std::nullopt, false,
-                          0.1, 1e-5);
+        native_batch_norm(input, std::nullopt, std::nullopt, std::nullopt, std::nullopt, false, 0.1,
+                          1e-5);
       },
       {"native_batch_norm: evaluation needs running_mean and running_var; pass both"});
   check_invalid_argument(
@@ -104,27 +105,28 @@ TEST_CASE("native_batch_norm checks the input, the statistics its mode reads and
       {"native_batch_norm: expected weight of shape [3], but got weight of shape [4]"});
   check_invalid_argument(
       [&] {
-        native_batch_norm(input, std::nullopt, std::nullopt, std::nullopt, std::nullopt, true,
-                          0.1, -1.0);
+        native_batch_norm(input, std::nullopt, std::nullopt, std::nullopt, std::nullopt, true, 0.1,
+                          -1.0);
       },
       {"native_batch_norm: eps must be a non-negative number, got -1"});
 }
 
-TEST_CASE("native_batch_norm_backward reads save_mean and save_invstd when train, else the "
-          "running statistics") {
+TEST_CASE(
+    "native_batch_norm_backward reads save_mean and save_invstd when train, else the "
+    "running statistics") {
   Tensor grad = empty({4, 3, 2});
   Tensor input = empty({4, 3, 2});
   std::optional<Tensor> none;
   std::optional<Tensor> mean = zeros({3}), invstd = ones({3});
-  const auto specs = meta::native_batch_norm_backward_out(grad, input, none, none, none, mean,
-                                                          invstd, true, 1e-5);
+  const auto specs =
+      meta::native_batch_norm_backward_out(grad, input, none, none, none, mean, invstd, true, 1e-5);
   CHECK(shape_of(specs[0]) == Shape{4, 3, 2});
   CHECK(shape_of(specs[1]) == Shape{3});
   CHECK(shape_of(specs[2]) == Shape{3});
   check_invalid_argument(
       [&] {
-        native_batch_norm_backward(grad, input, std::nullopt, zeros({3}), ones({3}),
-                                   std::nullopt, std::nullopt, true, 1e-5);
+        native_batch_norm_backward(grad, input, std::nullopt, zeros({3}), ones({3}), std::nullopt,
+                                   std::nullopt, true, 1e-5);
       },
       {"native_batch_norm_backward: train=true needs save_mean and save_invstd; pass both"});
   check_invalid_argument(
@@ -135,9 +137,72 @@ TEST_CASE("native_batch_norm_backward reads save_mean and save_invstd when train
       {"native_batch_norm_backward: train=false needs running_mean and running_var"});
   check_invalid_argument(
       [&] {
-        native_batch_norm_backward(empty({4, 3}), input, std::nullopt, std::nullopt,
-                                   std::nullopt, zeros({3}), ones({3}), true, 1e-5);
+        native_batch_norm_backward(empty({4, 3}), input, std::nullopt, std::nullopt, std::nullopt,
+                                   zeros({3}), ones({3}), true, 1e-5);
       },
       {"native_batch_norm_backward: expected grad_out of input's shape [4, 3, 2], got shape "
        "[4, 3]"});
+
+TEST_CASE("softmax's gradients take grad_output and output of one shape and dtype") {
+  const Tensor grad = ones({2, 3});
+  const Tensor output = full({2, 3}, 1.0 / 3);
+  CHECK(_softmax_backward_data(grad, output, 1, kFloat32).dtype() == kFloat32);
+  INFO("input_dtype is softmax's input's: grad_input has it");
+  CHECK(_log_softmax_backward_data(grad, output, -1, kFloat64).dtype() == kFloat64);
+  check_invalid_argument([&] { _softmax_backward_data(grad, ones({3, 2}), 1, kFloat32); },
+                         {"_softmax_backward_data: expected grad_output and output of one shape, "
+                          "got [2, 3] and [3, 2]"});
+  check_invalid_argument(
+      [&] { _log_softmax_backward_data(grad, output.to(kFloat64), 1, kFloat32); },
+      {"_log_softmax_backward_data: output has dtype Double but the input has Float"});
+  check_invalid_argument([&] { _softmax_backward_data(grad, output, 2, kFloat32); },
+                         {"dim 2 is out of range for a tensor of 2 dims"});
+  check_invalid_argument([&] { _softmax_backward_data(grad, output, 1, kInt64); },
+                         {"input_dtype must be a floating dtype (softmax's input), got Long"});
+}
+
+TEST_CASE("native_layer_norm_backward checks its arguments as native_layer_norm does") {
+  const Tensor input = ones({2, 3});
+  const Tensor stats = ones({2, 1});
+  const auto [grad_input, grad_weight, grad_bias] =
+      native_layer_norm_backward(input, input, {3}, stats, stats, std::nullopt, std::nullopt);
+  CHECK(shape_of(grad_input) == Shape{2, 3});
+  CHECK(shape_of(grad_weight) == Shape{3});
+  CHECK(shape_of(grad_bias) == Shape{3});
+  INFO("mean and rstd of any shape that holds one value per group");
+  native_layer_norm_backward(input, input, {3}, ones({2}), ones({2}, kFloat64), ones({3}),
+                             ones({3}));
+  check_invalid_argument(
+      [&] {
+        native_layer_norm_backward(input, input, {2}, stats, stats, std::nullopt, std::nullopt);
+      },
+      {"given normalized_shape [2], expected an input of shape [*, 2]"});
+  check_invalid_argument(
+      [&] {
+        native_layer_norm_backward(ones({3, 2}), input, {3}, stats, stats, std::nullopt,
+                                   std::nullopt);
+      },
+      {"expected grad_out of input's shape [2, 3], got [3, 2]"});
+  check_invalid_argument(
+      [&] {
+        native_layer_norm_backward(input, input, {3}, ones({3}), stats, std::nullopt,
+                                   std::nullopt);
+      },
+      {"expected mean with one value per normalised group (2 values"});
+  check_invalid_argument(
+      [&] {
+        native_layer_norm_backward(input, input, {3}, stats, stats, ones({2}), std::nullopt);
+      },
+      {"expected weight of shape [3], but got weight of shape [2]"});
+  check_invalid_argument(
+      [&] {
+        native_layer_norm_backward(input, input, {3}, stats, stats, std::nullopt, ones({4}));
+      },
+      {"expected bias of shape [3]"});
+  check_invalid_argument(
+      [&] {
+        native_layer_norm_backward(input.to(kFloat64), input, {3}, stats, stats, std::nullopt,
+                                   std::nullopt);
+      },
+      {"native_layer_norm_backward: grad_out has dtype Double but the input has Float"});
 }

@@ -14,7 +14,7 @@ Tensor arange(const Scalar& end, std::optional<DType> dtype, std::optional<Devic
 }
 
 Tensor arange_start_step(const Scalar& start, const Scalar& end, const Scalar& step,
-              std::optional<DType> dtype, std::optional<Device> device) {
+                         std::optional<DType> dtype, std::optional<Device> device) {
   const std::array<OutputSpec, 1> specs = meta::arange_start_out(start, end, step);
   Tensor out =
       empty(specs[0].sizes, dtype.value_or(specs[0].dtype), device ? *device : default_device());

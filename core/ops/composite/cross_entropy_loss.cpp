@@ -29,16 +29,15 @@ Tensor cross_entropy_loss(const Tensor& self, const Tensor& target,
 
   const bool weighted = weight && weight->defined();
   const Tensor weighted_log_probabilities =
-      weighted ? mul(log_probabilities, weight->to(log_probabilities.dtype()))
-               : log_probabilities;
+      weighted ? mul(log_probabilities, weight->to(log_probabilities.dtype())) : log_probabilities;
   const int64_t dims[] = {class_dim};
-  Tensor smooth = neg(bp::sum(weighted_log_probabilities, IntArrayRef(dims)));
-  smooth = where(eq(target, ignore_index),
-                 scalar_tensor(0, smooth.dtype(), smooth.device()), smooth);
+  Tensor smooth = neg(sum(weighted_log_probabilities, IntArrayRef(dims)));
+  smooth =
+      where(eq(target, ignore_index), scalar_tensor(0, smooth.dtype(), smooth.device()), smooth);
   if (reduction == 1) {
-    smooth = div(bp::sum(smooth), total_weight);
+    smooth = div(sum(smooth), total_weight);
   } else if (reduction == 2) {
-    smooth = bp::sum(smooth);
+    smooth = sum(smooth);
   }
   const auto classes = static_cast<double>(self.size(class_dim));
   return add(mul(loss, 1 - label_smoothing), mul(smooth, label_smoothing / classes));

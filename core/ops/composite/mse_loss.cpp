@@ -15,8 +15,8 @@ Tensor mse_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
   }
   const Tensor difference = sub(self, target);
   const Tensor squares = mul(difference, difference);
-  if (reduction == 1) return bp::mean(squares);
-  if (reduction == 2) return bp::sum(squares);
+  if (reduction == 1) return mean(squares);
+  if (reduction == 2) return sum(squares);
   return squares;
 }
 

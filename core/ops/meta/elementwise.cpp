@@ -162,8 +162,8 @@ std::array<OutputSpec, 1> pointwise_backward(Tensor& grad_output, Tensor& self) 
 std::array<OutputSpec, 1> gelu_backward_grad_input(Tensor& grad_output, Tensor& self,
                                                    std::string_view approximate) {
   if (approximate != "none" && approximate != "tanh") {
-    throw Error(fmt::format("gelu_backward: approximate must be 'none' or 'tanh', got '{}'",
-                            approximate));
+    throw Error(
+        fmt::format("gelu_backward: approximate must be 'none' or 'tanh', got '{}'", approximate));
   }
   return pointwise_backward(grad_output, self);
 }

@@ -85,8 +85,8 @@ std::array<OutputSpec, 1> embedding_dense_backward_out(Tensor& grad_output, Tens
     throw Error(fmt::format("{}: num_weights must not be negative, got {}", op, num_weights));
   }
   if (padding_idx != -1 && (padding_idx < -num_weights || padding_idx >= num_weights)) {
-    throw Error(fmt::format("{}: padding_idx {} is out of range for {} embeddings", op,
-                            padding_idx, num_weights));
+    throw Error(fmt::format("{}: padding_idx {} is out of range for {} embeddings", op, padding_idx,
+                            num_weights));
   }
   const int64_t embedding_dim = grad_output.size(-1);
   grad_output = grad_output.contiguous();
@@ -118,9 +118,8 @@ std::array<OutputSpec, 1> index_add_out(Tensor& self, int64_t dim, Tensor& index
   }
   DimVector expected(self.sizes());
   if (self.dim() > 0) expected[wrapped] = index.numel();
-  const bool fits = self.dim() == 0
-                        ? index.numel() == 1 && source.numel() == 1 && source.dim() <= 1
-                        : std::ranges::equal(expected.ref(), source.sizes());
+  const bool fits = self.dim() == 0 ? index.numel() == 1 && source.numel() == 1 && source.dim() <= 1
+                                    : std::ranges::equal(expected.ref(), source.sizes());
   if (!fits) {
     throw Error(fmt::format(
         "{}: expected source of shape {} (self's shape with dim {} holding one slice per "

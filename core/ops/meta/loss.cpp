@@ -31,15 +31,15 @@ void prepare_nll_loss_arguments(std::string_view op, Tensor& self, Tensor& targe
   const int64_t classes = self.size(-1);
   if (Tensor* w = support::present(weight)) {
     if (w->numel() != classes) {
-      throw Error(fmt::format("{}: expected weight with one value per class ({}), got shape {}",
-                              op, classes, detail::format_shape(w->sizes())));
+      throw Error(fmt::format("{}: expected weight with one value per class ({}), got shape {}", op,
+                              classes, detail::format_shape(w->sizes())));
     }
     if (w->dtype() != self.dtype()) *w = w->to(self.dtype());
     *w = w->reshape({classes}).contiguous();
   }
   if (reduction < 0 || reduction > 2) {
-    throw Error(fmt::format("{}: reduction must be 0 (none), 1 (mean) or 2 (sum), got {}", op,
-                            reduction));
+    throw Error(
+        fmt::format("{}: reduction must be 0 (none), 1 (mean) or 2 (sum), got {}", op, reduction));
   }
   self = self.contiguous();
   target = target.contiguous();
@@ -56,10 +56,9 @@ DimVector loss_shape(const Tensor& self, int64_t reduction) {
 // loss (loss_shape) and total_weight (0-D), with self's dtype. The kernel refuses a target that
 // is neither ignore_index nor a class in [0, C).
 std::array<OutputSpec, 2> nll_loss_forward_output(Tensor& self, Tensor& target,
-                                                  std::optional<Tensor>& weight,
-                                                  int64_t reduction, int64_t /*ignore_index*/) {
-  const Device device =
-      support::common_device({&self, &target, support::present(weight)});
+                                                  std::optional<Tensor>& weight, int64_t reduction,
+                                                  int64_t /*ignore_index*/) {
+  const Device device = support::common_device({&self, &target, support::present(weight)});
   prepare_nll_loss_arguments("nll_loss_forward", self, target, weight, reduction);
   return {OutputSpec{loss_shape(self, reduction), self.dtype(), device},
           OutputSpec{DimVector{}, self.dtype(), device}};
@@ -72,8 +71,7 @@ std::array<OutputSpec, 2> nll_loss_forward_output(Tensor& self, Tensor& target,
 std::array<OutputSpec, 1> nll_loss_backward_grad_input(Tensor& grad_output, Tensor& self,
                                                        Tensor& target,
                                                        std::optional<Tensor>& weight,
-                                                       int64_t reduction,
-                                                       int64_t /*ignore_index*/,
+                                                       int64_t reduction, int64_t /*ignore_index*/,
                                                        Tensor& total_weight) {
   constexpr std::string_view op = "nll_loss_backward";
   const Device device = support::common_device(

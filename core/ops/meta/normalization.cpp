@@ -28,8 +28,8 @@ namespace {
 // shape and one floating dtype; input_dtype is floating, and grad_input has it, as do
 // grad_output and output by the time the kernel reads them (converted here where softmax
 // computed in a wider dtype than its input). dim is in range.
-std::array<OutputSpec, 1> softmax_backward(std::string_view op, Tensor& grad_output,
-                                           Tensor& output, int64_t dim, DType input_dtype) {
+std::array<OutputSpec, 1> softmax_backward(std::string_view op, Tensor& grad_output, Tensor& output,
+                                           int64_t dim, DType input_dtype) {
   const Device device = support::common_device({&grad_output, &output});
   if (!std::ranges::equal(grad_output.sizes(), output.sizes())) {
     throw Error(fmt::format("{}: expected grad_output and output of one shape, got {} and {}", op,
@@ -133,8 +133,8 @@ std::array<OutputSpec, 3> native_layer_norm_out(Tensor& input, IntArrayRef norma
 // reach the kernel contiguous, mean and rstd 1-D. Outputs: the gradient of input (input's
 // shape), then those of weight and bias (normalized_shape), all with input's dtype.
 std::array<OutputSpec, 3> native_layer_norm_backward_out(Tensor& grad_out, Tensor& input,
-                                                         IntArrayRef normalized_shape,
-                                                         Tensor& mean, Tensor& rstd,
+                                                         IntArrayRef normalized_shape, Tensor& mean,
+                                                         Tensor& rstd,
                                                          std::optional<Tensor>& weight,
                                                          std::optional<Tensor>& bias) {
   constexpr std::string_view op = "native_layer_norm_backward";
@@ -154,10 +154,10 @@ std::array<OutputSpec, 3> native_layer_norm_backward_out(Tensor& grad_out, Tenso
   }
   for (auto [name, stats] : {std::pair{"mean", &mean}, std::pair{"rstd", &rstd}}) {
     if (stats->numel() != groups) {
-      throw Error(fmt::format(
-          "{}: expected {} with one value per normalised group ({} values, as "
-          "native_layer_norm returns it), got shape {}",
-          op, name, groups, detail::format_shape(stats->sizes())));
+      throw Error(
+          fmt::format("{}: expected {} with one value per normalised group ({} values, as "
+                      "native_layer_norm returns it), got shape {}",
+                      op, name, groups, detail::format_shape(stats->sizes())));
     }
     if (stats->dtype() != dtype) *stats = stats->to(dtype);
     *stats = stats->reshape({groups}).contiguous();
@@ -166,7 +166,9 @@ std::array<OutputSpec, 3> native_layer_norm_backward_out(Tensor& grad_out, Tenso
     prepare_parameter(op, "weight", *w, normalized_shape, dtype);
     *w = w->contiguous();
   }
-  if (Tensor* b = support::present(bias)) prepare_parameter(op, "bias", *b, normalized_shape, dtype);
+  if (Tensor* b = support::present(bias)) {
+    prepare_parameter(op, "bias", *b, normalized_shape, dtype);
+  }
   grad_out = grad_out.contiguous();
   input = input.contiguous();
   const DimVector parameter_shape(normalized_shape);
@@ -254,9 +256,9 @@ std::array<OutputSpec, 3> native_batch_norm_out(Tensor& input, std::optional<Ten
                                                 double /*momentum: batch_norm reads it*/,
                                                 double eps) {
   constexpr std::string_view op = "native_batch_norm";
-  const Device device = support::common_device(
-      {&input, support::present(weight), support::present(bias), support::present(running_mean),
-       support::present(running_var)});
+  const Device device =
+      support::common_device({&input, support::present(weight), support::present(bias),
+                              support::present(running_mean), support::present(running_var)});
   const int64_t channels = checked_batch_norm_input(op, input, eps);
   const IntArrayRef channel_shape(&channels, 1);
   const DType dtype = input.dtype();
@@ -280,13 +282,11 @@ std::array<OutputSpec, 3> native_batch_norm_out(Tensor& input, std::optional<Ten
 std::array<OutputSpec, 3> native_batch_norm_backward_out(
     Tensor& grad_out, Tensor& input, std::optional<Tensor>& weight,
     std::optional<Tensor>& running_mean, std::optional<Tensor>& running_var,
-    std::optional<Tensor>& save_mean, std::optional<Tensor>& save_invstd, bool train,
-    double eps) {
+    std::optional<Tensor>& save_mean, std::optional<Tensor>& save_invstd, bool train, double eps) {
   constexpr std::string_view op = "native_batch_norm_backward";
   const Device device = support::common_device(
       {&grad_out, &input, support::present(weight), support::present(running_mean),
-       support::present(running_var), support::present(save_mean),
-       support::present(save_invstd)});
+       support::present(running_var), support::present(save_mean), support::present(save_invstd)});
   const int64_t channels = checked_batch_norm_input(op, input, eps);
   const DType dtype = input.dtype();
   if (!std::equal(grad_out.sizes().begin(), grad_out.sizes().end(), input.sizes().begin(),

@@ -48,8 +48,7 @@ OutputSpec like(const Tensor& param) {
 // momentum and no dampening, as torch.optim.SGD requires. Outputs: param's shape and dtype.
 std::array<OutputSpec, 2> _sgd_step_out(Tensor& param, Tensor& grad, Tensor& momentum_buffer,
                                         double lr, double momentum, double dampening,
-                                        double weight_decay, bool nesterov,
-                                        bool /*first_step*/) {
+                                        double weight_decay, bool nesterov, bool /*first_step*/) {
   constexpr std::string_view op = "_sgd_step";
   support::common_device({&param, &grad, &momentum_buffer});
   check_range(op, "lr", lr, 0);
@@ -69,9 +68,8 @@ std::array<OutputSpec, 2> _sgd_step_out(Tensor& param, Tensor& grad, Tensor& mom
 // _adamw_step: lr, weight_decay and eps are not negative, beta1 and beta2 lie in [0, 1), step
 // is at least 1, as torch.optim.AdamW requires. Outputs: param's shape and dtype.
 std::array<OutputSpec, 3> _adamw_step_out(Tensor& param, Tensor& grad, Tensor& exp_avg,
-                                          Tensor& exp_avg_sq, double lr, double beta1,
-                                          double beta2, double weight_decay, double eps,
-                                          int64_t step) {
+                                          Tensor& exp_avg_sq, double lr, double beta1, double beta2,
+                                          double weight_decay, double eps, int64_t step) {
   constexpr std::string_view op = "_adamw_step";
   support::common_device({&param, &grad, &exp_avg, &exp_avg_sq});
   check_range(op, "lr", lr, 0);

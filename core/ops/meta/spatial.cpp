@@ -141,9 +141,9 @@ Window2d checked_pooling_window(std::string_view op, const Tensor& self, IntArra
 // The (N, C_out, H_out, W_out) output of a convolution of input (N, C_in, H, W) by weight
 // (C_out, C_in / groups, kH, kW) of input's dtype, checking both and the window's arguments;
 // `op` names the op in messages.
-DimVector checked_convolution_shape(std::string_view op, const Tensor& input,
-                                    const Tensor& weight, IntArrayRef stride,
-                                    IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+DimVector checked_convolution_shape(std::string_view op, const Tensor& input, const Tensor& weight,
+                                    IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                                    int64_t groups) {
   check_4d(op, "input", input);
   check_4d(op, "weight", weight);
   if (weight.size(2) < 1 || weight.size(3) < 1) {
@@ -169,8 +169,7 @@ DimVector checked_convolution_shape(std::string_view op, const Tensor& input,
     throw Error(
         fmt::format("{}: the input has {} channels, but weight of shape {} with "
                     "groups={} expects {} (weight.size(1) * groups)",
-                    op, input.size(1), detail::format_shape(weight.sizes()), groups,
-                    *in_channels));
+                    op, input.size(1), detail::format_shape(weight.sizes()), groups, *in_channels));
   }
   if (out_channels % groups != 0 || out_channels == 0) {
     throw Error(
@@ -307,8 +306,8 @@ std::array<OutputSpec, 2> max_pool2d_with_indices_out(Tensor& self, IntArrayRef 
                                                       IntArrayRef stride, IntArrayRef padding,
                                                       IntArrayRef dilation, bool ceil_mode) {
   const Device device = support::common_device({&self});
-  DimVector shape = max_pooled_shape("max_pool2d_with_indices", self, kernel_size, stride,
-                                     padding, dilation, ceil_mode);
+  DimVector shape = max_pooled_shape("max_pool2d_with_indices", self, kernel_size, stride, padding,
+                                     dilation, ceil_mode);
   return {OutputSpec{shape, self.dtype(), device},
           OutputSpec{std::move(shape), DType::Int64, device}};
 }
@@ -324,15 +323,13 @@ std::array<OutputSpec, 1> max_pool2d_with_indices_backward_grad_input(
   const DimVector forward_shape =
       max_pooled_shape(op, self, kernel_size, stride, padding, dilation, ceil_mode);
   check_grad_output(op, grad_output, forward_shape, self.dtype());
-  if (indices.dtype() != DType::Int64 ||
-      !std::equal(indices.sizes().begin(), indices.sizes().end(), forward_shape.begin(),
-                  forward_shape.end())) {
+  if (indices.dtype() != DType::Int64 || !std::equal(indices.sizes().begin(), indices.sizes().end(),
+                                                     forward_shape.begin(), forward_shape.end())) {
     throw Error(fmt::format(
         "{}: expected {} indices of shape {} (max_pool2d_with_indices' second output), got "
         "{} indices of shape {}",
         op, dtype_name(DType::Int64), detail::format_shape(forward_shape),
-        dtype_name(indices.dtype()),
-        detail::format_shape(indices.sizes())));
+        dtype_name(indices.dtype()), detail::format_shape(indices.sizes())));
   }
   return {OutputSpec{DimVector(self.sizes()), self.dtype(), device}};
 }
@@ -343,8 +340,8 @@ std::array<OutputSpec, 1> avg_pool2d_out(Tensor& self, IntArrayRef kernel_size, 
                                          bool /*count_include_pad: both values are valid*/,
                                          std::optional<int64_t> divisor_override) {
   const Device device = support::common_device({&self});
-  return {OutputSpec{avg_pooled_shape("avg_pool2d", self, kernel_size, stride, padding,
-                                      ceil_mode, divisor_override),
+  return {OutputSpec{avg_pooled_shape("avg_pool2d", self, kernel_size, stride, padding, ceil_mode,
+                                      divisor_override),
                      self.dtype(), device}};
 }
 

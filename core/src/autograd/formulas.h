@@ -19,6 +19,9 @@ Tensor sum_to(const Tensor& grad, IntArrayRef sizes);
 
 // --- pointwise -------------------------------------------------------------------------------
 
+// grad * factor, without a kernel call when the factor is 1 (add's and addmm's alpha and beta).
+Tensor scale_by(const Tensor& grad, const Scalar& factor);
+
 Tensor sgn(const Tensor& self);  // -1, 0 or 1 in self's dtype
 // The part of maximum's (minimum's) gradient that goes to `self`; ties split it evenly between
 // the inputs, as PyTorch does. The part for `other` is the same call with the inputs swapped.
@@ -69,13 +72,14 @@ std::tuple<Tensor, Tensor> rms_norm_backward(const Tensor& grad, const Tensor& i
                                              std::optional<double> eps);
 // _addmm_activation's gradients of self, mat1 and mat2: the activation's input is computed
 // again rather than saved.
-std::tuple<Tensor, Tensor, Tensor> addmm_activation_backward(
-    const Tensor& grad, const Tensor& self, const Tensor& mat1, const Tensor& mat2,
-    const Scalar& beta, const Scalar& alpha, bool use_gelu, const Tensor& result);
+std::tuple<Tensor, Tensor, Tensor> addmm_activation_backward(const Tensor& grad, const Tensor& self,
+                                                             const Tensor& mat1, const Tensor& mat2,
+                                                             const Scalar& beta,
+                                                             const Scalar& alpha, bool use_gelu,
+                                                             const Tensor& result);
 // The fused attention kernel's gradients of query, key and value, from the attention
 // probabilities computed again.
-std::tuple<Tensor, Tensor, Tensor> fused_attention_backward(const Tensor& grad,
-                                                            const Tensor& query,
+std::tuple<Tensor, Tensor, Tensor> fused_attention_backward(const Tensor& grad, const Tensor& query,
                                                             const Tensor& key, const Tensor& value,
                                                             bool is_causal,
                                                             std::optional<double> scale);

@@ -276,9 +276,10 @@ Tensor flatten_using_ints(const Tensor& self, int64_t start_dim, int64_t end_dim
   const int64_t first = detail::wrap_dim("flatten", start_dim, self.dim());
   const int64_t last = detail::wrap_dim("flatten", end_dim, self.dim());
   if (first > last) {
-    throw Error(fmt::format("flatten: start_dim {} comes after end_dim {} (dims {} and {} of a "
-                            "tensor of shape {})",
-                            start_dim, end_dim, first, last, detail::format_shape(self.sizes())));
+    throw Error(
+        fmt::format("flatten: start_dim {} comes after end_dim {} (dims {} and {} of a "
+                    "tensor of shape {})",
+                    start_dim, end_dim, first, last, detail::format_shape(self.sizes())));
   }
   if (self.dim() == 0) return self.reshape({1});
   if (first == last) return self;

@@ -1,6 +1,6 @@
-// conv2d's sizes, and its two ways: through oneDNN for float32, float16 and bfloat16
-// (conv_onednn.cpp), and with the plugin's own loops for the dtype oneDNN has no convolution
-// for, float64 (conv_loops.cpp).
+// conv2d's sizes, and its two ways, forward and backward: through oneDNN for float32, float16
+// and bfloat16 (conv_onednn.cpp), and with the plugin's own loops for the dtype oneDNN has no
+// convolution for, float64 (conv_loops.cpp).
 #pragma once
 
 #include "kernels/strided_loop.h"
@@ -28,5 +28,19 @@ void conv2d_loops(const ConvGeometry& g, const TensorView& input, const TensorVi
 // what an int holds, which oneDNN does not take.
 void conv2d_onednn(ConvGeometry g, const TensorView& input, const TensorView& weight,
                    const TensorView* bias, const TensorView& out);
+
+// The gradients of conv2d's input, weight and bias (grad_output summed over N, H, W), for views
+// of any floating dtype and strides, computed in its compute type.
+void convolution_backward_loops(const ConvGeometry& g, const TensorView& grad_output,
+                                const TensorView& input, const TensorView& weight,
+                                const TensorView& grad_input, const TensorView& grad_weight,
+                                const TensorView& grad_bias);
+
+// The same through oneDNN's backward convolution in float32 (other dtypes converted), for a
+// non-empty batch and input channels. Refuses, by name, what conv2d_onednn refuses.
+void convolution_backward_onednn(ConvGeometry g, const TensorView& grad_output,
+                                 const TensorView& input, const TensorView& weight,
+                                 const TensorView& grad_input, const TensorView& grad_weight,
+                                 const TensorView& grad_bias);
 
 }  // namespace bp::cpu

@@ -19,6 +19,8 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -101,7 +103,7 @@ plugin::Window2d onednn_window(const ConvGeometry& g) {
 }
 
 // Refuses, by name, a convolution with a value oneDNN does not take.
-void check_onednn_takes(const ConvGeometry& g) {
+void check_onednn_takes(const ConvGeometry& g, std::string_view op) {
   const memory::dims far = far_padding(g);
   const plugin::Window2d& w = g.window;
   const bool takes =
@@ -109,11 +111,11 @@ void check_onednn_takes(const ConvGeometry& g) {
                           g.out_width, g.groups}) &&
       onednn::takes_dims({w.kernel[0], w.kernel[1], w.stride[0], w.stride[1], w.dilation[0] - 1,
                           w.dilation[1] - 1, w.padding[0], w.padding[1], far[0], far[1]});
-  plugin::check(takes,
-                "conv2d: the CPU backend convolves float32 and 16-bit floats through oneDNN, "
-                "which takes sizes, kernel sizes, strides, dilations and paddings up to "
-                "2147483647 only; convert to float64 (.to(bp::kFloat64)) to run on the "
-                "backend's own loops");
+  plugin::check(takes, std::string(op) +
+                           ": the CPU backend convolves float32 and 16-bit floats through oneDNN, "
+                           "which takes sizes, kernel sizes, strides, dilations and paddings up to "
+                           "2147483647 only; convert to float64 (.to(bp::kFloat64)) to run on the "
+                           "backend's own loops");
 }
 
 // One convolution of dense NCHW arrays of `type` (bias: float32, may be null).
@@ -150,7 +152,7 @@ const onednn::TypeSupport& conv_support() {
 void conv2d_onednn(ConvGeometry g, const TensorView& input, const TensorView& weight,
                    const TensorView* bias, const TensorView& out) {
   g.window = onednn_window(g);
-  check_onednn_takes(g);
+  check_onednn_takes(g, "conv2d");
   const DType compute = conv_support().compute_dtype(out.dtype());
   const memory::data_type type = *onednn::data_type_of(compute);
   const DenseInput dense_weight(weight, compute);
@@ -183,6 +185,90 @@ void conv2d_onednn(ConvGeometry g, const TensorView& input, const TensorView& we
     onednn_conv(image, type, dense_input.data(), dense_weight.data(), bias_data, dense_out.data());
     dense_out.finish();
   }
+}
+
+namespace {
+
+struct ConvBackwardPrimitives final : onednn::CachedPrimitives {
+  dnnl::convolution_backward_data backward_data;
+  dnnl::convolution_backward_weights backward_weights;
+  memory::desc src, weights, bias, dst, data_scratchpad, weights_scratchpad;
+};
+
+// conv2d's backward primitives in float32 on plain NCHW arrays, made with the forward
+// primitive they differentiate as oneDNN's hint.
+std::shared_ptr<const ConvBackwardPrimitives> conv_backward_primitives(const ConvGeometry& g) {
+  onednn::CacheKey key(onednn::PrimitiveKind::ConvolutionBackward);
+  key.add(g.batch).add(g.in_channels).add(g.height).add(g.width);
+  key.add(g.out_channels).add(g.out_height).add(g.out_width).add(g.groups);
+  key.add(std::span<const int64_t>(g.window.kernel)).add(std::span<const int64_t>(g.window.stride));
+  key.add(std::span<const int64_t>(g.window.padding));
+  key.add(std::span<const int64_t>(g.window.dilation));
+  return onednn::primitive_cache().get<ConvBackwardPrimitives>(key, [&] {
+    using tag = memory::format_tag;
+    constexpr memory::data_type f32 = memory::data_type::f32;
+    auto made = std::make_shared<ConvBackwardPrimitives>();
+    made->src = memory::desc({g.batch, g.in_channels, g.height, g.width}, f32, tag::nchw);
+    made->weights = memory::desc(weight_dims(g), f32, g.groups == 1 ? tag::oihw : tag::goihw);
+    made->bias = memory::desc({g.out_channels}, f32, tag::x);
+    made->dst = memory::desc({g.batch, g.out_channels, g.out_height, g.out_width}, f32, tag::nchw);
+    const memory::dims strides = dims_of(g.window.stride);
+    const memory::dims dilations = {g.window.dilation[0] - 1, g.window.dilation[1] - 1};
+    const memory::dims near = dims_of(g.window.padding);
+    const memory::dims far = far_padding(g);
+    const dnnl::convolution_forward::primitive_desc forward(
+        dnnl::convolution_forward::desc(
+            dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, made->src,
+            made->weights, made->bias, made->dst, strides, dilations, near, far),
+        onednn::base_attributes(), onednn::engine());
+    const dnnl::convolution_backward_data::primitive_desc data(
+        dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, made->src,
+                                              made->weights, made->dst, strides, dilations, near,
+                                              far),
+        onednn::base_attributes(), onednn::engine(), forward);
+    const dnnl::convolution_backward_weights::primitive_desc weights(
+        dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, made->src,
+                                                 made->weights, made->bias, made->dst, strides,
+                                                 dilations, near, far),
+        onednn::base_attributes(), onednn::engine(), forward);
+    made->backward_data = dnnl::convolution_backward_data(data);
+    made->backward_weights = dnnl::convolution_backward_weights(weights);
+    made->data_scratchpad = data.scratchpad_desc();
+    made->weights_scratchpad = weights.scratchpad_desc();
+    return std::shared_ptr<const ConvBackwardPrimitives>(std::move(made));
+  });
+}
+
+}  // namespace
+
+void convolution_backward_onednn(ConvGeometry g, const TensorView& grad_output,
+                                 const TensorView& input, const TensorView& weight,
+                                 const TensorView& grad_input, const TensorView& grad_weight,
+                                 const TensorView& grad_bias) {
+  g.window = onednn_window(g);
+  check_onednn_takes(g, "convolution_backward");
+  const DenseInput dense_grad(grad_output, DType::Float32);
+  const DenseInput dense_input(input, DType::Float32);
+  const DenseInput dense_weight(weight, DType::Float32);
+  const DenseOutput dense_grad_input(grad_input, DType::Float32);
+  const DenseOutput dense_grad_weight(grad_weight, DType::Float32);
+  const DenseOutput dense_grad_bias(grad_bias, DType::Float32);
+  {
+    const onednn::ThreadCountScope threads;
+    const std::shared_ptr<const ConvBackwardPrimitives> p = conv_backward_primitives(g);
+    onednn::execute(p->backward_data, p->data_scratchpad,
+                    {{DNNL_ARG_DIFF_DST, onednn::wrap(p->dst, dense_grad.data())},
+                     {DNNL_ARG_WEIGHTS, onednn::wrap(p->weights, dense_weight.data())},
+                     {DNNL_ARG_DIFF_SRC, onednn::wrap(p->src, dense_grad_input.data())}});
+    onednn::execute(p->backward_weights, p->weights_scratchpad,
+                    {{DNNL_ARG_DIFF_DST, onednn::wrap(p->dst, dense_grad.data())},
+                     {DNNL_ARG_SRC, onednn::wrap(p->src, dense_input.data())},
+                     {DNNL_ARG_DIFF_WEIGHTS, onednn::wrap(p->weights, dense_grad_weight.data())},
+                     {DNNL_ARG_DIFF_BIAS, onednn::wrap(p->bias, dense_grad_bias.data())}});
+  }
+  dense_grad_input.finish();
+  dense_grad_weight.finish();
+  dense_grad_bias.finish();
 }
 
 }  // namespace bp::cpu

@@ -28,9 +28,9 @@ class PositionsByRow {
     for (int64_t i = 0; i < n; ++i) {
       const int64_t row = index[i];
       if (row < 0 || row >= rows) {
-        throw Error(BP_STATUS_INVALID_ARGUMENT,
-                    std::string(op) + ": index " + std::to_string(row) +
-                        " is out of range for a dimension of size " + std::to_string(rows));
+        throw Error(BP_STATUS_INVALID_ARGUMENT, std::string(op) + ": index " + std::to_string(row) +
+                                                    " is out of range for a dimension of size " +
+                                                    std::to_string(rows));
       }
       ++starts_[static_cast<size_t>(row) + 1];
     }
@@ -42,8 +42,8 @@ class PositionsByRow {
   // The positions naming `row`, in increasing order.
   std::span<const int64_t> of(int64_t row) const {
     const auto r = static_cast<size_t>(row);
-    return std::span<const int64_t>(positions_).subspan(
-        static_cast<size_t>(starts_[r]), static_cast<size_t>(starts_[r + 1] - starts_[r]));
+    return std::span<const int64_t>(positions_)
+        .subspan(static_cast<size_t>(starts_[r]), static_cast<size_t>(starts_[r + 1] - starts_[r]));
   }
 
  private:
@@ -79,7 +79,8 @@ void add_indexed_slices(T* out, const T* base, const T* source, int64_t outer, i
         for (const int64_t i : positions.of(row)) {
           convert_elements(source + (o * n + i) * inner + first, values, count);
           for (int64_t j = 0; j < count; ++j) {
-            sums[j] = wrapping(std::plus{}, sums[j], wrapping(std::multiplies{}, factor, values[j]));
+            const C term = wrapping(std::multiplies{}, factor, values[j]);
+            sums[j] = wrapping(std::plus{}, sums[j], term);
           }
         }
         convert_elements(static_cast<const C*>(sums), out + at, count);

@@ -69,10 +69,8 @@ template <typename T>
 void max_pool2d_with_indices_loops(const TensorView& input, const TensorView& out,
                                    const TensorView& indices, const plugin::Window2d& window) {
   using C = compute_t<T>;
-  const plugin::PoolAxis rows =
-      plugin::pooling_axis(window, 0, input.size(2), out.size(2), false);
-  const plugin::PoolAxis cols =
-      plugin::pooling_axis(window, 1, input.size(3), out.size(3), false);
+  const plugin::PoolAxis rows = plugin::pooling_axis(window, 0, input.size(2), out.size(2), false);
+  const plugin::PoolAxis cols = plugin::pooling_axis(window, 1, input.size(3), out.size(3), false);
   const int64_t channels = out.size(1), width = input.size(3);
   const int64_t grain = pooling_backward_detail::grain_for_planes(input.size(2) * input.size(3));
   parallel_for(out.size(0) * channels, grain, [&](int64_t begin, int64_t end) {
@@ -90,8 +88,7 @@ void max_pool2d_with_indices_loops(const TensorView& input, const TensorView& ou
             const int64_t iy = rows.first[y] + i * rows.step;
             for (int64_t j = 0; j < cols.count[x]; ++j) {
               const int64_t ix = cols.first[x] + j * cols.step;
-              const C value =
-                  static_cast<C>(in_plane[iy * input.stride(2) + ix * input.stride(3)]);
+              const C value = static_cast<C>(in_plane[iy * input.stride(2) + ix * input.stride(3)]);
               if (value > best || value != value) {
                 best = value;
                 best_index = iy * width + ix;
@@ -127,8 +124,8 @@ void max_pool2d_backward_loops(const TensorView& grad_output, const TensorView& 
                           "max_pool2d_with_indices_backward: index " + std::to_string(index) +
                               " lies outside an input plane of " + std::to_string(plane_size) +
                               " elements; pass the indices max_pool2d_with_indices returned");
-            sums[static_cast<size_t>(index)] += static_cast<C>(
-                grad_plane[y * grad_output.stride(2) + x * grad_output.stride(3)]);
+            sums[static_cast<size_t>(index)] +=
+                static_cast<C>(grad_plane[y * grad_output.stride(2) + x * grad_output.stride(3)]);
           }
         }
       });

@@ -47,9 +47,9 @@ BP_CPU_MULTIVERSIONED void softmax_backward_span(const C* g, const C* y, C* dx, 
 // absent), dx = rstd (h - mean(h) - x^ mean(h x^)); and the group's share of the parameters'
 // gradients, weight_sums += g x^ and bias_sums += g.
 template <typename C>
-BP_CPU_MULTIVERSIONED void layer_norm_backward_span(const C* g, const C* x, const C* weight,
-                                                    C mean, C rstd, C* dx, int64_t n,
-                                                    C* weight_sums, C* bias_sums) {
+BP_CPU_MULTIVERSIONED void layer_norm_backward_span(const C* g, const C* x, const C* weight, C mean,
+                                                    C rstd, C* dx, int64_t n, C* weight_sums,
+                                                    C* bias_sums) {
   const auto h = [&](int64_t i) { return weight ? g[i] * weight[i] : g[i]; };
   const C h_sum = lane_sum<C>(n, h);
   const C hx_sum = lane_sum<C>(n, [&](int64_t i) { return h(i) * (x[i] - mean) * rstd; });

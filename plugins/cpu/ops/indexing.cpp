@@ -232,8 +232,8 @@ void embedding_out(const TensorView& weight, const TensorView& indices,
 
 // The meta step made grad_output and indices contiguous: grad_output is (indices, embedding_dim).
 void embedding_dense_backward_out(const TensorView& grad_output, const TensorView& indices,
-                                  int64_t num_weights, int64_t padding_idx,
-                                  bool scale_grad_by_freq, const TensorView& out) {
+                                  int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq,
+                                  const TensorView& out) {
   constexpr std::string_view op = "embedding_dense_backward";
   require_dtype(op, "grad_output", grad_output, out.dtype());
   const int64_t count = indices.numel();

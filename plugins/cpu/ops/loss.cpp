@@ -17,10 +17,9 @@ namespace {
 // `target` when it is a class of `classes`, else an error naming it.
 int64_t checked_class(std::string_view op, int64_t target, int64_t classes) {
   if (target < 0 || target >= classes) {
-    throw Error(BP_STATUS_INVALID_ARGUMENT,
-                std::string(op) + ": target " + std::to_string(target) +
-                    " is out of bounds for " + std::to_string(classes) +
-                    " classes (nor is it ignore_index)");
+    throw Error(BP_STATUS_INVALID_ARGUMENT, std::string(op) + ": target " + std::to_string(target) +
+                                                " is out of bounds for " + std::to_string(classes) +
+                                                " classes (nor is it ignore_index)");
   }
   return target;
 }
@@ -45,8 +44,7 @@ void nll_loss_forward_output(const TensorView& self, const TensorView& target,
                              const TensorView& output, const TensorView& total_weight) {
   constexpr std::string_view op = "nll_loss_forward";
   plugin::require_dtypes(
-      op, {{"weight", weight}, {"output", &output}, {"total_weight", &total_weight}},
-      self.dtype());
+      op, {{"weight", weight}, {"output", &output}, {"total_weight", &total_weight}}, self.dtype());
   const Samples samples = samples_of(self);
   const int64_t* const targets = target.data<const int64_t>();
   plugin::visit_dtype<kernel_dtypes::nll_loss_forward_output>(self.dtype(), [&](auto tag) {

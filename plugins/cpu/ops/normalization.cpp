@@ -1,10 +1,12 @@
 // The normalization ops: softmax, log_softmax, native_layer_norm and rms_norm, which normalise
 // groups of elements along one or several dimensions (row_normalization.h), their gradients
-// (row_gradients.h), and batch_norm_inference, which normalises each channel with running
-// statistics (batch_norm.h).
+// (row_gradients.h), batch_norm_inference, which normalises each channel with running
+// statistics (batch_norm.h), and native_batch_norm and its backward, with batch statistics
+// (batch_norm_training.h).
 #include "CPUNativeFunctions.h"
 
 #include "kernels/batch_norm.h"
+#include "kernels/batch_norm_training.h"
 #include "kernels/reduction_loops.h"
 #include "kernels/row_gradients.h"
 #include "kernels/row_normalization.h"
@@ -359,17 +361,64 @@ void batch_norm_inference_out(const TensorView& input, const TensorView* weight,
   });
 }
 
-void native_batch_norm_out(const TensorView&, const TensorView*, const TensorView*,
-                           const TensorView*, const TensorView*, bool, double, double,
-                           const TensorView&, const TensorView&, const TensorView&) {
-  throw plugin::Error(BP_STATUS_UNIMPLEMENTED, "native_batch_norm: the CPU kernel is not implemented yet");
+// Without training, each channel is normalised with its running statistics exactly as
+// batch_norm_inference does, and the saved statistics are empty.
+void native_batch_norm_out(const TensorView& input, const TensorView* weight,
+                           const TensorView* bias, const TensorView* running_mean,
+                           const TensorView* running_var, bool training,
+                           double /*momentum: the running statistics are batch_norm's*/, double eps,
+                           const TensorView& out, const TensorView& save_mean,
+                           const TensorView& save_invstd) {
+  if (!training) {
+    return batch_norm_inference_out(input, weight, bias, *running_mean, *running_var, eps, out);
+  }
+  plugin::require_dtypes("native_batch_norm",
+                         {{"out", &out},
+                          {"save_mean", &save_mean},
+                          {"save_invstd", &save_invstd},
+                          {"weight", weight},
+                          {"bias", bias}},
+                         input.dtype());
+  if (input.size(1) == 0) return;
+  plugin::visit_dtype<kernel_dtypes::native_batch_norm_out>(out.dtype(), [&](auto tag) {
+    if (input.dtype() == DType::Float32 && input.numel() > 0 &&
+        onednn_batch_norm_training_supported()) {
+      return onednn_batch_norm_training(input, weight, bias, eps, out, save_mean, save_invstd);
+    }
+    batch_norm_training_loops<typename decltype(tag)::type>(input, weight, bias, eps, out,
+                                                            save_mean, save_invstd);
+  });
 }
 
-void native_batch_norm_backward_out(const TensorView&, const TensorView&, const TensorView*,
-                                    const TensorView*, const TensorView*, const TensorView*,
-                                    const TensorView*, bool, double, const TensorView&,
-                                    const TensorView&, const TensorView&) {
-  throw plugin::Error(BP_STATUS_UNIMPLEMENTED, "native_batch_norm_backward: the CPU kernel is not implemented yet");
+void native_batch_norm_backward_out(const TensorView& grad_out, const TensorView& input,
+                                    const TensorView* weight, const TensorView* running_mean,
+                                    const TensorView* running_var, const TensorView* save_mean,
+                                    const TensorView* save_invstd, bool train, double eps,
+                                    const TensorView& grad_input, const TensorView& grad_weight,
+                                    const TensorView& grad_bias) {
+  // The meta step made sure the statistics of the mode are present.
+  const TensorView& mean = train ? *save_mean : *running_mean;
+  const TensorView& second = train ? *save_invstd : *running_var;
+  plugin::require_dtypes("native_batch_norm_backward",
+                         {{"input", &input},
+                          {"weight", weight},
+                          {"mean", &mean},
+                          {"invstd or var", &second},
+                          {"grad_input", &grad_input},
+                          {"grad_weight", &grad_weight},
+                          {"grad_bias", &grad_bias}},
+                         grad_out.dtype());
+  if (input.size(1) == 0) return;
+  plugin::visit_dtype<kernel_dtypes::native_batch_norm_backward_out>(
+      grad_out.dtype(), [&](auto tag) {
+        if (input.dtype() == DType::Float32 && input.numel() > 0 &&
+            onednn_batch_norm_training_supported()) {
+          return onednn_batch_norm_backward(grad_out, input, weight, mean, second, train, eps,
+                                            grad_input, grad_weight, grad_bias);
+        }
+        batch_norm_backward_loops<typename decltype(tag)::type>(
+            grad_out, input, weight, mean, second, train, eps, grad_input, grad_weight, grad_bias);
+      });
 }
 
 }  // namespace bp::cpu

@@ -46,10 +46,10 @@ BP_CPU_MULTIVERSIONED void sgd_elements(int64_t count, const SgdRule<C>& rule, c
 // AdamW's per-step constants in the compute type C.
 template <typename C>
 struct AdamwRule {
-  C decay;                 // 1 - lr * weight_decay
+  C decay;  // 1 - lr * weight_decay
   C beta1, beta2;
-  C step_size;             // lr / (1 - beta1^step)
-  C bias_correction2_root; // sqrt(1 - beta2^step)
+  C step_size;              // lr / (1 - beta1^step)
+  C bias_correction2_root;  // sqrt(1 - beta2^step)
   C eps;
 };
 
@@ -67,8 +67,8 @@ BP_CPU_MULTIVERSIONED void adamw_elements(int64_t count, const AdamwRule<C>& rul
     const C new_m = m + (C(1) - rule.beta1) * (g - m);
     const C new_v = rule.beta2 * v + (C(1) - rule.beta2) * g * g;
     const C denominator = std::sqrt(new_v) / rule.bias_correction2_root + rule.eps;
-    param_out[i] =
-        static_cast<T>(static_cast<C>(param[i]) * rule.decay - rule.step_size * new_m / denominator);
+    const C decayed = static_cast<C>(param[i]) * rule.decay;
+    param_out[i] = static_cast<T>(decayed - rule.step_size * new_m / denominator);
     exp_avg_out[i] = static_cast<T>(new_m);
     exp_avg_sq_out[i] = static_cast<T>(new_v);
   }
@@ -77,9 +77,9 @@ BP_CPU_MULTIVERSIONED void adamw_elements(int64_t count, const AdamwRule<C>& rul
 }  // namespace
 
 void _sgd_step_out(const TensorView& param, const TensorView& grad,
-                   const TensorView& momentum_buffer, double lr, double momentum,
-                   double dampening, double weight_decay, bool nesterov, bool first_step,
-                   const TensorView& param_out, const TensorView& momentum_buffer_out) {
+                   const TensorView& momentum_buffer, double lr, double momentum, double dampening,
+                   double weight_decay, bool nesterov, bool first_step, const TensorView& param_out,
+                   const TensorView& momentum_buffer_out) {
   plugin::require_dtypes("_sgd_step",
                          {{"grad", &grad},
                           {"momentum_buffer", &momentum_buffer},
@@ -89,13 +89,16 @@ void _sgd_step_out(const TensorView& param, const TensorView& grad,
   plugin::visit_dtype<kernel_dtypes::_sgd_step_out>(param.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    const SgdRule<C> rule{static_cast<C>(lr),           static_cast<C>(momentum),
-                          static_cast<C>(dampening),    static_cast<C>(weight_decay),
-                          nesterov,                     first_step};
+    const SgdRule<C> rule{static_cast<C>(lr),
+                          static_cast<C>(momentum),
+                          static_cast<C>(dampening),
+                          static_cast<C>(weight_decay),
+                          nesterov,
+                          first_step};
     parallel_dense_chunks(param.numel(), [&](int64_t first, int64_t length) {
-      sgd_elements<T, C>(length, rule, param.data<const T>() + first,
-                         grad.data<const T>() + first, momentum_buffer.data<const T>() + first,
-                         param_out.data<T>() + first, momentum_buffer_out.data<T>() + first);
+      sgd_elements<T, C>(length, rule, param.data<const T>() + first, grad.data<const T>() + first,
+                         momentum_buffer.data<const T>() + first, param_out.data<T>() + first,
+                         momentum_buffer_out.data<T>() + first);
     });
   });
 }

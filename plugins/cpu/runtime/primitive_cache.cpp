@@ -35,6 +35,9 @@ const char* name_of(PrimitiveKind kind) {
     case PrimitiveKind::Convolution: return "convolution";
     case PrimitiveKind::Pooling: return "pooling";
     case PrimitiveKind::BatchNormalization: return "batch normalization";
+    case PrimitiveKind::ConvolutionBackward: return "backward convolution";
+    case PrimitiveKind::BatchNormalizationTraining: return "training batch normalization";
+    case PrimitiveKind::BatchNormalizationBackward: return "backward batch normalization";
   }
   return "unknown";
 }

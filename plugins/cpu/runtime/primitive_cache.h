@@ -42,6 +42,9 @@ enum class PrimitiveKind : int64_t {
   Convolution,
   Pooling,
   BatchNormalization,
+  ConvolutionBackward,
+  BatchNormalizationTraining,
+  BatchNormalizationBackward,
 };
 
 // "matmul", for messages.

@@ -6,6 +6,10 @@ namespace {
 Tensor zero_like(const Tensor& grad) { return zeros({}, grad.dtype(), grad.device()); }
 }  // namespace
 
+Tensor scale_by(const Tensor& grad, const Scalar& factor) {
+  return factor.to<double>() == 1.0 ? grad : grad * factor;
+}
+
 Tensor sgn(const Tensor& self) {
   return gt(self, 0).to(self.dtype()) - lt(self, 0).to(self.dtype());
 }
