@@ -142,6 +142,7 @@ TEST_CASE(
       },
       {"native_batch_norm_backward: expected grad_out of input's shape [4, 3, 2], got shape "
        "[4, 3]"});
+}
 
 TEST_CASE("softmax's gradients take grad_output and output of one shape and dtype") {
   const Tensor grad = ones({2, 3});
