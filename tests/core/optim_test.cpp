@@ -94,6 +94,17 @@ TEST_CASE("AdamW corrects its running averages' bias and decays weights apart fr
   check_values(p, {0.798101, -1.796102});
 }
 
+TEST_CASE("a parameter that is a strided view is updated where its elements lie") {
+  const Tensor storage = from_vector<float>({1, 2, 3, 4}, {2, 2});
+  Tensor p = storage.transpose(0, 1);  // [[1, 3], [2, 4]]
+  p.requires_grad_();
+  optim::SGD sgd({p}, {.lr = 1});
+  p.mutable_grad() = from_vector<float>({0.1f, 0.3f, 0.2f, 0.4f}, {2, 2});
+  sgd.step();
+  check_values(p, {0.9, 2.7, 1.8, 3.6});
+  check_values(storage, {0.9, 1.8, 2.7, 3.6});
+}
+
 TEST_CASE("AdamW's defaults are torch.optim.AdamW's") {
   const optim::AdamWOptions defaults;
   CHECK(defaults.lr == 1e-3);

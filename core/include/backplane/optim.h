@@ -63,7 +63,7 @@ class SGD final : public Optimizer {
   // The hyperparameters the next step uses (they may be changed between steps).
   SGDOptions& options() { return options_; }
   const SGDOptions& options() const { return options_; }
-  // Parameter `index`'s momentum buffer; undefined before its first step.
+  // Parameter `index`'s momentum buffer; undefined before its first step with a momentum.
   const Tensor& momentum_buffer(size_t index) const { return momentum_buffers_.at(index); }
 
  private:
