@@ -41,7 +41,7 @@ TEST_CASE("_sgd_step refuses state unlike the parameter and hyperparameters out 
       {"_sgd_step.out takes Float32, Float64, Float16 or BFloat16, but param is Int64"});
 }
 
-TEST_CASE("_adamw_step refuses betas outside [0, 1) and steps below 1") {
+TEST_CASE("_adamw_step refuses betas outside 0 <= beta < 1 and steps below 1") {
   Tensor param = zeros({4});
   Tensor m = zeros({4});
   Tensor v = zeros({4});
