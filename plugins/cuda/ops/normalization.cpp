@@ -1,5 +1,6 @@
-// softmax, log_softmax, native_layer_norm and rms_norm: group kernels whose groups are
-// normalised by their own statistics (kernels/softmax.cu, norm.cu); batch_norm_inference,
+// softmax, log_softmax, native_layer_norm and rms_norm, and the gradients of the first three:
+// group kernels whose groups are normalised by their own statistics (kernels/softmax.cu,
+// norm.cu); batch_norm_inference,
 // elementwise over running statistics, and native_batch_norm (training: group kernels per
 // channel, kernels/batch_norm.cu) with its gradient. Floating dtypes only, as in the CPU backend.
 #include "CUDANativeFunctions.h"
@@ -25,6 +26,21 @@ void softmax_into(std::string_view op, const TensorView& self, int64_t dim, cons
                  on.launch_target());
 }
 
+// The gradient of softmax or log_softmax along `dim` from its output; the meta step has given
+// grad_output and output grad_input's dtype (softmax's input dtype).
+void softmax_backward_into(std::string_view op, const TensorView& grad_output,
+                           const TensorView& output, int64_t dim, const TensorView& grad_input,
+                           bool logarithm) {
+  require_dtype(op, "grad_output", grad_output, grad_input.dtype());
+  require_dtype(op, "output", output, grad_input.dtype());
+  const GroupShape<3> shape =
+      group_shape<3>(op, grad_input.sizes(), single_reduced_dim(op, grad_input.dim(), dim),
+                     {grad_output.strides(), output.strides(), grad_input.strides()});
+  const OnDevice on(grad_input);
+  launch_softmax_backward(grad_input.dtype(), shape, address_of(grad_output), address_of(output),
+                          address_of(grad_input), logarithm, on.launch_target());
+}
+
 }  // namespace
 
 void softmax_int_out(const TensorView& self, int64_t dim,
@@ -35,6 +51,20 @@ void softmax_int_out(const TensorView& self, int64_t dim,
 void log_softmax_int_out(const TensorView& self, int64_t dim,
                          std::optional<DType> /*dtype: out has it*/, const TensorView& out) {
   softmax_into("log_softmax", self, dim, out, /*logarithm=*/true);
+}
+
+void _softmax_backward_data_out(const TensorView& grad_output, const TensorView& output,
+                                int64_t dim, DType /*input_dtype: grad_input has it*/,
+                                const TensorView& grad_input) {
+  softmax_backward_into("_softmax_backward_data", grad_output, output, dim, grad_input,
+                        /*logarithm=*/false);
+}
+
+void _log_softmax_backward_data_out(const TensorView& grad_output, const TensorView& output,
+                                    int64_t dim, DType /*input_dtype: grad_input has it*/,
+                                    const TensorView& grad_input) {
+  softmax_backward_into("_log_softmax_backward_data", grad_output, output, dim, grad_input,
+                        /*logarithm=*/true);
 }
 
 // Each group is one index of the leading dimensions; its members span the trailing
@@ -73,6 +103,61 @@ void native_layer_norm_out(const TensorView& input, std::span<const int64_t> nor
                                      bias ? address_of(*bias) : nullptr};
   const OnDevice on(out0);
   launch_layer_norm(input.dtype(), shape, data, eps, on.launch_target());
+}
+
+// The gradients of layer norm (kernels/norm.cu): of input, one team per group; of weight and
+// bias, summed over the groups in group order. mean and rstd are 1-D, one value per group (the
+// meta step reshaped them), and weight has normalized_shape; all of input's dtype. bias does not
+// enter the gradients.
+void native_layer_norm_backward_out(const TensorView& grad_out, const TensorView& input,
+                                    std::span<const int64_t> normalized_shape,
+                                    const TensorView& mean, const TensorView& rstd,
+                                    const TensorView* weight, const TensorView* /*bias*/,
+                                    const TensorView& out0, const TensorView& out1,
+                                    const TensorView& out2) {
+  constexpr std::string_view op = "native_layer_norm_backward";
+  plugin::require_dtypes(op,
+                         {{"grad_out", &grad_out},
+                          {"mean", &mean},
+                          {"rstd", &rstd},
+                          {"weight", weight},
+                          {"grad_input", &out0},
+                          {"grad_weight", &out1},
+                          {"grad_bias", &out2}},
+                         input.dtype());
+  const int64_t ndim = input.dim();
+  const DimValues<bool> normalized = trailing_dims(op, ndim, normalized_shape);
+  plugin::check(mean.dim() == 1 && rstd.dim() == 1,
+                std::string(op) + ": expected mean and rstd as 1-D tensors of one value per group");
+  // mean and rstd read over input's shape: along the leading dims as one row-major index.
+  DimValues<int64_t> mean_strides(static_cast<size_t>(ndim), 0),
+      rstd_strides(static_cast<size_t>(ndim), 0);
+  int64_t step = 1;
+  for (int64_t d = ndim; d-- > 0;) {
+    if (normalized[static_cast<size_t>(d)]) continue;
+    mean_strides[static_cast<size_t>(d)] = step * mean.stride(0);
+    rstd_strides[static_cast<size_t>(d)] = step * rstd.stride(0);
+    step *= input.size(d);
+  }
+  const DimValues<int64_t> unused(static_cast<size_t>(ndim), 0);
+  const DimValues<int64_t> weight_strides =
+      weight ? plugin::broadcast_strides(op, *weight, input.sizes()) : unused;
+  const GroupShape<kLayerNormGradOperands> shape = group_shape<kLayerNormGradOperands>(
+      op, input.sizes(), normalized,
+      {grad_out.strides(), input.strides(), out0.strides(), mean_strides.span(),
+       rstd_strides.span(), weight_strides.span()});
+  const void* data[kLayerNormGradOperands] = {address_of(grad_out), address_of(input),
+                                              address_of(out0),     address_of(mean),
+                                              address_of(rstd),     weight ? address_of(*weight)
+                                                                           : nullptr};
+  const OnDevice on(out0);
+  Device& device = on.device();
+  DeviceScratch scratch(device);
+  const DenseOutput grad_weight(device, out1, scratch), grad_bias(device, out2, scratch);
+  launch_layer_norm_backward(input.dtype(), shape, data, device.launch_target(), scratch,
+                             grad_weight.data(), grad_bias.data());
+  grad_weight.copy_back();
+  grad_bias.copy_back();
 }
 
 // RMS norm over the trailing `normalized_shape`, reading the input once where a group fits in
