@@ -131,6 +131,9 @@ if [ "$part" != bench ]; then
   # is not what this checks, and a fresh machine's PoCL compiles each of its kernels first, which
   # takes far longer than the suite itself does without it.
   BACKPLANE_BACKENDS=cpu,cuda suite test_ops test_ops
+  # The convolutions' cases again through the plugin's own kernels (conv2d, and its gradients).
+  BACKPLANE_CUDA_CUDNN=0 BACKPLANE_BACKENDS=cpu,cuda suite test_ops_no_cudnn test_ops \
+    "--test-case=*conv*"
   step quickstart quickstart
 fi
 if [ "$part" != tests ]; then

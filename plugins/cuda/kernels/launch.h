@@ -201,9 +201,22 @@ struct SlidingWindow {
   int64_t divisor_override = 0;  // 0: none
 };
 
-// out = the maximum (NaN above everything) or the mean of each window of input.
+// out = the maximum (NaN above everything) or the mean of each window of input, for Kernel:
+// kernel_dtypes::max_pool2d_out, max_pool2d_with_indices_out, avg_pool2d_out or
+// adaptive_avg_pool2d_out. With `indices` (Int64, Max only), also the position y * W + x in its
+// input plane of each maximum (the first NaN, else the first of equal maxima).
+template <typename Kernel>
 void launch_pool2d(DType dtype, PoolKind kind, const Image& input, const Image& out,
-                   const SlidingWindow& window, const LaunchTarget& target);
+                   const SlidingWindow& window, const LaunchTarget& target,
+                   const Image* indices = nullptr);
+
+// The gradient of pooling: grad_input[n, c, y, x] = the sum, over the outputs whose windows hold
+// (y, x), of grad_output's element times its share: 1 where `indices` (Int64, Max) names (y, x),
+// else 0; 1 / the window's divisor for the averages, as launch_pool2d divides. Each input element
+// gathers its terms in output order, so results do not depend on timing.
+void launch_pool2d_backward(DType dtype, PoolKind kind, const Image& grad_output,
+                            const Image& indices, const Image& grad_input,
+                            const SlidingWindow& window, const LaunchTarget& target);
 
 // conv2d as an implicit GEMM (conv.cuh): out[n, o, y, x] = bias[o] + the sum over the window
 // and the group's input channels of input * weight, accumulated in float (double for Double),
@@ -212,6 +225,139 @@ void launch_pool2d(DType dtype, PoolKind kind, const Image& input, const Image& 
 void launch_conv2d(DType dtype, const Image& input, const Image& weight, const void* bias,
                    int64_t bias_stride, const Image& out, const SlidingWindow& window,
                    int64_t groups, const LaunchTarget& target);
+
+// conv2d's gradients without cuDNN, accumulated like launch_conv2d: grad_input (N, C_in, H, W)
+// from grad_output (N, C_out, H_out, W_out) and weight, and grad_weight (C_out, C_in / groups,
+// kH, kW) from grad_output and input, each element one sum in a fixed order (a block's threads
+// share grad_weight's sums and combine them in a fixed order).
+void launch_conv2d_backward_input(DType dtype, const Image& grad_output, const Image& weight,
+                                  const Image& grad_input, const SlidingWindow& window,
+                                  int64_t groups, const LaunchTarget& target);
+void launch_conv2d_backward_weight(DType dtype, const Image& grad_output, const Image& input,
+                                   const Image& grad_weight, const SlidingWindow& window,
+                                   int64_t groups, const LaunchTarget& target);
+
+// --- training (batch_norm.cu, norm.cu, softmax.cu, activation_gradients.cu,
+// indexed_rows.cu, nll_loss.cu, optimizer.cu) -----------------------------------------------------
+
+// A per-channel vector of C elements: its first element and stride; null where absent.
+struct ChannelVector {
+  void* data = nullptr;
+  int64_t stride = 0;
+};
+
+// Training batch norm: for each channel (one group of operands input, out), the batch mean and
+// invstd = 1 / sqrt(biased variance + eps), written to `save_mean` and `save_invstd`, and
+// out = (x - mean) * invstd * weight + bias (an absent weight or bias is not read). All of
+// `dtype`.
+void launch_batch_norm_training(DType dtype, const GroupShape<2>& shape, const void* input,
+                                void* out, const ChannelVector& weight, const ChannelVector& bias,
+                                const ChannelVector& save_mean, const ChannelVector& save_invstd,
+                                double eps, const LaunchTarget& target);
+
+// Batch norm's gradient for each channel (one group of operands grad_out, input, grad_input),
+// with the mean and invstd of the forward: `mean` and `invstd` themselves, or, where
+// `invstd_from_variance`, `invstd` holds the variance and invstd = 1 / sqrt(variance + eps).
+// grad_weight = sum(grad_out * x^), grad_bias = sum(grad_out) with x^ = (x - mean) * invstd;
+// grad_input = weight * invstd * (grad_out - mean(grad_out) - x^ mean(grad_out * x^)) where
+// `training` (the batch statistics depend on x), else weight * invstd * grad_out.
+void launch_batch_norm_backward(DType dtype, const GroupShape<3>& shape, const void* grad_out,
+                                const void* input, void* grad_input, const ChannelVector& weight,
+                                const ChannelVector& mean, const ChannelVector& invstd,
+                                bool invstd_from_variance, bool training, double eps,
+                                const ChannelVector& grad_weight, const ChannelVector& grad_bias,
+                                const LaunchTarget& target);
+
+// The gradient of softmax (or log_softmax, when `logarithm`) from its output, per group.
+// Operands: grad_output, output, grad_input, all of `dtype`.
+void launch_softmax_backward(DType dtype, const GroupShape<3>& shape, const void* grad_output,
+                             const void* output, void* grad_input, bool logarithm,
+                             const LaunchTarget& target);
+
+// Layer norm's gradient of input, per group (operands: the kLayerNormGrad* ones), with
+// mean and rstd one value per group and weight (may be null) read over the members.
+enum LayerNormGradOperand {
+  kLayerNormGradOut,
+  kLayerNormGradInput,
+  kLayerNormGradResult,
+  kLayerNormGradMean,
+  kLayerNormGradRstd,
+  kLayerNormGradWeight,
+  kLayerNormGradOperands
+};
+void launch_layer_norm_backward(DType dtype, const GroupShape<kLayerNormGradOperands>& shape,
+                                const void* const* data, const LaunchTarget& target,
+                                GroupScratch& scratch, void* grad_weight, void* grad_bias);
+
+enum class ActivationGradient { GeluErf, GeluTanh, Threshold };
+// grad_input = grad_output * the activation's derivative at self (threshold: grad_output where
+// self > threshold, else 0). Operands: grad_input, grad_output, self, all of `dtype`.
+void launch_activation_gradient(ActivationGradient kind, DType dtype,
+                                const ElementwiseLaunch<3>& launch, double threshold);
+
+// Dense (outer, rows, inner) out = base (zeros where null) plus, for each i of the n positions of
+// `index` (Int64, dense) that name a row r, scale(r) * source's dense (outer, n, inner) slice i,
+// added in the order of i: scale(r) is `alpha`, except with `embedding` (index_add's alpha
+// otherwise), where it is 0 for `padding_row` and, with `scale_by_frequency`, 1 / the number of
+// positions naming r. No atomics: the positions are sorted by row (a stable radix sort), then
+// each element of out sums its row's terms. An index outside [0, rows) is returned (the one at
+// the first such position; nullopt when all are in range, which waits for the launch), out then
+// unwritten. For Kernel: kernel_dtypes::index_add_out or embedding_dense_backward_out.
+struct IndexedRows {
+  int64_t outer = 1, rows = 0, n = 0, inner = 1;
+  const int64_t* index = nullptr;
+  const void* base = nullptr;
+  const void* source = nullptr;
+  void* out = nullptr;
+  Scalar alpha = 1;
+  bool embedding = false;
+  int64_t padding_row = -1;
+  bool scale_by_frequency = false;
+};
+template <typename Kernel>
+std::optional<int64_t> launch_indexed_row_sums(DType dtype, const IndexedRows& rows,
+                                               const LaunchTarget& target, GroupScratch& scratch);
+
+// nll_loss over `samples` dense rows of `classes` log-probabilities `self` and Int64 `target`
+// (weight: C elements, or null): forward writes the loss (per sample when !reduce, else the sum,
+// divided by the total weight when `mean`) and the total weight (0 when !reduce); backward fills
+// grad_input (dense, of self's shape) with 0 but -weight[t] * grad at each sample's target,
+// grad being grad_output's element of the sample (when !reduce) or its one element (divided by
+// total_weight when `mean`). A target that is neither `ignore_index` nor a class is returned (the
+// first, by sample; which waits for the launch), the outputs then unwritten or partly written.
+struct NllLoss {
+  int64_t samples = 0, classes = 0;
+  const void* self = nullptr;
+  const int64_t* target = nullptr;
+  const void* weight = nullptr;
+  int64_t ignore_index = -100;
+  bool reduce = true;
+  bool mean = true;
+};
+std::optional<int64_t> launch_nll_loss_forward(DType dtype, const NllLoss& loss, void* output,
+                                               void* total_weight, const LaunchTarget& target,
+                                               GroupScratch& scratch);
+std::optional<int64_t> launch_nll_loss_backward(DType dtype, const NllLoss& loss,
+                                                const void* grad_output, bool per_sample,
+                                                const void* total_weight, void* grad_input,
+                                                const LaunchTarget& target,
+                                                GroupScratch& scratch);
+
+// One optimizer step over the elements of a launch, in the compute type, with PyTorch's rules
+// (torch.optim.SGD; torch.optim.AdamW without amsgrad). Operands: param_out,
+// momentum_buffer_out, param, grad, momentum_buffer (SGD); param_out, exp_avg_out,
+// exp_avg_sq_out, param, grad, exp_avg, exp_avg_sq (AdamW). An element is read before it is
+// written, so outputs may be their inputs.
+struct SgdStep {
+  double lr, momentum, dampening, weight_decay;
+  bool nesterov, first_step;
+};
+void launch_sgd_step(DType dtype, const ElementwiseLaunch<5>& launch, const SgdStep& step);
+struct AdamwStep {
+  double lr, beta1, beta2, weight_decay, eps;
+  int64_t step;
+};
+void launch_adamw_step(DType dtype, const ElementwiseLaunch<7>& launch, const AdamwStep& step);
 
 // --- matrix products of integer dtypes (matmul_int.cu) -----------------------------------------
 

@@ -1,8 +1,10 @@
-// Normalisations: the launches of layer norm and RMS norm (kernels in norm.cuh), and batch norm
-// (inference), elementwise over per-channel statistics in float (double for Double).
+// Normalisations: the launches of layer norm, its gradients, and RMS norm (kernels in norm.cuh),
+// and batch norm (inference), elementwise over per-channel statistics in float (double for
+// Double).
 #include "kernels/elementwise_launch.cuh"
 #include "kernels/norm.cuh"
 
+#include <algorithm>
 #include <limits>
 
 namespace bp::cuda {
@@ -57,6 +59,48 @@ void launch_rms_norm(DType dtype, const GroupShape<3>& shape, const void* input,
         shape, static_cast<const T*>(input), static_cast<T*>(out), static_cast<const T*>(weight),
         epsilon, layout.cached);
     check_launch("rms_norm");
+  });
+}
+
+void launch_layer_norm_backward(DType dtype, const GroupShape<kLayerNormGradOperands>& shape,
+                                const void* const* data, const LaunchTarget& target,
+                                GroupScratch& scratch, void* grad_weight, void* grad_bias) {
+  plugin::visit_dtype<kernel_dtypes::native_layer_norm_backward_out>(dtype, [&](auto tag) {
+    using T = device_t<typename decltype(tag)::type>;
+    using Acc = compute_t<T>;
+    auto operand = [&](int k) { return static_cast<T*>(const_cast<void*>(data[k])); };
+    const int64_t size = shape.group_size;
+    if (shape.groups > 0 && size > 0) {
+      const RowLayout layout =
+          row_layout(shape.groups, size, members_per_thread(kRowBytesPerThread, sizeof(T)),
+                     kMaxTeamThreads, /*allow_splits=*/false, target);
+      layer_norm_input_gradient<T>
+          <<<layout.blocks, dim3(layout.team, layout.slots), 0, target.stream>>>(
+              shape, operand(kLayerNormGradOut), operand(kLayerNormGradInput),
+              operand(kLayerNormGradResult), operand(kLayerNormGradMean),
+              operand(kLayerNormGradRstd), operand(kLayerNormGradWeight));
+      check_launch("layer_norm_input_gradient");
+    }
+    if (size == 0) return;
+    // Enough splits of the groups that the first stage fills the device, each of a few groups
+    // at least; the sums of no group are the zeros of one empty split.
+    const int64_t column_blocks = (size + kParameterSumThreads - 1) / kParameterSumThreads;
+    const int64_t wanted = std::max<int64_t>(1, 4 * target.multiprocessors / column_blocks);
+    const int64_t splits = std::max<int64_t>(1, std::min(wanted, (shape.groups + 7) / 8));
+    const int64_t chunk = std::max<int64_t>(1, (shape.groups + splits - 1) / splits);
+    auto* partials = static_cast<Acc*>(
+        scratch.allocate(2 * static_cast<size_t>(splits * size) * sizeof(Acc)));
+    layer_norm_parameter_sums<T>
+        <<<tile_grid(column_blocks, splits, 1), kParameterSumThreads, 0, target.stream>>>(
+            shape, operand(kLayerNormGradOut), operand(kLayerNormGradInput),
+            operand(kLayerNormGradMean), operand(kLayerNormGradRstd), splits, chunk, partials,
+            partials + splits * size);
+    check_launch("layer_norm_parameter_sums");
+    layer_norm_parameter_totals<T>
+        <<<grid_blocks(size, kParameterSumThreads, target), kParameterSumThreads, 0,
+           target.stream>>>(size, splits, partials, partials + splits * size,
+                            static_cast<T*>(grad_weight), static_cast<T*>(grad_bias));
+    check_launch("layer_norm_parameter_totals");
   });
 }
 

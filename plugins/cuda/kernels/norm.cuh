@@ -1,7 +1,7 @@
-// Layer norm and RMS norm. A team reads each group once for its statistics, keeping it in shared
-// memory (in the compute type) when it fits, so that later passes read it from there rather than
-// from device memory again; groups that do not fit are read again for each pass. Both accumulate
-// in float (double for Double).
+// Layer norm and RMS norm, and layer norm's gradients (at the end). A team reads each group once
+// for its statistics, keeping it in shared memory (in the compute type) when it fits, so that
+// later passes read it from there rather than from device memory again; groups that do not fit
+// are read again for each pass. Both accumulate in float (double for Double).
 //
 // Launched by norm.cu; a header so that the host tests compile these kernels too
 // (tests/cuda/emulated_launch.h).
@@ -119,6 +119,108 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
     // The next group's spans may fall differently: every thread finishes reading its members first.
     if (cached) __syncthreads();
   });
+}
+
+// Layer norm's gradient of input, one team per group: with x^ = (x - mean) * rstd and
+// h = g * weight (g where there is no weight), g_in = rstd (h - mean(h) - x^ mean(h x^)).
+template <typename T>
+__global__ void __launch_bounds__(kMaxTeamThreads)
+    layer_norm_input_gradient(GroupShape<kLayerNormGradOperands> shape,
+                              const T* __restrict__ grad_out, const T* __restrict__ input,
+                              T* __restrict__ grad_input, const T* __restrict__ mean_of,
+                              const T* __restrict__ rstd_of, const T* __restrict__ weight) {
+  using Acc = compute_t<T>;
+  __shared__ Acc warp_partials[kMaxTeamThreads / kWarpSize];
+  const int lane = static_cast<int>(threadIdx.x);
+  const int team = static_cast<int>(blockDim.x);
+  const int64_t size = shape.group_size;
+  for_each_slot_group(shape, [&](int64_t /*group*/, bool active,
+                                 const int64_t(&at)[kLayerNormGradOperands]) {
+    const int64_t members = active ? size : 0;
+    const Acc mean = active ? to_compute(mean_of[at[kLayerNormGradMean]]) : Acc(0);
+    const Acc rstd = active ? to_compute(rstd_of[at[kLayerNormGradRstd]]) : Acc(0);
+    const auto at_member = [&](int k, int64_t p) { return at[k] + member_offset(shape, k, p); };
+    const auto h_at = [&](int64_t p) {
+      const Acc g = to_compute(grad_out[at_member(kLayerNormGradOut, p)]);
+      return weight ? g * to_compute(weight[at_member(kLayerNormGradWeight, p)]) : g;
+    };
+    const auto normalized_at = [&](int64_t p) {
+      return (to_compute(input[at_member(kLayerNormGradInput, p)]) - mean) * rstd;
+    };
+    Acc h_sum = 0, hx_sum = 0;
+    for (int64_t p = lane; p < members; p += team) {
+      const Acc h = h_at(p);
+      h_sum += h;
+      hx_sum += h * normalized_at(p);
+    }
+    const Acc h_mean = team_reduce(h_sum, Plus{}, warp_partials) / static_cast<Acc>(size);
+    const Acc hx_mean = team_reduce(hx_sum, Plus{}, warp_partials) / static_cast<Acc>(size);
+    for (int64_t p = lane; p < members; p += team) {
+      grad_input[at_member(kLayerNormGradResult, p)] =
+          from_compute<T>(rstd * (h_at(p) - h_mean - normalized_at(p) * hx_mean));
+    }
+  });
+}
+
+// Threads of a block of layer_norm_parameter_sums, each one member.
+constexpr int kParameterSumThreads = 256;
+
+// The first stage of the gradients of layer norm's weight and bias: block (x, y) sums, for
+// kParameterSumThreads members each, the groups of split y (`chunk` groups from y * chunk, fewer
+// or none past the last group):
+// weight_partials[y * size + p] = the sum of g x^, bias_partials[...] = the sum of g, in group
+// order.
+template <typename T>
+__global__ void __launch_bounds__(kParameterSumThreads)
+    layer_norm_parameter_sums(GroupShape<kLayerNormGradOperands> shape,
+                              const T* __restrict__ grad_out, const T* __restrict__ input,
+                              const T* __restrict__ mean_of, const T* __restrict__ rstd_of,
+                              int64_t splits, int64_t chunk,
+                              compute_t<T>* __restrict__ weight_partials,
+                              compute_t<T>* __restrict__ bias_partials) {
+  using Acc = compute_t<T>;
+  const int64_t size = shape.group_size;
+  for (int64_t split = blockIdx.y; split < splits; split += gridDim.y) {
+    const int64_t first = split * chunk < shape.groups ? split * chunk : shape.groups;
+    const int64_t last = first + chunk < shape.groups ? first + chunk : shape.groups;
+    for (int64_t p = global_thread(); p < size; p += grid_threads()) {
+      Acc gx_sum = 0, g_sum = 0;
+      for (int64_t group = first; group < last; ++group) {
+        int64_t at[kLayerNormGradOperands];
+        shape.kept.offsets(group, at);
+        const Acc g = to_compute(
+            grad_out[at[kLayerNormGradOut] + member_offset(shape, kLayerNormGradOut, p)]);
+        const Acc x = to_compute(
+            input[at[kLayerNormGradInput] + member_offset(shape, kLayerNormGradInput, p)]);
+        const Acc normalized = (x - to_compute(mean_of[at[kLayerNormGradMean]])) *
+                               to_compute(rstd_of[at[kLayerNormGradRstd]]);
+        gx_sum += g * normalized;
+        g_sum += g;
+      }
+      weight_partials[split * size + p] = gx_sum;
+      bias_partials[split * size + p] = g_sum;
+    }
+  }
+}
+
+// The second stage: member p of the (dense) gradients is the sum of its `splits` partials, in
+// split order.
+template <typename T>
+__global__ void __launch_bounds__(kParameterSumThreads)
+    layer_norm_parameter_totals(int64_t size, int64_t splits,
+                                const compute_t<T>* __restrict__ weight_partials,
+                                const compute_t<T>* __restrict__ bias_partials,
+                                T* __restrict__ grad_weight, T* __restrict__ grad_bias) {
+  using Acc = compute_t<T>;
+  for (int64_t p = global_thread(); p < size; p += grid_threads()) {
+    Acc gx_sum = 0, g_sum = 0;
+    for (int64_t split = 0; split < splits; ++split) {
+      gx_sum += weight_partials[split * size + p];
+      g_sum += bias_partials[split * size + p];
+    }
+    grad_weight[p] = from_compute<T>(gx_sum);
+    grad_bias[p] = from_compute<T>(g_sum);
+  }
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Launches of softmax and log_softmax (kernels in softmax.cuh).
+// Launches of softmax and log_softmax and their gradients (kernels in softmax.cuh).
 #include "kernels/softmax.cuh"
 
 namespace bp::cuda {
@@ -28,6 +28,30 @@ void launch_softmax(DType dtype, const GroupShape<2>& shape, const void* input, 
     plugin::visit_dtype<kernel_dtypes::log_softmax_int_out>(dtype, launch);
   } else {
     plugin::visit_dtype<kernel_dtypes::softmax_int_out>(dtype, launch);
+  }
+}
+
+void launch_softmax_backward(DType dtype, const GroupShape<3>& shape, const void* grad_output,
+                             const void* output, void* grad_input, bool logarithm,
+                             const LaunchTarget& target) {
+  const char* name = logarithm ? "log_softmax_backward" : "softmax_backward";
+  if (shape.groups == 0 || shape.group_size == 0) return;
+  const auto launch = [&](auto tag) {
+    using T = device_t<typename decltype(tag)::type>;
+    const RowLayout layout =
+        row_layout(shape.groups, shape.group_size,
+                   members_per_thread(kRowBytesPerThread, sizeof(T)), kMaxTeamThreads,
+                   /*allow_splits=*/false, target);
+    softmax_backward_rows<T><<<layout.blocks, dim3(layout.team, layout.slots), 0,
+                               target.stream>>>(shape, static_cast<const T*>(grad_output),
+                                                static_cast<const T*>(output),
+                                                static_cast<T*>(grad_input), logarithm);
+    check_launch(name);
+  };
+  if (logarithm) {
+    plugin::visit_dtype<kernel_dtypes::_log_softmax_backward_data_out>(dtype, launch);
+  } else {
+    plugin::visit_dtype<kernel_dtypes::_softmax_backward_data_out>(dtype, launch);
   }
 }
 

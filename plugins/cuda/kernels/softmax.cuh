@@ -1,8 +1,9 @@
-// softmax and log_softmax. Rows (see groups.cuh) that fit in shared memory are read from
-// device memory once: kept there while their maximum is found, then summed and written from
-// there. Longer rows take an online pass (running maximum and sum, rescaled as the maximum
-// grows) and a second read to write. Groups whose members are far apart while neighbouring
-// groups are adjacent (softmax over a leading dimension) take one thread per group.
+// softmax and log_softmax, and their gradients (at the end). Rows (see groups.cuh) that fit in
+// shared memory are read from device memory once: kept there while their maximum is found, then
+// summed and written from there. Longer rows take an online pass (running maximum and sum,
+// rescaled as the maximum grows) and a second read to write. Groups whose members are far apart
+// while neighbouring groups are adjacent (softmax over a leading dimension) take one thread per
+// group.
 //
 // Results follow the CPU backend's arithmetic: a NaN member, or an infinite maximum, makes the
 // whole group NaN.
@@ -13,6 +14,7 @@
 
 #include "kernels/groups.cuh"
 
+#include <iterator>
 #include <limits>
 
 namespace bp::cuda {
@@ -139,6 +141,56 @@ __global__ void __launch_bounds__(kGroupBlockThreads)
           from_compute<T>(normalized(x, max, sum, log_sum, logarithm));
     }
   }
+}
+
+// Two operands' members at one position, W of each, in the compute type.
+template <typename C, int W>
+struct MemberPair {
+  Vec<C, W> first;
+  Vec<C, W> second;
+};
+
+template <typename C, int W>
+__device__ __forceinline__ MemberPair<C, W> member_pair(const Vec<C, W>& first,
+                                                        const Vec<C, W>& second) {
+  return {first, second};
+}
+
+// The gradient from softmax's output y and its gradient g: g_in = y (g - sum(g y)); from
+// log_softmax's: g_in = g - exp(y) sum(g). One team per group, reading both operands twice (once
+// for the sum, once to write). Operands: grad_output, output, grad_input.
+template <typename T>
+__global__ void __launch_bounds__(kMaxTeamThreads)
+    softmax_backward_rows(GroupShape<3> shape, const T* __restrict__ grad_output,
+                          const T* __restrict__ output, T* __restrict__ grad_input,
+                          bool logarithm) {
+  using C = compute_t<T>;
+  __shared__ C warp_values[kMaxTeamThreads / kWarpSize];
+  const int lane = static_cast<int>(threadIdx.x);
+  const int team = static_cast<int>(blockDim.x);
+  const int64_t size = shape.group_size;
+  for_each_slot_group(shape, [&](int64_t /*group*/, bool active, const int64_t(&at)[3]) {
+    const T* g = grad_output + at[0];
+    MemberSpans<kVectorWidth<T>> spans{};
+    if (active) spans = member_spans(g, shape, 0, size, 1u << 0 | 1u << 1 | 1u << 2);
+    const auto grads = group_operand(g, shape, 0, spans);
+    const auto outputs = group_operand(output + at[1], shape, 1, spans);
+    const auto destination = group_operand(grad_input + at[2], shape, 2, spans);
+    const auto read = [&](auto width, int64_t p) {
+      return member_pair(to_compute(grads.load(width, p)), to_compute(outputs.load(width, p)));
+    };
+    C total = 0;
+    for_spans(spans, lane, team, read, [&](const auto& members, int64_t) {
+      for (size_t e = 0; e < std::size(members.first.v); ++e)
+        total += logarithm ? members.first.v[e] : members.first.v[e] * members.second.v[e];
+    });
+    total = team_reduce(total, Plus{}, warp_values);
+    for_spans(spans, lane, team, read, [&](const auto& members, int64_t p) {
+      destination.store(p, from_compute<T>(each(members.first, members.second, [&](C dy, C y) {
+                          return logarithm ? dy - math_exp(y) * total : y * (dy - total);
+                        })));
+    });
+  });
 }
 
 }  // namespace

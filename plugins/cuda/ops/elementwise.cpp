@@ -1,8 +1,9 @@
 // Elementwise ops: arithmetic (add, sub, mul, div, maximum, minimum), comparisons (eq, lt, gt),
-// where, and functions of one tensor (neg, abs, exp, log, sqrt, tanh, sigmoid, relu, gelu,
-// silu). The core's meta step has broadcast the inputs to out's shape and converted them to one
-// dtype, so each op is one kernel over operands of one shape (kernels/binary.cu, unary.cu,
-// compare.cu).
+// where, functions of one tensor (neg, abs, exp, log, sqrt, tanh, sigmoid, relu, gelu,
+// silu), and the gradients of gelu and relu (gelu_backward, threshold_backward). The core's
+// meta step has broadcast the inputs to out's shape and converted them to one dtype, so each op
+// is one kernel over operands of one shape (kernels/binary.cu, unary.cu, compare.cu,
+// activation_gradients.cu).
 #include "CUDANativeFunctions.h"
 
 #include "runtime/tensor_access.h"
@@ -150,6 +151,49 @@ void gelu_out(const TensorView& self, std::string_view approximate, const Tensor
   throw plugin::Error(BP_STATUS_INVALID_ARGUMENT,
                       "gelu: approximate must be 'none' or 'tanh', got '" +
                           std::string(approximate) + "'");
+}
+
+namespace {
+
+// grad_input = grad_output * the activation's derivative at self, elementwise; the meta step has
+// broadcast both inputs to grad_input's shape and given them its dtype.
+void activation_gradient(ActivationGradient kind, std::string_view name,
+                         const TensorView& grad_output, const TensorView& self, double threshold,
+                         const TensorView& grad_input) {
+  require_dtype(name, "grad_output", grad_output, grad_input.dtype());
+  require_dtype(name, "self", self, grad_input.dtype());
+  require_shape(name, grad_output, grad_input);
+  require_shape(name, self, grad_input);
+  const OnDevice on(grad_input);
+  for_each_launch<3>(on.device(), grad_input.sizes(),
+                     {operand_of(grad_input), operand_of(grad_output), operand_of(self)},
+                     [&](const ElementwiseLaunch<3>& launch) {
+                       launch_activation_gradient(kind, grad_input.dtype(), launch, threshold);
+                     });
+}
+
+}  // namespace
+
+void gelu_backward_grad_input(const TensorView& grad_output, const TensorView& self,
+                              std::string_view approximate, const TensorView& grad_input) {
+  constexpr std::string_view op = "gelu_backward";
+  if (approximate == "none") {
+    return activation_gradient(ActivationGradient::GeluErf, op, grad_output, self, 0,
+                               grad_input);
+  }
+  if (approximate == "tanh") {
+    return activation_gradient(ActivationGradient::GeluTanh, op, grad_output, self, 0,
+                               grad_input);
+  }
+  throw plugin::Error(BP_STATUS_INVALID_ARGUMENT,
+                      "gelu_backward: approximate must be 'none' or 'tanh', got '" +
+                          std::string(approximate) + "'");
+}
+
+void threshold_backward_grad_input(const TensorView& grad_output, const TensorView& self,
+                                   const Scalar& threshold, const TensorView& grad_input) {
+  activation_gradient(ActivationGradient::Threshold, "threshold_backward", grad_output, self,
+                      threshold.to<double>(), grad_input);
 }
 
 }  // namespace bp::cuda

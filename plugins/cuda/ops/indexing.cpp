@@ -1,5 +1,7 @@
 // embedding and index_select: out's slice i along one dim is the source's slice index[i], as one
-// gather over out's elements (kernels/gather.cu). The meta step converted the indices to Int64.
+// gather over out's elements (kernels/gather.cu); and their gradients, embedding_dense_backward
+// and index_add: slices summed into the rows an index names, without atomics
+// (kernels/indexed_rows.cu). The meta step converted the indices to Int64.
 // An index out of range is an error naming it, as on the CPU backend, even where out is empty;
 // out is then left partly written.
 #include "CUDANativeFunctions.h"
@@ -86,6 +88,76 @@ void embedding_out(const TensorView& weight, const TensorView& indices,
               {address_of(weight), weight_strides.span(), element_size(weight.dtype())},
               {address_of(indices), index_strides.span(), element_size(DType::Int64)},
               indices.numel(), weight.stride(0), weight.size(0));
+}
+
+namespace {
+
+// The sums of `rows` into `out` (kernels/indexed_rows.cu), written densely and copied into out
+// where it is not; an index out of range is an error naming it, as on the CPU backend.
+template <typename Kernel>
+void sum_indexed_rows(std::string_view op, IndexedRows rows, const TensorView& out) {
+  const OnDevice on(out);
+  Device& device = on.device();
+  DeviceScratch scratch(device);
+  const DenseOutput dense(device, out, scratch);
+  rows.out = dense.data();
+  const std::optional<int64_t> bad =
+      launch_indexed_row_sums<Kernel>(out.dtype(), rows, device.launch_target(), scratch);
+  if (bad) {
+    throw plugin::Error(BP_STATUS_INVALID_ARGUMENT,
+                        std::string(op) + ": index " + std::to_string(*bad) +
+                            " is out of range for a dimension of size " +
+                            std::to_string(rows.rows));
+  }
+  dense.copy_back();
+}
+
+}  // namespace
+
+// out's row r = the sum of grad_output's rows at the positions whose index is r (scaled as
+// padding_idx and scale_grad_by_freq say). The meta step made grad_output (indices' shape plus
+// embedding_dim) and the Int64 indices contiguous.
+void embedding_dense_backward_out(const TensorView& grad_output, const TensorView& indices,
+                                  int64_t num_weights, int64_t padding_idx,
+                                  bool scale_grad_by_freq, const TensorView& out) {
+  constexpr std::string_view op = "embedding_dense_backward";
+  require_dtype(op, "grad_output", grad_output, out.dtype());
+  require_dtype(op, "indices", indices, DType::Int64);
+  IndexedRows rows;
+  rows.rows = num_weights;
+  rows.n = indices.numel();
+  rows.inner = out.size(1);
+  rows.index = reinterpret_cast<const int64_t*>(address_of(indices));
+  rows.source = address_of(grad_output);
+  rows.embedding = true;
+  // -1 is no padding row; other negative values count from the end, as embedding's do.
+  rows.padding_row = padding_idx < -1 ? padding_idx + num_weights : padding_idx;
+  rows.scale_by_frequency = scale_grad_by_freq;
+  sum_indexed_rows<kernel_dtypes::embedding_dense_backward_out>(op, rows, out);
+}
+
+// out = self with alpha * source's slices along dim added into the slices index names, in the
+// order of index. The meta step made self, index and source contiguous: self is
+// (outer, rows, inner) around dim, source (outer, index.numel(), inner).
+void index_add_out(const TensorView& self, int64_t dim, const TensorView& index,
+                   const TensorView& source, const Scalar& alpha, const TensorView& out) {
+  constexpr std::string_view op = "index_add";
+  require_dtype(op, "self", self, out.dtype());
+  require_dtype(op, "source", source, out.dtype());
+  require_dtype(op, "index", index, DType::Int64);
+  IndexedRows rows;
+  rows.rows = 1;
+  if (self.dim() > 0) {
+    dim = wrap_dim(op, dim, self.dim());
+    for (int64_t d = 0; d < self.dim(); ++d)
+      (d < dim ? rows.outer : d == dim ? rows.rows : rows.inner) *= self.size(d);
+  }
+  rows.n = index.numel();
+  rows.index = reinterpret_cast<const int64_t*>(address_of(index));
+  rows.base = address_of(self);
+  rows.source = address_of(source);
+  rows.alpha = alpha;
+  sum_indexed_rows<kernel_dtypes::index_add_out>(op, rows, out);
 }
 
 }  // namespace bp::cuda

@@ -1,7 +1,8 @@
-// conv2d, through cuDNN where the plugin was built with it (and BACKPLANE_CUDA_CUDNN is not 0),
-// else, or where cuDNN has no algorithm, through the implicit-GEMM kernel of kernels/conv.cu;
-// and max_pool2d, avg_pool2d and adaptive_avg_pool2d (kernels/pool.cu). Floating dtypes; the
-// meta step has checked shapes and given every tensor input's dtype.
+// conv2d and its gradients (convolution_backward), through cuDNN where the plugin was built with
+// it (and BACKPLANE_CUDA_CUDNN is not 0), else, or where cuDNN has no algorithm, through the
+// plugin's own kernels (kernels/conv.cu, conv_backward.cu); and max_pool2d (with or without
+// indices), avg_pool2d and adaptive_avg_pool2d and their gradients (kernels/pool.cu). Floating
+// dtypes; the meta step has checked shapes and given every tensor input's dtype.
 #include "CUDANativeFunctions.h"
 
 #include "runtime/tensor_access.h"
@@ -41,6 +42,29 @@ SlidingWindow sliding_window(const plugin::Window2d& window) {
   return result;
 }
 
+// A dense (row-major) copy of a 4-D tensor in scratch memory, for cuDNN, which reads and writes
+// weights only as dense NCHW arrays.
+Image dense_image(const TensorView& view, DeviceScratch& scratch) {
+  Image dense = image_of(view);
+  dense.data = scratch.allocate(static_cast<size_t>(view.numel()) * element_size(view.dtype()));
+  int64_t step = 1;
+  for (int d = 3; d >= 0; --d) {
+    dense.strides[d] = step;
+    step *= dense.sizes[d];
+  }
+  return dense;
+}
+
+// Copies `from` into `to`, two 4-D tensors of one shape and dtype.
+void copy_image(Device& device, const Image& from, const Image& to, DType dtype) {
+  const int64_t* sizes = from.sizes;
+  for_each_launch<2>(
+      device, std::span<const int64_t>(sizes, 4),
+      {Operand{static_cast<char*>(to.data), to.strides, element_size(dtype)},
+       Operand{static_cast<char*>(from.data), from.strides, element_size(dtype)}},
+      [&](const ElementwiseLaunch<2>& launch) { launch_copy_bits(element_size(dtype), launch); });
+}
+
 #if BACKPLANE_CUDA_CUDNN
 // out = bias along dim 1, broadcast over the other dims.
 void fill_with_bias(Device& device, const TensorView& bias, const TensorView& out) {
@@ -53,35 +77,54 @@ void fill_with_bias(Device& device, const TensorView& bias, const TensorView& ou
       [&](const ElementwiseLaunch<2>& launch) { launch_copy_bits(element_bytes, launch); });
 }
 
-// cuDNN reads weights as a dense NCHW array.
+// The weight as cuDNN reads it: itself where dense, else a dense copy in `scratch`.
+Image dense_weight(Device& device, const TensorView& weight, DeviceScratch& scratch) {
+  if (weight.is_contiguous()) return image_of(weight);
+  const Image dense = dense_image(weight, scratch);
+  copy_image(device, image_of(weight), dense, weight.dtype());
+  return dense;
+}
+
 bool conv2d_through_cudnn(Device& device, const Image& input, const TensorView& weight,
                           const TensorView* bias, const TensorView& out,
                           const SlidingWindow& window, int64_t groups) {
-  const DType dtype = out.dtype();
   std::function<void()> write_bias;
   if (bias) write_bias = [&] { fill_with_bias(device, *bias, out); };
-  if (weight.is_contiguous()) {
-    return cudnn_conv2d(device, dtype, input, image_of(weight), image_of(out), window, groups,
-                        write_bias);
+  DeviceScratch scratch(device);
+  return cudnn_convolution(device, ConvDirection::Forward, out.dtype(), input,
+                           dense_weight(device, weight, scratch), image_of(out), window, groups,
+                           write_bias);
+}
+
+// grad_weight through cuDNN, which writes it dense: into a dense copy where it is not.
+bool weight_gradient_through_cudnn(Device& device, const Image& grad_output, const Image& input,
+                                   const TensorView& grad_weight, const SlidingWindow& window,
+                                   int64_t groups) {
+  const DType dtype = grad_weight.dtype();
+  if (grad_weight.is_contiguous()) {
+    return cudnn_convolution(device, ConvDirection::BackwardFilter, dtype, input,
+                             image_of(grad_weight), grad_output, window, groups);
   }
   DeviceScratch scratch(device);
-  Image dense = image_of(weight);
-  dense.data = scratch.allocate(static_cast<size_t>(weight.numel()) * element_size(dtype));
-  int64_t step = 1;  // row-major
-  for (int d = 3; d >= 0; --d) {
-    dense.strides[d] = step;
-    step *= dense.sizes[d];
+  const Image dense = dense_image(grad_weight, scratch);
+  if (!cudnn_convolution(device, ConvDirection::BackwardFilter, dtype, input, dense, grad_output,
+                         window, groups)) {
+    return false;
   }
-  const int64_t dense_strides[4] = {dense.strides[0], dense.strides[1], dense.strides[2],
-                                    dense.strides[3]};
-  for_each_launch<2>(
-      device, weight.sizes(),
-      {Operand{static_cast<char*>(dense.data), dense_strides, element_size(dtype)},
-       operand_of(weight)},
-      [&](const ElementwiseLaunch<2>& launch) { launch_copy_bits(element_size(dtype), launch); });
-  return cudnn_conv2d(device, dtype, input, dense, image_of(out), window, groups, write_bias);
+  copy_image(device, dense, image_of(grad_weight), dtype);
+  return true;
 }
 #endif
+
+// The window of a convolution by `weight`.
+SlidingWindow convolution_window(const TensorView& weight, std::span<const int64_t> stride,
+                                 std::span<const int64_t> padding,
+                                 std::span<const int64_t> dilation) {
+  return sliding_window(plugin::Window2d{{weight.size(2), weight.size(3)},
+                                         plugin::expand_pair(stride, {1, 1}),
+                                         plugin::expand_pair(padding, {0, 0}),
+                                         plugin::expand_pair(dilation, {1, 1})});
+}
 
 }  // namespace
 
@@ -95,11 +138,7 @@ void conv2d_out(const TensorView& input, const TensorView& weight, const TensorV
   if (out.numel() == 0) return;
   const OnDevice on(out);
   Device& device = on.device();
-  const plugin::Window2d window{{weight.size(2), weight.size(3)},
-                                plugin::expand_pair(stride, {1, 1}),
-                                plugin::expand_pair(padding, {0, 0}),
-                                plugin::expand_pair(dilation, {1, 1})};
-  const SlidingWindow sliding = sliding_window(window);
+  const SlidingWindow sliding = convolution_window(weight, stride, padding, dilation);
   const Image in = image_of(input), result = image_of(out);
 #if BACKPLANE_CUDA_CUDNN
   if (cudnn_allowed() && conv2d_through_cudnn(device, in, weight, bias, out, sliding, groups))
@@ -117,8 +156,8 @@ void max_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size
   const SlidingWindow window =
       sliding_window(plugin::pooling_window(kernel_size, stride, padding, dilation));
   const OnDevice on(out);
-  launch_pool2d(out.dtype(), PoolKind::Max, image_of(self), image_of(out), window,
-                on.launch_target());
+  launch_pool2d<kernel_dtypes::max_pool2d_out>(out.dtype(), PoolKind::Max, image_of(self),
+                                               image_of(out), window, on.launch_target());
 }
 
 void avg_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size,
@@ -132,8 +171,8 @@ void avg_pool2d_out(const TensorView& self, std::span<const int64_t> kernel_size
   window.count_include_pad = count_include_pad;
   window.divisor_override = divisor_override.value_or(0);
   const OnDevice on(out);
-  launch_pool2d(out.dtype(), PoolKind::Average, image_of(self), image_of(out), window,
-                on.launch_target());
+  launch_pool2d<kernel_dtypes::avg_pool2d_out>(out.dtype(), PoolKind::Average, image_of(self),
+                                               image_of(out), window, on.launch_target());
 }
 
 void adaptive_avg_pool2d_out(const TensorView& self,
@@ -141,8 +180,126 @@ void adaptive_avg_pool2d_out(const TensorView& self,
                              const TensorView& out) {
   require_dtype("adaptive_avg_pool2d", "out", out, self.dtype());
   const OnDevice on(out);
-  launch_pool2d(out.dtype(), PoolKind::AdaptiveAverage, image_of(self), image_of(out),
-                SlidingWindow{}, on.launch_target());
+  launch_pool2d<kernel_dtypes::adaptive_avg_pool2d_out>(out.dtype(), PoolKind::AdaptiveAverage,
+                                                        image_of(self), image_of(out),
+                                                        SlidingWindow{}, on.launch_target());
+}
+
+// grad_bias sums grad_output over N, H and W (the reduction kernels); grad_input and grad_weight
+// go through cuDNN's deterministic algorithms where it runs the case, else through the direct
+// kernels of kernels/conv_backward.cu.
+void convolution_backward_out(const TensorView& grad_output, const TensorView& input,
+                              const TensorView& weight, std::span<const int64_t> stride,
+                              std::span<const int64_t> padding, std::span<const int64_t> dilation,
+                              int64_t groups, const TensorView& out0, const TensorView& out1,
+                              const TensorView& out2) {
+  constexpr std::string_view op = "convolution_backward";
+  const DType dtype = grad_output.dtype();
+  plugin::require_dtypes(op,
+                         {{"input", &input},
+                          {"weight", &weight},
+                          {"grad_input", &out0},
+                          {"grad_weight", &out1},
+                          {"grad_bias", &out2}},
+                         dtype);
+  const OnDevice on(out0);
+  Device& device = on.device();
+  const SlidingWindow window = convolution_window(weight, stride, padding, dilation);
+  const Image grad = image_of(grad_output), in = image_of(input);
+
+  DimValues<bool> per_channel(4, true);  // grad_output's dims but the channels
+  per_channel[1] = false;
+  const DimValues<int64_t> bias_strides =
+      reduced_output_strides(out2, per_channel, /*keepdim=*/false);
+  const GroupShape<2> bias_shape = group_shape<2>(op, grad_output.sizes(), per_channel,
+                                                  {grad_output.strides(), bias_strides.span()});
+  DeviceScratch scratch(device);
+  launch_sum(dtype, bias_shape, address_of(grad_output), address_of(out2), /*average=*/false,
+             device.launch_target(), scratch);
+
+#if BACKPLANE_CUDA_CUDNN
+  const bool cudnn = cudnn_allowed();
+  if (!cudnn || !cudnn_convolution(device, ConvDirection::BackwardData, dtype, image_of(out0),
+                                   dense_weight(device, weight, scratch), grad, window, groups)) {
+    launch_conv2d_backward_input(dtype, grad, image_of(weight), image_of(out0), window, groups,
+                                 device.launch_target());
+  }
+  if (!cudnn || !weight_gradient_through_cudnn(device, grad, in, out1, window, groups)) {
+    launch_conv2d_backward_weight(dtype, grad, in, image_of(out1), window, groups,
+                                  device.launch_target());
+  }
+#else
+  launch_conv2d_backward_input(dtype, grad, image_of(weight), image_of(out0), window, groups,
+                               device.launch_target());
+  launch_conv2d_backward_weight(dtype, grad, in, image_of(out1), window, groups,
+                                device.launch_target());
+#endif
+}
+
+void max_pool2d_with_indices_out(const TensorView& self, std::span<const int64_t> kernel_size,
+                                 std::span<const int64_t> stride, std::span<const int64_t> padding,
+                                 std::span<const int64_t> dilation,
+                                 bool /*ceil_mode: in out's size*/, const TensorView& out,
+                                 const TensorView& indices) {
+  constexpr std::string_view op = "max_pool2d_with_indices";
+  require_dtype(op, "out", out, self.dtype());
+  require_dtype(op, "indices", indices, DType::Int64);
+  const SlidingWindow window =
+      sliding_window(plugin::pooling_window(kernel_size, stride, padding, dilation));
+  const OnDevice on(out);
+  const Image positions = image_of(indices);
+  launch_pool2d<kernel_dtypes::max_pool2d_with_indices_out>(
+      out.dtype(), PoolKind::Max, image_of(self), image_of(out), window, on.launch_target(),
+      &positions);
+}
+
+// Each element of grad_input gathers grad_output where indices name it: an index that names no
+// element of its window's span contributes nothing.
+void max_pool2d_with_indices_backward_grad_input(
+    const TensorView& grad_output, const TensorView& self, std::span<const int64_t> kernel_size,
+    std::span<const int64_t> stride, std::span<const int64_t> padding,
+    std::span<const int64_t> dilation, bool /*ceil_mode: in grad_output's size*/,
+    const TensorView& indices, const TensorView& grad_input) {
+  constexpr std::string_view op = "max_pool2d_with_indices_backward";
+  require_dtype(op, "grad_input", grad_input, grad_output.dtype());
+  require_dtype(op, "self", self, grad_output.dtype());
+  require_dtype(op, "indices", indices, DType::Int64);
+  const SlidingWindow window =
+      sliding_window(plugin::pooling_window(kernel_size, stride, padding, dilation));
+  const OnDevice on(grad_input);
+  launch_pool2d_backward(grad_output.dtype(), PoolKind::Max, image_of(grad_output),
+                         image_of(indices), image_of(grad_input), window, on.launch_target());
+}
+
+void avg_pool2d_backward_grad_input(const TensorView& grad_output, const TensorView& self,
+                                    std::span<const int64_t> kernel_size,
+                                    std::span<const int64_t> stride,
+                                    std::span<const int64_t> padding,
+                                    bool /*ceil_mode: in grad_output's size*/,
+                                    bool count_include_pad,
+                                    std::optional<int64_t> divisor_override,
+                                    const TensorView& grad_input) {
+  constexpr std::string_view op = "avg_pool2d_backward";
+  require_dtype(op, "grad_input", grad_input, grad_output.dtype());
+  require_dtype(op, "self", self, grad_output.dtype());
+  static constexpr int64_t kNoDilation[] = {1};
+  SlidingWindow window =
+      sliding_window(plugin::pooling_window(kernel_size, stride, padding, kNoDilation));
+  window.count_include_pad = count_include_pad;
+  window.divisor_override = divisor_override.value_or(0);
+  const OnDevice on(grad_input);
+  launch_pool2d_backward(grad_output.dtype(), PoolKind::Average, image_of(grad_output), Image{},
+                         image_of(grad_input), window, on.launch_target());
+}
+
+void _adaptive_avg_pool2d_backward_out(const TensorView& grad_output, const TensorView& self,
+                                       const TensorView& out) {
+  constexpr std::string_view op = "_adaptive_avg_pool2d_backward";
+  require_dtype(op, "out", out, grad_output.dtype());
+  require_dtype(op, "self", self, grad_output.dtype());
+  const OnDevice on(out);
+  launch_pool2d_backward(grad_output.dtype(), PoolKind::AdaptiveAverage, image_of(grad_output),
+                         Image{}, image_of(out), SlidingWindow{}, on.launch_target());
 }
 
 }  // namespace bp::cuda

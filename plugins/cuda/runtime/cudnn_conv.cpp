@@ -50,13 +50,22 @@ using ConvDesc =
     std::unique_ptr<std::remove_pointer_t<cudnnConvolutionDescriptor_t>,
                     Destroyer<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor>>;
 
+// The algorithm chosen for one direction of a problem, whichever of cuDNN's three enums names
+// it; a status other than SUCCESS where none can run.
+struct Algorithm {
+  int algo = 0;
+  size_t memory = 0;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  cudnnStatus_t status = CUDNN_STATUS_NOT_SUPPORTED;
+};
+
 // A problem's descriptors, made once, and the algorithm chosen for it: a repeated convolution
 // then hands cuDNN the descriptors it has seen, as an application that keeps its own does.
 struct Problem {
   TensorDesc x, y;
   FilterDesc w;
   ConvDesc conv;
-  cudnnConvolutionFwdAlgoPerf_t algorithm{};
+  Algorithm algorithm;
 };
 
 // One device's cuDNN handle and the problems it has met. Both live as long as the process.
@@ -142,9 +151,11 @@ TensorDesc tensor_desc(const Image& image, cudnnDataType_t type) {
 }
 
 // Every property the heuristic looks at, pointer alignments included.
-std::vector<int64_t> problem_key(DType dtype, const Image& input, const Image& weight,
-                                 const Image& out, const SlidingWindow& window, int64_t groups) {
-  std::vector<int64_t> key = {static_cast<int64_t>(dtype), groups, tf32_allowed()};
+std::vector<int64_t> problem_key(ConvDirection direction, DType dtype, const Image& input,
+                                 const Image& weight, const Image& out,
+                                 const SlidingWindow& window, int64_t groups) {
+  std::vector<int64_t> key = {static_cast<int64_t>(direction), static_cast<int64_t>(dtype), groups,
+                              tf32_allowed()};
   for (const Image* image : {&input, &weight, &out}) {
     key.insert(key.end(), std::begin(image->sizes), std::end(image->sizes));
     key.insert(key.end(), std::begin(image->strides), std::end(image->strides));
@@ -190,15 +201,34 @@ Problem describe(DType dtype, const Image& input, const Image& weight, const Ima
 // measured, and so not chosen.
 constexpr size_t kSearchWorkspaceBytes = size_t{512} << 20;
 
-// The fastest algorithm cuDNN measured on this problem, run on these very tensors (out holds
-// their results, overwritten afterwards), or a result whose status is not SUCCESS where none ran.
-// Measured rather than taken from cuDNN's heuristic, whose first choice can be several times
+// The fastest of cuDNN's measured results (sorted fastest first; those that could not run come
+// last) that may be chosen: for the gradients, only deterministic algorithms, so that a training
+// step gives the same result on every run.
+template <typename Perf>
+Algorithm fastest_of(const Perf* results, int count, bool deterministic_only) {
+  for (int i = 0; i < count; ++i) {
+    if (results[i].status != CUDNN_STATUS_SUCCESS) continue;
+    if (deterministic_only && results[i].determinism != CUDNN_DETERMINISTIC) continue;
+    return {static_cast<int>(results[i].algo), results[i].memory, results[i].mathType,
+            CUDNN_STATUS_SUCCESS};
+  }
+  return {};
+}
+
+// The tensors of one run: `x`, `w` and `y` as the forward convolution names them, whichever of
+// them the direction writes.
+struct Operands {
+  void* x;
+  void* w;
+  void* y;
+};
+
+// The fastest algorithm cuDNN measured on this problem, run on these very tensors (the written
+// one holds their results, overwritten afterwards), or one whose status is not SUCCESS where none
+// ran. Measured rather than taken from cuDNN's heuristic, whose first choice can be several times
 // slower than the fastest.
-cudnnConvolutionFwdAlgoPerf_t fastest_algorithm(Device& device, cudnnHandle_t handle,
-                                                const Problem& problem, const Image& input,
-                                                const Image& weight, const Image& out) {
-  cudnnConvolutionFwdAlgoPerf_t chosen{};
-  chosen.status = CUDNN_STATUS_NOT_SUPPORTED;
+Algorithm fastest_algorithm(Device& device, cudnnHandle_t handle, ConvDirection direction,
+                            const Problem& problem, const Operands& data) {
   DeviceScratch scratch(device);
   void* workspace = nullptr;
   size_t workspace_bytes = kSearchWorkspaceBytes;
@@ -211,28 +241,75 @@ cudnnConvolutionFwdAlgoPerf_t fastest_algorithm(Device& device, cudnnHandle_t ha
     workspace_bytes = 0;
   }
   check_cudnn(cudnnSetStream(handle, device.stream()), "setting cuDNN's stream");
-  cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int count = 0;
-  const cudnnStatus_t status = cudnnFindConvolutionForwardAlgorithmEx(
-      handle, problem.x.get(), input.data, problem.w.get(), weight.data, problem.conv.get(),
-      problem.y.get(), out.data, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, results, workspace,
-      workspace_bytes);
-  if (declined(status)) return chosen;
-  check_cudnn(status, device.label() + ": measuring cuDNN's convolution algorithms");
-  // Sorted fastest first; those that could not run come last.
-  for (int i = 0; i < count; ++i) {
-    if (results[i].status == CUDNN_STATUS_SUCCESS) return results[i];
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  Algorithm chosen;
+  switch (direction) {
+    case ConvDirection::Forward: {
+      cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      status = cudnnFindConvolutionForwardAlgorithmEx(
+          handle, problem.x.get(), data.x, problem.w.get(), data.w, problem.conv.get(),
+          problem.y.get(), data.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, results, workspace,
+          workspace_bytes);
+      if (status == CUDNN_STATUS_SUCCESS) chosen = fastest_of(results, count, false);
+      break;
+    }
+    case ConvDirection::BackwardData: {
+      cudnnConvolutionBwdDataAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+      status = cudnnFindConvolutionBackwardDataAlgorithmEx(
+          handle, problem.w.get(), data.w, problem.y.get(), data.y, problem.conv.get(),
+          problem.x.get(), data.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, results,
+          workspace, workspace_bytes);
+      if (status == CUDNN_STATUS_SUCCESS) chosen = fastest_of(results, count, true);
+      break;
+    }
+    case ConvDirection::BackwardFilter: {
+      cudnnConvolutionBwdFilterAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+      status = cudnnFindConvolutionBackwardFilterAlgorithmEx(
+          handle, problem.x.get(), data.x, problem.y.get(), data.y, problem.conv.get(),
+          problem.w.get(), data.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, results,
+          workspace, workspace_bytes);
+      if (status == CUDNN_STATUS_SUCCESS) chosen = fastest_of(results, count, true);
+      break;
+    }
   }
+  if (declined(status)) return {};
+  check_cudnn(status, device.label() + ": measuring cuDNN's convolution algorithms");
   return chosen;
+}
+
+// Queues one run of the chosen algorithm: written = alpha * the direction's result + beta *
+// written.
+cudnnStatus_t run(cudnnHandle_t handle, ConvDirection direction, const Problem& problem,
+                  const Operands& data, void* workspace, const void* alpha, const void* beta) {
+  const Algorithm& chosen = problem.algorithm;
+  switch (direction) {
+    case ConvDirection::Forward:
+      return cudnnConvolutionForward(handle, alpha, problem.x.get(), data.x, problem.w.get(),
+                                     data.w, problem.conv.get(),
+                                     static_cast<cudnnConvolutionFwdAlgo_t>(chosen.algo),
+                                     workspace, chosen.memory, beta, problem.y.get(), data.y);
+    case ConvDirection::BackwardData:
+      return cudnnConvolutionBackwardData(
+          handle, alpha, problem.w.get(), data.w, problem.y.get(), data.y, problem.conv.get(),
+          static_cast<cudnnConvolutionBwdDataAlgo_t>(chosen.algo), workspace, chosen.memory, beta,
+          problem.x.get(), data.x);
+    case ConvDirection::BackwardFilter:
+      return cudnnConvolutionBackwardFilter(
+          handle, alpha, problem.x.get(), data.x, problem.y.get(), data.y, problem.conv.get(),
+          static_cast<cudnnConvolutionBwdFilterAlgo_t>(chosen.algo), workspace, chosen.memory,
+          beta, problem.w.get(), data.w);
+  }
+  return CUDNN_STATUS_BAD_PARAM;
 }
 
 }  // namespace
 
-bool cudnn_conv2d(Device& device, DType dtype, const Image& input, const Image& weight,
-                  const Image& out, const SlidingWindow& window, int64_t groups,
-                  const std::function<void()>& write_bias) {
-  // cuDNN refuses empty operands (no input channels, or an empty batch), or worse, leaves out
-  // unwritten; the implicit-GEMM kernel writes the zeros of an empty sum.
+bool cudnn_convolution(Device& device, ConvDirection direction, DType dtype, const Image& input,
+                       const Image& weight, const Image& out, const SlidingWindow& window,
+                       int64_t groups, const std::function<void()>& write_bias) {
+  // cuDNN refuses empty operands (no input channels, or an empty batch), or worse, leaves its
+  // result unwritten; the plugin's own kernels write the zeros of an empty sum.
   if (is_empty(input) || is_empty(weight) || is_empty(out)) return false;
   if (!fits_int(input) || !fits_int(weight) || !fits_int(out) || !fits_int(window) ||
       groups > INT_MAX) {
@@ -240,44 +317,40 @@ bool cudnn_conv2d(Device& device, DType dtype, const Image& input, const Image& 
   }
   Context& context = context_of(device);
   const DeviceGuard guard(device.index());
+  const Operands data{input.data, weight.data, out.data};
 
   std::lock_guard lock(context.mutex);
-  const std::vector<int64_t> key = problem_key(dtype, input, weight, out, window, groups);
+  const std::vector<int64_t> key =
+      problem_key(direction, dtype, input, weight, out, window, groups);
   auto found = context.problems.find(key);
   if (found == context.problems.end()) {
     Problem problem = describe(dtype, input, weight, out, window, groups);
-    problem.algorithm = fastest_algorithm(device, context.handle, problem, input, weight, out);
+    problem.algorithm = fastest_algorithm(device, context.handle, direction, problem, data);
     if (problem.algorithm.status == CUDNN_STATUS_SUCCESS) {
       // The math type the algorithm was measured with (the descriptor's, or a compatible one),
       // but never tensor-op math (TF32) for float32 unless BACKPLANE_CUDA_ALLOW_TF32 allows it.
       const bool tf32_forbidden = dtype == DType::Float32 && !tf32_allowed();
       check_cudnn(cudnnSetConvolutionMathType(problem.conv.get(), tf32_forbidden
                                                                       ? CUDNN_FMA_MATH
-                                                                      : problem.algorithm.mathType),
+                                                                      : problem.algorithm.math),
                   "describing a convolution");
     }
     found = context.problems.emplace(key, std::move(problem)).first;
   }
   // Where cuDNN declines the chosen algorithm later on, the cache remembers that too.
   Problem& problem = found->second;
-  cudnnConvolutionFwdAlgoPerf_t& algorithm = problem.algorithm;
+  Algorithm& algorithm = problem.algorithm;
   if (algorithm.status != CUDNN_STATUS_SUCCESS) return false;
-  const auto decline = [&algorithm](cudnnStatus_t status) {
-    if (!declined(status)) return false;
-    algorithm.status = status;
-    return true;
-  };
 
   // The workspace the algorithm took when it was measured, with the same math type.
-  const size_t workspace_bytes = algorithm.memory;
   DeviceScratch scratch(device);
   void* workspace = nullptr;
-  if (workspace_bytes > 0) {
+  if (algorithm.memory > 0) {
     try {
-      workspace = scratch.allocate(workspace_bytes);
+      workspace = scratch.allocate(algorithm.memory);
     } catch (const plugin::Error& error) {
-      // The chosen algorithm needs more memory than is free now: the implicit-GEMM kernel,
-      // which needs none, computes the same convolution.
+      // The chosen algorithm needs more memory than is free now: the plugin's own kernels,
+      // which need none, compute the same result.
       if (error.code() != BP_STATUS_OUT_OF_MEMORY) throw;
       return false;
     }
@@ -290,13 +363,15 @@ bool cudnn_conv2d(Device& device, DType dtype, const Image& input, const Image& 
   const double one = 1, beta = write_bias ? 1 : 0;
   const float one_f = 1, beta_f = static_cast<float>(beta);
   const bool scale64 = dtype == DType::Float64;
-  const cudnnStatus_t ran = cudnnConvolutionForward(
-      context.handle, scale64 ? static_cast<const void*>(&one) : &one_f, problem.x.get(),
-      input.data, problem.w.get(), weight.data, problem.conv.get(), algorithm.algo, workspace,
-      workspace_bytes, scale64 ? static_cast<const void*>(&beta) : &beta_f, problem.y.get(),
-      out.data);
-  if (decline(ran)) return false;
-  check_cudnn(ran, device.label() + ": cudnnConvolutionForward");
+  const cudnnStatus_t ran =
+      run(context.handle, direction, problem, data,
+          workspace, scale64 ? static_cast<const void*>(&one) : &one_f,
+          scale64 ? static_cast<const void*>(&beta) : &beta_f);
+  if (declined(ran)) {
+    algorithm.status = ran;
+    return false;
+  }
+  check_cudnn(ran, device.label() + ": running cuDNN's convolution");
   return true;
 }
 

@@ -7,8 +7,8 @@
 namespace bp::cuda {
 namespace {
 
-// Layer norm and batch norm have the most operands.
-constexpr size_t kMaxOperands = 6;
+// The AdamW step has the most operands.
+constexpr size_t kMaxOperands = 7;
 
 struct Dim {
   int64_t size = 1;
@@ -182,8 +182,12 @@ template void for_each_launch<3>(Device&, std::span<const int64_t>, const std::a
                                  const std::function<void(const ElementwiseLaunch<3>&)>&);
 template void for_each_launch<4>(Device&, std::span<const int64_t>, const std::array<Operand, 4>&,
                                  const std::function<void(const ElementwiseLaunch<4>&)>&);
+template void for_each_launch<5>(Device&, std::span<const int64_t>, const std::array<Operand, 5>&,
+                                 const std::function<void(const ElementwiseLaunch<5>&)>&);
 template void for_each_launch<6>(Device&, std::span<const int64_t>, const std::array<Operand, 6>&,
                                  const std::function<void(const ElementwiseLaunch<6>&)>&);
+template void for_each_launch<7>(Device&, std::span<const int64_t>, const std::array<Operand, 7>&,
+                                 const std::function<void(const ElementwiseLaunch<7>&)>&);
 template GroupShape<2> group_shape<2>(std::string_view, std::span<const int64_t>,
                                       const DimValues<bool>&,
                                       const std::array<std::span<const int64_t>, 2>&);
@@ -196,6 +200,29 @@ template GroupShape<kAttentionOperands> group_shape<kAttentionOperands>(
 template GroupShape<kNormOperands> group_shape<kNormOperands>(
     std::string_view, std::span<const int64_t>, const DimValues<bool>&,
     const std::array<std::span<const int64_t>, kNormOperands>&);
+
+DenseOutput::DenseOutput(Device& device, const TensorView& view, DeviceScratch& scratch)
+    : device_(device),
+      view_(view),
+      data_(view.is_contiguous() ? static_cast<void*>(address_of(view))
+                                 : scratch.allocate(static_cast<size_t>(view.numel()) *
+                                                    element_size(view.dtype()))) {}
+
+void DenseOutput::copy_back() const {
+  if (view_.is_contiguous()) return;
+  const auto ndim = static_cast<size_t>(view_.dim());
+  DimValues<int64_t> dense_strides(ndim, 0);
+  int64_t step = 1;
+  for (size_t d = ndim; d-- > 0;) {
+    dense_strides[d] = step;
+    step *= view_.size(static_cast<int64_t>(d));
+  }
+  const size_t element_bytes = element_size(view_.dtype());
+  for_each_launch<2>(
+      device_, view_.sizes(),
+      {operand_of(view_), Operand{static_cast<char*>(data_), dense_strides.span(), element_bytes}},
+      [&](const ElementwiseLaunch<2>& launch) { launch_copy_bits(element_bytes, launch); });
+}
 
 DeviceScratch::~DeviceScratch() {
   for (void* block : blocks_) {

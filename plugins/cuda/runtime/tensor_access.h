@@ -86,6 +86,21 @@ class DeviceScratch final : public GroupScratch {
   std::vector<void*> blocks_;
 };
 
+// An output that kernels write as a dense (row-major) array: the tensor itself where it is
+// contiguous, else a buffer from `scratch` that copy_back copies into it once they are queued.
+class DenseOutput {
+ public:
+  DenseOutput(Device& device, const TensorView& view, DeviceScratch& scratch);
+  void* data() const { return data_; }
+  // Queues the copy into the tensor, where data() is a buffer.
+  void copy_back() const;
+
+ private:
+  Device& device_;
+  const TensorView& view_;
+  void* data_;
+};
+
 // The dtypes the core's meta step promises, checked as every backend checks them.
 using plugin::require_dtype;
 using plugin::require_widening_dtype;
