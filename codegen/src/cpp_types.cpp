@@ -37,6 +37,7 @@ constexpr TypeRow kTypeTable[] = {
     {TypeCategory::OptionalFloat, "std::optional<double>", "std::optional<double>",
      "bp_optional_float", "std::optional<double>"},
     {TypeCategory::Str, "std::string_view", "std::string_view", "const char*", "std::string_view"},
+    {TypeCategory::ScalarType, "DType", "DType", "int32_t", "bp::DType"},
     {TypeCategory::OptionalScalarType, "std::optional<DType>", "std::optional<DType>", "int32_t",
      "std::optional<bp::DType>"},
     {TypeCategory::OptionalDevice, "std::optional<Device>", "std::optional<Device>", nullptr,
@@ -71,7 +72,8 @@ TypeCategory classify(const Type& type) {
     case BaseKind::Float:
       return type.is_optional ? TypeCategory::OptionalFloat : TypeCategory::Float;
     case BaseKind::Str: return TypeCategory::Str;
-    case BaseKind::ScalarType: return TypeCategory::OptionalScalarType;
+    case BaseKind::ScalarType:
+      return type.is_optional ? TypeCategory::OptionalScalarType : TypeCategory::ScalarType;
     case BaseKind::Device: return TypeCategory::OptionalDevice;
   }
   throw std::logic_error("unclassified type " + type.str());

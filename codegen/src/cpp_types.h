@@ -25,6 +25,7 @@ enum class TypeCategory {
   Float,
   OptionalFloat,
   Str,
+  ScalarType,
   OptionalScalarType,
   OptionalDevice,
 };

@@ -67,6 +67,7 @@ PluginArgument plugin_argument(const Argument& a) {
                   n)};
     case TypeCategory::Bool: return {{}, fmt::format("{} != 0", n)};
     case TypeCategory::Str: return {{}, fmt::format("std::string_view({})", n)};
+    case TypeCategory::ScalarType: return {{}, fmt::format("static_cast<bp::DType>({})", n)};
     case TypeCategory::OptionalScalarType:
       return {{},
               fmt::format("{0} == BP_DTYPE_NONE ? std::optional<bp::DType>() : "

@@ -22,7 +22,7 @@ bool is_supported_type(const Type& type) {
     case BaseKind::Scalar:
     case BaseKind::Bool:
     case BaseKind::Str: return !type.is_list && !type.is_optional;
-    case BaseKind::ScalarType:
+    case BaseKind::ScalarType: return !type.is_list;  // ScalarType, ScalarType?
     case BaseKind::Device: return !type.is_list && type.is_optional;
   }
   return false;
@@ -32,7 +32,7 @@ namespace {
 
 constexpr std::string_view kSupportedTypes =
     "Tensor, Tensor?, Tensor[], Scalar, int, int?, int[], int[N], int[]?, int[N]?, bool, float, "
-    "float?, str, ScalarType?, Device?";
+    "float?, str, ScalarType, ScalarType?, Device?";
 
 bool is_identifier_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -120,6 +120,8 @@ std::string default_problem(const Type& type, std::string_view value) {
     case BaseKind::Str:
       return is_string_literal(value) ? "" : "expected a quoted string such as 'none'";
     case BaseKind::ScalarType:
+      return type.is_optional ? "expected None"
+                              : "a ScalarType has no default; write 'ScalarType? name=None'";
     case BaseKind::Device: return "expected None";
   }
   return "unexpected default";

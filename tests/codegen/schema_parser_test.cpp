@@ -87,7 +87,7 @@ TEST_CASE("a parsed schema has its name, typed arguments and returns") {
 TEST_CASE("types: lists with and without a size, optionals, every base kind") {
   const FunctionSchema s = parse_schema(
       "f(Tensor? a, Tensor[] b, int[1]? c, int[] d, int? e, float f, str g, ScalarType? h, "
-      "Device? i, Scalar j) -> Tensor");
+      "Device? i, Scalar j, ScalarType k) -> Tensor");
   CHECK(s.arguments[0].type.is_optional);
   CHECK(s.arguments[1].type.is_list);
   CHECK(s.arguments[2].type == Type{BaseKind::Int, true, 1, true});
@@ -98,6 +98,7 @@ TEST_CASE("types: lists with and without a size, optionals, every base kind") {
   CHECK(s.arguments[7].type.str() == "ScalarType?");
   CHECK(s.arguments[8].type.str() == "Device?");
   CHECK(s.arguments[9].type.base == BaseKind::Scalar);
+  CHECK(s.arguments[10].type.str() == "ScalarType");
 }
 
 TEST_CASE("operator names: overload name, in-place convention, C++ name") {
@@ -157,12 +158,12 @@ TEST_CASE("a malformed schema says what was expected at which column") {
 TEST_CASE("an unknown or unsupported type is named, with the types that exist") {
   CHECK(syntax_error_of("add(Tensor self, Tensr other) -> Tensor") ==
         "column 18: unknown type 'Tensr' (Backplane types: Tensor, Tensor?, Tensor[], Scalar, "
-        "int, int?, int[], int[N], int[]?, int[N]?, bool, float, float?, str, ScalarType?, "
-        "Device?)");
+        "int, int?, int[], int[N], int[]?, int[N]?, bool, float, float?, str, ScalarType, "
+        "ScalarType?, Device?)");
   CHECK(syntax_error_of("f(float[] xs) -> Tensor") ==
         "column 3: type 'float[]' is not supported (Backplane types: Tensor, Tensor?, Tensor[], "
         "Scalar, int, int?, int[], int[N], int[]?, int[N]?, bool, float, float?, str, "
-        "ScalarType?, Device?)");
+        "ScalarType, ScalarType?, Device?)");
   CHECK(syntax_error_of("f(Tensor self) -> int")
             .starts_with("column 19: return type 'int' is not supported: ops return Tensor or a "
                          "tuple of Tensors"));
@@ -184,6 +185,9 @@ TEST_CASE("a bad default names the argument and what its type accepts") {
   CHECK(syntax_error_of("f(Tensor self, Tensor other=1) -> Tensor") ==
         "column 29: bad default '1' for 'Tensor other': a Tensor argument can only default to "
         "None (as 'Tensor?')");
+  CHECK(syntax_error_of("f(Tensor self, ScalarType dtype=Float) -> Tensor") ==
+        "column 34: bad default 'Float' for 'ScalarType dtype': a ScalarType has no default; "
+        "write 'ScalarType? name=None'");
   CHECK(syntax_error_of("f(Tensor self, int dim=) -> Tensor") ==
         "column 24: expected a default value after '=', found ')'");
 }

@@ -144,4 +144,34 @@ std::array<OutputSpec, 1> gelu_out(Tensor& self, std::string_view approximate) {
   return {OutputSpec{DimVector(self.sizes()), self.dtype(), device}};
 }
 
+namespace {
+
+// An elementwise gradient: grad_output and self broadcast to one shape and share their promoted
+// dtype (floating, as ops.yaml states), which grad_input has.
+std::array<OutputSpec, 1> pointwise_backward(Tensor& grad_output, Tensor& self) {
+  if (support::alike(grad_output, self)) {
+    return {OutputSpec{grad_output.sizes(), grad_output.dtype(), grad_output.device()}};
+  }
+  const DType dtype = detail::result_type({grad_output, self});
+  return promote_and_broadcast(grad_output, self, {dtype, dtype});
+}
+
+}  // namespace
+
+// gelu_backward: as pointwise_backward; approximate is "none" or "tanh", as gelu's.
+std::array<OutputSpec, 1> gelu_backward_grad_input(Tensor& grad_output, Tensor& self,
+                                                   std::string_view approximate) {
+  if (approximate != "none" && approximate != "tanh") {
+    throw Error(fmt::format("gelu_backward: approximate must be 'none' or 'tanh', got '{}'",
+                            approximate));
+  }
+  return pointwise_backward(grad_output, self);
+}
+
+// threshold_backward: as pointwise_backward; threshold is any number.
+std::array<OutputSpec, 1> threshold_backward_grad_input(Tensor& grad_output, Tensor& self,
+                                                        const Scalar& /*threshold*/) {
+  return pointwise_backward(grad_output, self);
+}
+
 }  // namespace bp::meta

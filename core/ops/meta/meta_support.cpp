@@ -135,6 +135,16 @@ Device common_device(std::span<const Tensor> tensors) {
   return device.value_or(Device::cpu());
 }
 
+void prepare_indices(std::string_view op, const char* name, Tensor& indices) {
+  if (indices.dtype() != kInt64 && indices.dtype() != kInt32) {
+    throw Error(
+        fmt::format("{}: expected {} of dtype Long or Int, got {}; convert with "
+                    ".to(bp::kInt64)",
+                    op, name, dtype_name(indices.dtype())));
+  }
+  if (indices.dtype() != kInt64) indices = indices.to(kInt64);
+}
+
 void check_same_dtype(const Tensor& t, DType dtype, std::string_view what) {
   if (t.dtype() != dtype) {
     throw Error(fmt::format("{} has dtype {} but the input has {}; convert it with .to({})", what,

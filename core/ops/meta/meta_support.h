@@ -41,6 +41,10 @@ Device elementwise_device(std::initializer_list<const Tensor*> tensors);
 // PyTorch's C++ API treats as None too).
 inline Tensor* present(std::optional<Tensor>& t) { return t && t->defined() ? &*t : nullptr; }
 
+// Indices (`name`, e.g. "index") reach kernels as Int64: an Int32 tensor is converted, other
+// dtypes are a bp::Error.
+void prepare_indices(std::string_view op, const char* name, Tensor& indices);
+
 // `what` (e.g. "conv2d: weight") must have `dtype`; the message names both dtypes and the
 // conversion to make.
 void check_same_dtype(const Tensor& t, DType dtype, std::string_view what);

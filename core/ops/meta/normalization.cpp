@@ -1,5 +1,5 @@
-// Meta functions of softmax, layer norm and batch norm. All tensors are on one device; outputs
-// are contiguous.
+// Meta functions of softmax, layer norm and batch norm, and of their gradients. All tensors are
+// on one device; outputs are contiguous.
 #include "meta_support.h"
 
 #include <core_generated/MetaFunctions.h>
@@ -20,6 +20,47 @@ std::array<OutputSpec, 1> softmax_like(Tensor& self, int64_t dim, std::optional<
   DimVector shape(self.sizes());
   if (self.dtype() != out_dtype) self = self.to(out_dtype);
   return {OutputSpec{std::move(shape), out_dtype, device}};
+}
+
+namespace {
+
+// The gradient of softmax or log_softmax (`op`) from its output: grad_output and output have one
+// shape and one floating dtype; input_dtype is floating, and grad_input has it, as do
+// grad_output and output by the time the kernel reads them (converted here where softmax
+// computed in a wider dtype than its input). dim is in range.
+std::array<OutputSpec, 1> softmax_backward(std::string_view op, Tensor& grad_output,
+                                           Tensor& output, int64_t dim, DType input_dtype) {
+  const Device device = support::common_device({&grad_output, &output});
+  if (!std::ranges::equal(grad_output.sizes(), output.sizes())) {
+    throw Error(fmt::format("{}: expected grad_output and output of one shape, got {} and {}", op,
+                            detail::format_shape(grad_output.sizes()),
+                            detail::format_shape(output.sizes())));
+  }
+  support::check_same_dtype(output, grad_output.dtype(), fmt::format("{}: output", op));
+  if (!is_floating_point(input_dtype)) {
+    throw Error(fmt::format("{}: input_dtype must be a floating dtype (softmax's input), got {}",
+                            op, dtype_name(input_dtype)));
+  }
+  detail::wrap_dim(op, dim, grad_output.dim());
+  if (grad_output.dtype() != input_dtype) {
+    grad_output = grad_output.to(input_dtype);
+    output = output.to(input_dtype);
+  }
+  return {OutputSpec{DimVector(grad_output.sizes()), input_dtype, device}};
+}
+
+}  // namespace
+
+// _softmax_backward_data: see softmax_backward.
+std::array<OutputSpec, 1> _softmax_backward_data_out(Tensor& grad_output, Tensor& output,
+                                                     int64_t dim, DType input_dtype) {
+  return softmax_backward("_softmax_backward_data", grad_output, output, dim, input_dtype);
+}
+
+// _log_softmax_backward_data: see softmax_backward.
+std::array<OutputSpec, 1> _log_softmax_backward_data_out(Tensor& grad_output, Tensor& output,
+                                                         int64_t dim, DType input_dtype) {
+  return softmax_backward("_log_softmax_backward_data", grad_output, output, dim, input_dtype);
 }
 
 namespace {
@@ -82,6 +123,55 @@ std::array<OutputSpec, 3> native_layer_norm_out(Tensor& input, IntArrayRef norma
   }
   return {OutputSpec{DimVector(input.sizes()), dtype, device},
           OutputSpec{stats_shape, dtype, device}, OutputSpec{stats_shape, dtype, device}};
+}
+
+// native_layer_norm_backward: input and normalized_shape as native_layer_norm takes them;
+// grad_out has input's shape and dtype; mean and rstd hold one value per normalised group (any
+// shape of that many elements, as native_layer_norm returns them) and are converted to input's
+// dtype, as are weight and bias, which have exactly normalized_shape when present (bias only
+// for that check: the gradients do not depend on it). grad_out, input, mean, rstd and weight
+// reach the kernel contiguous, mean and rstd 1-D. Outputs: the gradient of input (input's
+// shape), then those of weight and bias (normalized_shape), all with input's dtype.
+std::array<OutputSpec, 3> native_layer_norm_backward_out(Tensor& grad_out, Tensor& input,
+                                                         IntArrayRef normalized_shape,
+                                                         Tensor& mean, Tensor& rstd,
+                                                         std::optional<Tensor>& weight,
+                                                         std::optional<Tensor>& bias) {
+  constexpr std::string_view op = "native_layer_norm_backward";
+  const Device device = support::common_device(
+      {&grad_out, &input, &mean, &rstd, support::present(weight), support::present(bias)});
+  check_normalized_input(op, input, normalized_shape);
+  const DType dtype = input.dtype();
+  if (!std::ranges::equal(grad_out.sizes(), input.sizes())) {
+    throw Error(fmt::format("{}: expected grad_out of input's shape {}, got {}", op,
+                            detail::format_shape(input.sizes()),
+                            detail::format_shape(grad_out.sizes())));
+  }
+  support::check_same_dtype(grad_out, dtype, "native_layer_norm_backward: grad_out");
+  int64_t groups = 1;
+  for (int64_t d = 0; d < input.dim() - static_cast<int64_t>(normalized_shape.size()); ++d) {
+    groups *= input.size(d);
+  }
+  for (auto [name, stats] : {std::pair{"mean", &mean}, std::pair{"rstd", &rstd}}) {
+    if (stats->numel() != groups) {
+      throw Error(fmt::format(
+          "{}: expected {} with one value per normalised group ({} values, as "
+          "native_layer_norm returns it), got shape {}",
+          op, name, groups, detail::format_shape(stats->sizes())));
+    }
+    if (stats->dtype() != dtype) *stats = stats->to(dtype);
+    *stats = stats->reshape({groups}).contiguous();
+  }
+  if (Tensor* w = support::present(weight)) {
+    prepare_parameter(op, "weight", *w, normalized_shape, dtype);
+    *w = w->contiguous();
+  }
+  if (Tensor* b = support::present(bias)) prepare_parameter(op, "bias", *b, normalized_shape, dtype);
+  grad_out = grad_out.contiguous();
+  input = input.contiguous();
+  const DimVector parameter_shape(normalized_shape);
+  return {OutputSpec{DimVector(input.sizes()), dtype, device},
+          OutputSpec{parameter_shape, dtype, device}, OutputSpec{parameter_shape, dtype, device}};
 }
 
 // rms_norm: the rules of native_layer_norm; one output with input's shape and dtype. eps, when

@@ -94,6 +94,7 @@ inline bp_optional_int to_abi(std::optional<int64_t> v) {
 inline bp_optional_float to_abi(std::optional<double> v) {
   return {v.value_or(0.0), static_cast<uint8_t>(v.has_value())};
 }
+inline int32_t to_abi(DType d) { return static_cast<int32_t>(d); }
 inline int32_t to_abi(std::optional<DType> d) {
   return d ? static_cast<int32_t>(*d) : static_cast<int32_t>(BP_DTYPE_NONE);
 }

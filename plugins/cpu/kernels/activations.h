@@ -1,5 +1,6 @@
 // Activation functions of one element in the compute type, shared by the elementwise kernels
-// and the matrix products that fuse an activation (_addmm_activation).
+// and the matrix products that fuse an activation (_addmm_activation), and their derivatives
+// (gelu_backward).
 #pragma once
 
 #include "kernels/transcendental.h"
@@ -45,6 +46,34 @@ C gelu_tanh(C x) {
   constexpr C kSqrt2OverPi = std::numbers::sqrt2_v<C> * std::numbers::inv_sqrtpi_v<C>;
   constexpr C kCubic = C(0.044715);
   return C(0.5) * x * (C(1) + tanh_of(kSqrt2OverPi * (x + kCubic * x * x * x)));
+}
+
+// d/dx of exact GELU: Phi(x) + x phi(x), with phi the standard normal density. Phi through erfc
+// of |x| as in gelu_erf, so that neither tail cancels.
+template <typename C>
+C gelu_erf_derivative(C x) {
+  constexpr C kInvSqrt2Pi = std::numbers::inv_sqrtpi_v<C> / std::numbers::sqrt2_v<C>;
+  const C density = kInvSqrt2Pi * exp_of(C(-0.5) * x * x);
+  C cdf;
+  if constexpr (std::is_same_v<C, float>) {
+    const float upper_tail = 0.5f * erfc_over_sqrt2_lanes(std::abs(x));
+    cdf = x > 0.0f ? 1.0f - upper_tail : upper_tail;
+  } else {
+    cdf = C(0.5) * std::erfc(-x / std::numbers::sqrt2_v<C>);
+  }
+  return cdf + x * density;
+}
+
+// d/dx of the tanh approximation of GELU, 0.5 x (1 + tanh(u)) with u = k (x + c x^3):
+// 0.5 (1 + tanh(u)) + 0.5 x (1 - tanh(u)^2) k (1 + 3 c x^2), as PyTorch computes it.
+template <typename C>
+C gelu_tanh_derivative(C x) {
+  constexpr C kSqrt2OverPi = std::numbers::sqrt2_v<C> * std::numbers::inv_sqrtpi_v<C>;
+  constexpr C kCubic = C(0.044715);
+  const C square = x * x;
+  const C t = tanh_of(kSqrt2OverPi * (x + kCubic * square * x));
+  return C(0.5) * (C(1) + t) +
+         C(0.5) * x * (C(1) - t * t) * kSqrt2OverPi * (C(1) + C(3) * kCubic * square);
 }
 
 }  // namespace bp::cpu

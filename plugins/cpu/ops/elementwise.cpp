@@ -1,6 +1,7 @@
 // Elementwise ops: arithmetic on two tensors (add, sub, mul, div, maximum, minimum), functions
-// of one tensor (neg, abs, exp, log, sqrt, tanh, sigmoid, silu, relu, gelu), comparisons with
-// Bool results (eq, lt, gt) and where. The core's meta step has broadcast the inputs to out's
+// of one tensor (neg, abs, exp, log, sqrt, tanh, sigmoid, silu, relu, gelu), the gradients of
+// relu and gelu (threshold_backward, gelu_backward), comparisons with Bool results (eq, lt, gt)
+// and where. The core's meta step has broadcast the inputs to out's
 // shape and given them out's dtype (a floating one for the transcendental functions; the
 // compared inputs one dtype of their own), so every kernel is one loop. Integer arithmetic wraps
 // around (backplane/sdk/wrapping_arithmetic.hpp).
@@ -166,6 +167,41 @@ void gelu_out(const TensorView& self, std::string_view approximate, const Tensor
     throw Error(BP_STATUS_INVALID_ARGUMENT, "gelu: approximate must be 'none' or 'tanh', got '" +
                                                 std::string(approximate) + "'");
   }
+}
+
+// grad_output times gelu's derivative at self.
+void gelu_backward_grad_input(const TensorView& grad_output, const TensorView& self,
+                              std::string_view approximate, const TensorView& grad_input) {
+  if (approximate == "none") {
+    binary_op<kernel_dtypes::gelu_backward_grad_input>(
+        "gelu_backward", grad_output, self, grad_input,
+        [](auto g, auto x) { return g * gelu_erf_derivative(x); });
+  } else if (approximate == "tanh") {
+    binary_op<kernel_dtypes::gelu_backward_grad_input>(
+        "gelu_backward", grad_output, self, grad_input,
+        [](auto g, auto x) { return g * gelu_tanh_derivative(x); });
+  } else {
+    throw Error(BP_STATUS_INVALID_ARGUMENT,
+                "gelu_backward: approximate must be 'none' or 'tanh', got '" +
+                    std::string(approximate) + "'");
+  }
+}
+
+// 0 where self <= threshold, else grad_output: written that way round, as PyTorch's is, so that
+// a NaN self passes the gradient.
+void threshold_backward_grad_input(const TensorView& grad_output, const TensorView& self,
+                                   const bp::Scalar& threshold, const TensorView& grad_input) {
+  require_dtype("threshold_backward", "grad_output", grad_output, grad_input.dtype());
+  require_dtype("threshold_backward", "self", self, grad_input.dtype());
+  plugin::visit_dtype<kernel_dtypes::threshold_backward_grad_input>(
+      grad_input.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        using C = compute_t<T>;
+        const C limit = threshold.to<C>();
+        parallel_map_elements(
+            grad_input.sizes(), [limit](C g, C x) { return x <= limit ? C(0) : g; },
+            output_operand<T>(grad_input), input_operand<T>(grad_output), input_operand<T>(self));
+      });
 }
 
 namespace {

@@ -1,8 +1,11 @@
-// embedding and index_select: out's slice i along a dim is self's slice index[i]. The meta step
-// converted the indices to Int64; every index is checked before anything is written.
+// embedding and index_select: out's slice i along a dim is self's slice index[i]; and their
+// gradients, embedding_dense_backward and index_add, which add slices into the ones an index
+// names (indexed_rows.h). The meta step converted the indices to Int64; every index is checked
+// before anything is written.
 #include "CPUNativeFunctions.h"
 
 #include "kernels/copy_elements.h"
+#include "kernels/indexed_rows.h"
 #include "kernels/parallel_elements.h"
 #include "kernels/strided_loop.h"
 #include "runtime/thread_pool.h"
@@ -225,6 +228,55 @@ void embedding_out(const TensorView& weight, const TensorView& indices,
                          indices.strides()}};
   gather_slices(weight, out, walk, values, weight.stride(0),
                 SliceCopier(out.dtype(), width, out_stride, weight_stride));
+}
+
+// The meta step made grad_output and indices contiguous: grad_output is (indices, embedding_dim).
+void embedding_dense_backward_out(const TensorView& grad_output, const TensorView& indices,
+                                  int64_t num_weights, int64_t padding_idx,
+                                  bool scale_grad_by_freq, const TensorView& out) {
+  constexpr std::string_view op = "embedding_dense_backward";
+  require_dtype(op, "grad_output", grad_output, out.dtype());
+  const int64_t count = indices.numel();
+  const PositionsByRow positions(op, indices.data<const int64_t>(), count, num_weights);
+  // -1 is no padding row; other negative values count from the end, as embedding's do.
+  const int64_t padding_row = padding_idx < -1 ? padding_idx + num_weights : padding_idx;
+  plugin::visit_dtype<kernel_dtypes::embedding_dense_backward_out>(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    add_indexed_slices<T, C>(out.data<T>(), nullptr, grad_output.data<const T>(), /*outer=*/1,
+                             num_weights, count, out.size(1), positions, [&](int64_t row) {
+                               if (row == padding_row) return C(0);
+                               if (!scale_grad_by_freq) return C(1);
+                               return C(1) / static_cast<C>(positions.of(row).size());
+                             });
+  });
+}
+
+// The meta step made self, index and source contiguous: self is (outer, rows, inner) around
+// dim, source (outer, index.numel(), inner).
+void index_add_out(const TensorView& self, int64_t dim, const TensorView& index,
+                   const TensorView& source, const bp::Scalar& alpha, const TensorView& out) {
+  constexpr std::string_view op = "index_add";
+  require_dtype(op, "source", source, out.dtype());
+  require_dtype(op, "self", self, out.dtype());
+  const int64_t count = index.numel();
+  int64_t outer = 1;
+  int64_t rows = 1;
+  int64_t inner = 1;
+  if (self.dim() > 0) {
+    dim = wrap_dim(op, dim, self.dim());
+    for (int64_t d = 0; d < self.dim(); ++d) {
+      (d < dim ? outer : d == dim ? rows : inner) *= self.size(d);
+    }
+  }
+  const PositionsByRow positions(op, index.data<const int64_t>(), count, rows);
+  plugin::visit_dtype<kernel_dtypes::index_add_out>(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const C factor = alpha.to<C>();
+    add_indexed_slices<T, C>(out.data<T>(), self.data<const T>(), source.data<const T>(), outer,
+                             rows, count, inner, positions, [factor](int64_t) { return factor; });
+  });
 }
 
 }  // namespace bp::cpu

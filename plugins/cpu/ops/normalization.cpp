@@ -1,17 +1,20 @@
 // The normalization ops: softmax, log_softmax, native_layer_norm and rms_norm, which normalise
-// groups of elements along one or several dimensions (row_normalization.h), and
-// batch_norm_inference, which normalises each channel with running statistics (batch_norm.h),
-// and native_batch_norm and its backward, with batch statistics (batch_norm_training.h).
+// groups of elements along one or several dimensions (row_normalization.h), their gradients
+// (row_gradients.h), and batch_norm_inference, which normalises each channel with running
+// statistics (batch_norm.h), and native_batch_norm and its backward, with batch statistics
+// (batch_norm_training.h).
 #include "CPUNativeFunctions.h"
 
 #include "kernels/batch_norm.h"
 #include "kernels/batch_norm_training.h"
 #include "kernels/reduction_loops.h"
+#include "kernels/row_gradients.h"
 #include "kernels/row_normalization.h"
 #include "kernels/strided_loop.h"
 
 #include <backplane/sdk/reduction_dims.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -85,6 +88,67 @@ void log_softmax_int_out(const TensorView& self, int64_t dim,
   softmax_into<kernel_dtypes::log_softmax_int_out>("log_softmax", self, dim, out, /*log=*/true);
 }
 
+namespace {
+
+// softmax's or log_softmax's gradient along `dim`, in the compute type of grad_input's dtype
+// (one that Kernel takes), which the meta step has given grad_output and output too.
+template <typename Kernel>
+void softmax_backward_into(std::string_view op, const TensorView& grad_output,
+                           const TensorView& output, int64_t dim, const TensorView& grad_input,
+                           bool log) {
+  require_dtype(op, "grad_output", grad_output, grad_input.dtype());
+  require_dtype(op, "output", output, grad_input.dtype());
+  enum Operand { kGradInput, kGradOutput, kOutput, kOperands };
+  const ReductionLoops<kOperands> loops(
+      grad_output.sizes(), {grad_input.strides(), grad_output.strides(), output.strides()},
+      single_reduced_dim(op, grad_output.dim(), dim));
+  plugin::visit_dtype<Kernel>(grad_input.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const int64_t n = loops.group_size();
+    T* const dx = grad_input.data<T>();
+    const T* const g = grad_output.data<const T>();
+    const T* const y = output.data<const T>();
+    if constexpr (!kConvertsToCompute<T>) {
+      if (loops.groups_contiguous_in(kGradInput) && loops.groups_contiguous_in(kGradOutput) &&
+          loops.groups_contiguous_in(kOutput)) {
+        loops.for_each_group([&](const Offsets<kOperands>& group) {
+          softmax_backward_span(g + group[kGradOutput], y + group[kOutput], dx + group[kGradInput],
+                                n, log);
+        });
+        return;
+      }
+    }
+    struct Rows {
+      std::vector<C> g, y, dx;
+    };
+    loops.template for_each_group_with<Rows>([&](const Offsets<kOperands>& group, Rows& rows) {
+      for (std::vector<C>* row : {&rows.g, &rows.y, &rows.dx}) row->resize(static_cast<size_t>(n));
+      gather_group(loops, group, kGradOutput, g, rows.g.data());
+      gather_group(loops, group, kOutput, y, rows.y.data());
+      softmax_backward_span(static_cast<const C*>(rows.g.data()),
+                            static_cast<const C*>(rows.y.data()), rows.dx.data(), n, log);
+      scatter_group(loops, group, kGradInput, static_cast<const C*>(rows.dx.data()), dx);
+    });
+  });
+}
+
+}  // namespace
+
+void _softmax_backward_data_out(const TensorView& grad_output, const TensorView& output,
+                                int64_t dim, bp::DType /*input_dtype: grad_input has it*/,
+                                const TensorView& grad_input) {
+  softmax_backward_into<kernel_dtypes::_softmax_backward_data_out>(
+      "_softmax_backward_data", grad_output, output, dim, grad_input, /*log=*/false);
+}
+
+void _log_softmax_backward_data_out(const TensorView& grad_output, const TensorView& output,
+                                    int64_t dim, bp::DType /*input_dtype: grad_input has it*/,
+                                    const TensorView& grad_input) {
+  softmax_backward_into<kernel_dtypes::_log_softmax_backward_data_out>(
+      "_log_softmax_backward_data", grad_output, output, dim, grad_input, /*log=*/true);
+}
+
 // Layer norm and RMS norm: each group is one index of the leading dimensions; its elements
 // span the trailing `normalized_shape`, which the meta step has checked against the input's
 // shape.
@@ -138,6 +202,101 @@ void native_layer_norm_out(const TensorView& input, std::span<const int64_t> nor
           mean[group[kMean]] = static_cast<T>(moments.mean);
           rstd[group[kRstd]] = static_cast<T>(moments.rstd);
         });
+  });
+}
+
+namespace {
+
+// How many blocks of groups layer norm's gradient splits the groups into: each block sums its
+// groups' shares of the parameters' gradients on its own, and the blocks' sums are added in
+// block order, so that the result does not depend on the thread count. A block holds at least
+// kElementsPerChunk elements, where there are that many.
+int64_t parameter_gradient_blocks(int64_t groups, int64_t group_size) {
+  constexpr int64_t kMaxBlocks = 64;
+  const int64_t by_size = groups * group_size / kElementsPerChunk;
+  return std::min(groups, std::clamp<int64_t>(by_size, 1, kMaxBlocks));
+}
+
+}  // namespace
+
+// The meta step made every input contiguous, mean and rstd 1-D with one value per group: the
+// tensors are (groups, n) matrices.
+void native_layer_norm_backward_out(const TensorView& grad_out, const TensorView& input,
+                                    std::span<const int64_t> normalized_shape,
+                                    const TensorView& mean, const TensorView& rstd,
+                                    const TensorView* weight,
+                                    const TensorView* /*bias: the gradients do not read it*/,
+                                    const TensorView& out0, const TensorView& out1,
+                                    const TensorView& out2) {
+  constexpr std::string_view op = "native_layer_norm_backward";
+  plugin::require_dtypes(op,
+                         {{"grad_out", &grad_out},
+                          {"mean", &mean},
+                          {"rstd", &rstd},
+                          {"weight", weight},
+                          {"outputs", &out0},
+                          {"outputs", &out1},
+                          {"outputs", &out2}},
+                         input.dtype());
+  int64_t n = 1;
+  for (const int64_t size : normalized_shape) n *= size;
+  int64_t groups = 1;
+  for (int64_t d = 0; d < input.dim() - static_cast<int64_t>(normalized_shape.size()); ++d) {
+    groups *= input.size(d);
+  }
+  plugin::visit_dtype<kernel_dtypes::native_layer_norm_backward_out>(input.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const auto row_size = static_cast<size_t>(n);
+    std::vector<C> weights;
+    if (weight != nullptr) {
+      weights.resize(row_size);
+      convert_elements(weight->data<const T>(), weights.data(), n);
+    }
+    const int64_t blocks = parameter_gradient_blocks(groups, n);
+    const int64_t per_block = blocks == 0 ? 0 : (groups + blocks - 1) / blocks;
+    std::vector<C> weight_sums(static_cast<size_t>(blocks) * row_size);
+    std::vector<C> bias_sums(weight_sums.size());
+    const T* const g = grad_out.data<const T>();
+    const T* const x = input.data<const T>();
+    const T* const means = mean.data<const T>();
+    const T* const rstds = rstd.data<const T>();
+    T* const dx = out0.data<T>();
+    parallel_for(blocks, 1, [&](int64_t begin, int64_t end) {
+      std::vector<C> rows(kConvertsToCompute<T> ? 3 * row_size : 0);
+      for (int64_t block = begin; block < end; ++block) {
+        const size_t sums_at = static_cast<size_t>(block) * row_size;
+        for (int64_t group = block * per_block; group < std::min(groups, (block + 1) * per_block);
+             ++group) {
+          const int64_t at = group * n;
+          const auto statistic = [&](const T* values) { return static_cast<C>(values[group]); };
+          if constexpr (kConvertsToCompute<T>) {
+            C* const g_row = rows.data();
+            C* const x_row = g_row + n;
+            C* const dx_row = x_row + n;
+            convert_elements(g + at, g_row, n);
+            convert_elements(x + at, x_row, n);
+            layer_norm_backward_span<C>(g_row, x_row, weight ? weights.data() : nullptr,
+                                        statistic(means), statistic(rstds), dx_row, n,
+                                        weight_sums.data() + sums_at, bias_sums.data() + sums_at);
+            convert_elements(static_cast<const C*>(dx_row), dx + at, n);
+          } else {
+            layer_norm_backward_span<C>(g + at, x + at, weight ? weights.data() : nullptr,
+                                        statistic(means), statistic(rstds), dx + at, n,
+                                        weight_sums.data() + sums_at, bias_sums.data() + sums_at);
+          }
+        }
+      }
+    });
+    // Each block's sums added in block order.
+    for (const auto& [sums, out] : {std::pair{&weight_sums, &out1}, std::pair{&bias_sums, &out2}}) {
+      std::vector<C> total(row_size);
+      for (int64_t block = 0; block < blocks; ++block) {
+        const C* const partial = sums->data() + static_cast<size_t>(block) * row_size;
+        for (int64_t i = 0; i < n; ++i) total[static_cast<size_t>(i)] += partial[i];
+      }
+      convert_elements(static_cast<const C*>(total.data()), out->template data<T>(), n);
+    }
   });
 }
 

@@ -68,8 +68,8 @@ typedef enum bp_status {
 /* Data types                                                                                */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Element types. Tensors carry a DLDataType; this enum names the same types for arguments of
- * type `ScalarType?`, where BP_DTYPE_NONE stands for None. */
+/* Element types. Tensors carry a DLDataType; this enum names the same types for arguments
+ * of type `ScalarType` and `ScalarType?`, where BP_DTYPE_NONE stands for None. */
 typedef enum bp_dtype {
   BP_DTYPE_NONE = -1,
   BP_DTYPE_FLOAT32 = 0,
@@ -139,7 +139,7 @@ typedef struct bp_tensor_list {
  *   int[] / int[]?  bp_int_list              bool         uint8_t
  *   float           double                   float?       bp_optional_float
  *   str             const char* (UTF-8, NUL-terminated)
- *   ScalarType?     int32_t (a bp_dtype)
+ *   ScalarType      int32_t (a bp_dtype)     ScalarType?  int32_t (BP_DTYPE_NONE = None)
  *
  * and it returns bp_status. Outputs are allocated by the core with the shape, dtype and device
  * its meta step computed; the kernel only fills them. Inputs arrive already broadcast to the
