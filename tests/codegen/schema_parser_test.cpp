@@ -186,7 +186,7 @@ TEST_CASE("a bad default names the argument and what its type accepts") {
         "column 29: bad default '1' for 'Tensor other': a Tensor argument can only default to "
         "None (as 'Tensor?')");
   CHECK(syntax_error_of("f(Tensor self, ScalarType dtype=Float) -> Tensor") ==
-        "column 34: bad default 'Float' for 'ScalarType dtype': a ScalarType has no default; "
+        "column 33: bad default 'Float' for 'ScalarType dtype': a ScalarType has no default; "
         "write 'ScalarType? name=None'");
   CHECK(syntax_error_of("f(Tensor self, int dim=) -> Tensor") ==
         "column 24: expected a default value after '=', found ')'");

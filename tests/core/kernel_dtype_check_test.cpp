@@ -78,7 +78,9 @@ TEST_CASE("every kernel op refuses the dtypes ops.yaml does not declare, before 
   CHECK_KERNEL_OP(tanh_out);
   CHECK_KERNEL_OP(sigmoid_out);
   CHECK_KERNEL_OP(relu_out);
+  CHECK_KERNEL_OP(threshold_backward_grad_input);
   CHECK_KERNEL_OP(gelu_out);
+  CHECK_KERNEL_OP(gelu_backward_grad_input);
   CHECK_KERNEL_OP(silu_out);
   CHECK_KERNEL_OP(sum_IntList_out);
   CHECK_KERNEL_OP(mean_out);
@@ -86,8 +88,11 @@ TEST_CASE("every kernel op refuses the dtypes ops.yaml does not declare, before 
   CHECK_KERNEL_OP(max_dim_max);
   CHECK_KERNEL_OP(argmax_out);
   CHECK_KERNEL_OP(softmax_int_out);
+  CHECK_KERNEL_OP(_softmax_backward_data_out);
   CHECK_KERNEL_OP(log_softmax_int_out);
+  CHECK_KERNEL_OP(_log_softmax_backward_data_out);
   CHECK_KERNEL_OP(native_layer_norm_out);
+  CHECK_KERNEL_OP(native_layer_norm_backward_out);
   CHECK_KERNEL_OP(rms_norm_out);
   CHECK_KERNEL_OP(batch_norm_inference_out);
   CHECK_KERNEL_OP(native_batch_norm_out);
@@ -107,11 +112,17 @@ TEST_CASE("every kernel op refuses the dtypes ops.yaml does not declare, before 
   CHECK_KERNEL_OP(_addmm_activation_out);
   CHECK_KERNEL_OP(_scaled_dot_product_fused_attention_out);
   CHECK_KERNEL_OP(embedding_out);
+  CHECK_KERNEL_OP(embedding_dense_backward_out);
   CHECK_KERNEL_OP(index_select_out);
+  CHECK_KERNEL_OP(index_add_out);
   CHECK_KERNEL_OP(cat_out);
   CHECK_KERNEL_OP(copy_);
   CHECK_KERNEL_OP(fill__Scalar);
   CHECK_KERNEL_OP(arange_start_out);
+  CHECK_KERNEL_OP(nll_loss_forward_output);
+  CHECK_KERNEL_OP(nll_loss_backward_grad_input);
+  CHECK_KERNEL_OP(_sgd_step_out);
+  CHECK_KERNEL_OP(_adamw_step_out);
 #undef CHECK_KERNEL_OP
   // Each kernel op once, in OpId order.
   CHECK(op_id == detail::kOpCount);

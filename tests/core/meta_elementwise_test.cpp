@@ -98,3 +98,16 @@ TEST_CASE("an in-place op on an expanded view is refused") {
       {"add_.Tensor: argument 'self' repeats its elements along dim 0 (stride 0, an expanded "
        "view)"});
 }
+
+TEST_CASE("gelu_backward and threshold_backward broadcast and promote like binary ops") {
+  const Tensor grad = ones({2, 3});
+  CHECK(shape_of(gelu_backward(grad, zeros({3}, kFloat64))) == std::vector<int64_t>{2, 3});
+  CHECK(gelu_backward(grad, zeros({3}, kFloat64)).dtype() == kFloat64);
+  CHECK(threshold_backward(grad, zeros({2, 1}), 0).dtype() == kFloat32);
+  check_invalid_argument([&] { gelu_backward(grad, grad, "fast"); },
+                         {"gelu_backward: approximate must be 'none' or 'tanh', got 'fast'"});
+  check_invalid_argument([] { threshold_backward(ones({2}, kInt64), ones({2}, kInt64), 0); },
+                         {"threshold_backward.grad_input takes Float32, Float64, Float16 or "
+                          "BFloat16, but grad_output is Int64"});
+  check_invalid_argument([&] { gelu_backward(grad, ones({4})); }, {"[2, 3]", "[4]"});
+}

@@ -140,4 +140,67 @@ TEST_CASE("native_batch_norm_backward reads save_mean and save_invstd when train
       },
       {"native_batch_norm_backward: expected grad_out of input's shape [4, 3, 2], got shape "
        "[4, 3]"});
+
+TEST_CASE("softmax's gradients take grad_output and output of one shape and dtype") {
+  const Tensor grad = ones({2, 3});
+  const Tensor output = full({2, 3}, 1.0 / 3);
+  CHECK(_softmax_backward_data(grad, output, 1, kFloat32).dtype() == kFloat32);
+  INFO("input_dtype is softmax's input's: grad_input has it");
+  CHECK(_log_softmax_backward_data(grad, output, -1, kFloat64).dtype() == kFloat64);
+  check_invalid_argument([&] { _softmax_backward_data(grad, ones({3, 2}), 1, kFloat32); },
+                         {"_softmax_backward_data: expected grad_output and output of one shape, "
+                          "got [2, 3] and [3, 2]"});
+  check_invalid_argument(
+      [&] { _log_softmax_backward_data(grad, output.to(kFloat64), 1, kFloat32); },
+      {"_log_softmax_backward_data: output has dtype Double but the input has Float"});
+  check_invalid_argument([&] { _softmax_backward_data(grad, output, 2, kFloat32); },
+                         {"dim 2 is out of range for a tensor of 2 dims"});
+  check_invalid_argument([&] { _softmax_backward_data(grad, output, 1, kInt64); },
+                         {"input_dtype must be a floating dtype (softmax's input), got Long"});
+}
+
+TEST_CASE("native_layer_norm_backward checks its arguments as native_layer_norm does") {
+  const Tensor input = ones({2, 3});
+  const Tensor stats = ones({2, 1});
+  const auto [grad_input, grad_weight, grad_bias] =
+      native_layer_norm_backward(input, input, {3}, stats, stats, std::nullopt, std::nullopt);
+  CHECK(shape_of(grad_input) == Shape{2, 3});
+  CHECK(shape_of(grad_weight) == Shape{3});
+  CHECK(shape_of(grad_bias) == Shape{3});
+  INFO("mean and rstd of any shape that holds one value per group");
+  native_layer_norm_backward(input, input, {3}, ones({2}), ones({2}, kFloat64), ones({3}),
+                             ones({3}));
+  check_invalid_argument(
+      [&] {
+        native_layer_norm_backward(input, input, {2}, stats, stats, std::nullopt, std::nullopt);
+      },
+      {"given normalized_shape [2], expected an input of shape [*, 2]"});
+  check_invalid_argument(
+      [&] {
+        native_layer_norm_backward(ones({3, 2}), input, {3}, stats, stats, std::nullopt,
+                                   std::nullopt);
+      },
+      {"expected grad_out of input's shape [2, 3], got [3, 2]"});
+  check_invalid_argument(
+      [&] {
+        native_layer_norm_backward(input, input, {3}, ones({3}), stats, std::nullopt,
+                                   std::nullopt);
+      },
+      {"expected mean with one value per normalised group (2 values"});
+  check_invalid_argument(
+      [&] {
+        native_layer_norm_backward(input, input, {3}, stats, stats, ones({2}), std::nullopt);
+      },
+      {"expected weight of shape [3], but got weight of shape [2]"});
+  check_invalid_argument(
+      [&] {
+        native_layer_norm_backward(input, input, {3}, stats, stats, std::nullopt, ones({4}));
+      },
+      {"expected bias of shape [3]"});
+  check_invalid_argument(
+      [&] {
+        native_layer_norm_backward(input.to(kFloat64), input, {3}, stats, stats, std::nullopt,
+                                   std::nullopt);
+      },
+      {"native_layer_norm_backward: grad_out has dtype Double but the input has Float"});
 }

@@ -255,6 +255,86 @@ const std::vector<DeviceCase>& device_cases() {
          return std::vector{bp::index_select(floats({17, 33}, Layout::Transposed, 55, d), 1,
                                              bp::arange(0, 33, 4, bp::kInt32, d))};
        }},
+      {"threshold_backward.grad_input",
+       [](Device d) {
+         return std::vector{bp::threshold_backward(floats({17, 33}, Layout::Sliced, 56, d),
+                                                   floats({17, 33}, Layout::Transposed, 57, d),
+                                                   0.25)};
+       }},
+      {"gelu_backward.grad_input",
+       [](Device d) {
+         return std::vector{bp::gelu_backward(floats({17, 33}, Layout::Transposed, 58, d),
+                                              floats({17, 33}, Layout::Contiguous, 59, d),
+                                              "tanh")};
+       }},
+      {"_softmax_backward_data.out",
+       [](Device d) {
+         const Tensor y = bp::softmax(floats({17, 33}, Layout::Contiguous, 60, d), 0);
+         return std::vector{bp::_softmax_backward_data(floats({17, 33}, Layout::Transposed, 61, d),
+                                                       y, 0, bp::kFloat32)};
+       }},
+      {"_log_softmax_backward_data.out",
+       [](Device d) {
+         const Tensor y = bp::log_softmax(floats({17, 33}, Layout::Sliced, 62, d), 1);
+         return std::vector{bp::_log_softmax_backward_data(
+             floats({17, 33}, Layout::Contiguous, 63, d), y, 1, bp::kFloat32)};
+       }},
+      {"native_layer_norm_backward.out",
+       [](Device d) {
+         const Tensor x = floats({17, 33}, Layout::Transposed, 64, d);
+         const Tensor weight = floats({33}, Layout::Contiguous, 65, d);
+         const auto [out, mean, rstd] = bp::native_layer_norm(x, {33}, weight, std::nullopt, 1e-5);
+         const auto [dx, dweight, dbias] = bp::native_layer_norm_backward(
+             floats({17, 33}, Layout::Sliced, 66, d), x, {33}, mean, rstd, weight, std::nullopt);
+         return std::vector{dx, dweight, dbias};
+       },
+       1e-5},
+      {"embedding_dense_backward.out",
+       [](Device d) {
+         return std::vector{bp::embedding_dense_backward(
+             floats({2, 5, 33}, Layout::Sliced, 67, d),
+             make_tensor({1, 6, 1, 2, 0, 1, 6, 6, 3, 1}, {2, 5}, bp::kInt32, d), 7, 2, true)};
+       }},
+      {"index_add.out",
+       [](Device d) {
+         const Tensor index = make_tensor({3, 0, 3, 16}, {4}, bp::kInt64, d);
+         return std::vector{bp::index_add(floats({17, 33}, Layout::Transposed, 69, d), 0, index,
+                                          floats({4, 33}, Layout::Sliced, 70, d), 0.5)};
+       }},
+      {"nll_loss_forward.output",
+       [](Device d) {
+         const Tensor target = make_tensor({3, 0, -100, 32, 3}, {5}, bp::kInt64, d);
+         const auto [loss, total_weight] = bp::nll_loss_forward(
+             floats({5, 33}, Layout::Sliced, 71, d), target,
+             floats({33}, Layout::Contiguous, 72, d), 1, -100);
+         return std::vector{loss, total_weight};
+       }},
+      {"nll_loss_backward.grad_input",
+       [](Device d) {
+         const Tensor target = make_tensor({3, 0, -100, 32, 3}, {5}, bp::kInt64, d);
+         return std::vector{bp::nll_loss_backward(
+             floats({5}, Layout::Contiguous, 73, d), floats({5, 33}, Layout::Transposed, 74, d),
+             target, std::nullopt, 0, -100, bp::zeros({}, bp::kFloat32, d))};
+       }},
+      {"_sgd_step.out",
+       [](Device d) {
+         Tensor param = floats({17, 33}, Layout::Transposed, 75, d);
+         Tensor buffer = floats({17, 33}, Layout::Contiguous, 76, d);
+         bp::_sgd_step_out(param, buffer, param, floats({17, 33}, Layout::Sliced, 77, d), buffer,
+                           0.1, 0.9, 0.0, 0.01, true, false);
+         return std::vector{param, buffer};
+       }},
+      {"_adamw_step.out",
+       [](Device d) {
+         Tensor param = floats({17, 33}, Layout::Sliced, 78, d);
+         Tensor exp_avg = floats({17, 33}, Layout::Contiguous, 79, d);
+         Tensor exp_avg_sq = bp::abs(floats({17, 33}, Layout::Contiguous, 80, d));
+         bp::_adamw_step_out(param, exp_avg, exp_avg_sq, param,
+                             floats({17, 33}, Layout::Transposed, 81, d), exp_avg, exp_avg_sq,
+                             1e-3, 0.9, 0.999, 0.01, 1e-8, 3);
+         return std::vector{param, exp_avg, exp_avg_sq};
+       },
+       1e-6},
   };
   return cases;
 }

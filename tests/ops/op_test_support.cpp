@@ -201,6 +201,10 @@ double unit_in_last_place(DType dtype, double value) {
   return std::ldexp(1.0, exponent - 1 - stored_fraction_bits);
 }
 
+double cancellation_tolerance(DType dtype, double magnitude) {
+  return 8 * unit_in_last_place(dtype, magnitude);
+}
+
 void check_tensor(const Tensor& actual, const Shape& sizes, DType dtype, const Values& expected,
                   const Values& extra_absolute) {
   REQUIRE(actual.defined());

@@ -105,6 +105,11 @@ void check_tensor(const Tensor& actual, const Shape& sizes, DType dtype, const V
 // values; 0 for 0, which any dtype holds exactly).
 double unit_in_last_place(DType dtype, double value);
 
+// An absolute tolerance for results of `magnitude` that the kernel may compute as a difference
+// of terms that large (gradients, whose value can cancel to 0): a few units in the last place
+// of `dtype` at that magnitude.
+double cancellation_tolerance(DType dtype, double magnitude);
+
 // Checks that `body` throws a bp::Error whose message contains `fragment`.
 void check_error(const std::function<void()>& body, const std::string& fragment);
 

@@ -166,7 +166,9 @@ std::array<OutputSpec, 3> native_layer_norm_backward_out(Tensor& grad_out, Tenso
     prepare_parameter(op, "weight", *w, normalized_shape, dtype);
     *w = w->contiguous();
   }
-  if (Tensor* b = support::present(bias)) prepare_parameter(op, "bias", *b, normalized_shape, dtype);
+  if (Tensor* b = support::present(bias)) {
+    prepare_parameter(op, "bias", *b, normalized_shape, dtype);
+  }
   grad_out = grad_out.contiguous();
   input = input.contiguous();
   const DimVector parameter_shape(normalized_shape);

@@ -48,7 +48,8 @@ void add_indexed_slices(T* out, const T* base, const T* source, int64_t outer, i
         for (const int64_t i : positions.of(row)) {
           convert_elements(source + (o * n + i) * inner + first, values, count);
           for (int64_t j = 0; j < count; ++j) {
-            sums[j] = wrapping(std::plus{}, sums[j], wrapping(std::multiplies{}, factor, values[j]));
+            const C term = wrapping(std::multiplies{}, factor, values[j]);
+            sums[j] = wrapping(std::plus{}, sums[j], term);
           }
         }
         convert_elements(static_cast<const C*>(sums), out + at, count);

@@ -67,8 +67,8 @@ BP_CPU_MULTIVERSIONED void adamw_elements(int64_t count, const AdamwRule<C>& rul
     const C new_m = m + (C(1) - rule.beta1) * (g - m);
     const C new_v = rule.beta2 * v + (C(1) - rule.beta2) * g * g;
     const C denominator = std::sqrt(new_v) / rule.bias_correction2_root + rule.eps;
-    param_out[i] =
-        static_cast<T>(static_cast<C>(param[i]) * rule.decay - rule.step_size * new_m / denominator);
+    const C decayed = static_cast<C>(param[i]) * rule.decay;
+    param_out[i] = static_cast<T>(decayed - rule.step_size * new_m / denominator);
     exp_avg_out[i] = static_cast<T>(new_m);
     exp_avg_sq_out[i] = static_cast<T>(new_v);
   }
