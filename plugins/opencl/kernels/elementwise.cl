@@ -88,9 +88,11 @@ MATH_KERNEL(gelu_tanh, LIT(0.5) * x *
 
 // The gradients of relu and gelu: grad_output (x) times the derivative at self (y).
 // threshold_backward takes its threshold as alpha and lets a NaN self pass the gradient, as
-// PyTorch's does. gelu's exact derivative is Phi(y) + y phi(y), Phi through erfc as in gelu_erf;
-// the tanh approximation's, with t = tanh(u) and u = k (y + c y^3), is
-// (1 + t) / 2 + y (1 - t^2) k (1 + 3 c y^2) / 2.
+// PyTorch's does. gelu's exact derivative is Phi(y) + y phi(y), Phi through erfc as in gelu_erf.
+// The tanh approximation's, with t = tanh(u) and u = k (y + c y^3), is (1 + t) / 2 +
+// y (1 - t^2) k (1 + 3 c y^2) / 2, computed as s + 2 y s s' k (1 + 3 c y^2) with s =
+// sigmoid(2u) = (1 + t) / 2 and s' = sigmoid(-2u) = (1 - t) / 2: 1 + t cancels where t nears -1,
+// and OpenCL's tanh may be several ulp off there.
 inline compute_t gelu_erf_derivative(const compute_t y) {
   return LIT(0.5) * erfc(-y * LIT(0.70710678118654752440)) +
          y * LIT(0.39894228040143267794) * exp(LIT(-0.5) * y * y);
@@ -98,9 +100,10 @@ inline compute_t gelu_erf_derivative(const compute_t y) {
 inline compute_t gelu_tanh_derivative(const compute_t y) {
   const compute_t k = LIT(0.79788456080286535588), c = LIT(0.044715);
   const compute_t square = y * y;
-  const compute_t t = saturating_tanh(k * (y + c * square * y));
-  return LIT(0.5) * (LIT(1.0) + t) +
-         LIT(0.5) * y * (LIT(1.0) - t * t) * k * (LIT(1.0) + LIT(3.0) * c * square);
+  const compute_t twice_u = LIT(2.0) * k * (y + c * square * y);
+  const compute_t s = LIT(1.0) / (LIT(1.0) + exp(-twice_u));
+  const compute_t s_opposite = LIT(1.0) / (LIT(1.0) + exp(twice_u));
+  return s + LIT(2.0) * y * s * s_opposite * k * (LIT(1.0) + LIT(3.0) * c * square);
 }
 BINARY_KERNEL(threshold_backward, y <= alpha ? (compute_t)0 : x)
 BINARY_KERNEL(gelu_erf_backward, x * gelu_erf_derivative(y))
