@@ -31,11 +31,14 @@ void check_kernels(Device& device, cl_program program, const std::vector<std::st
 }
 
 std::vector<std::string> elementwise_kernels(DType dtype) {
-  std::vector<std::string> names = {"add",  "sub", "mul", "maximum", "minimum", "neg",  "abs_",
-                                    "relu", "eq",  "lt",  "gt",      "where_",  "fill", "arange"};
+  std::vector<std::string> names = {"add",    "sub",         "mul", "maximum", "minimum",
+                                    "neg",    "abs_",        "relu", "eq",     "lt",
+                                    "gt",     "where_",      "fill", "arange", "indexed_add"};
   if (bp::is_floating_point(dtype)) {
     for (const char* name :
-         {"div", "exp_", "log_", "sqrt_", "tanh_", "sigmoid", "gelu_erf", "gelu_tanh"}) {
+         {"div", "exp_", "log_", "sqrt_", "tanh_", "sigmoid", "gelu_erf", "gelu_tanh",
+          "threshold_backward", "gelu_erf_backward", "gelu_tanh_backward", "sgd_step",
+          "adamw_step"}) {
       names.push_back(name);
     }
   }
@@ -52,9 +55,14 @@ void check_dtype_programs(Device& device, DType dtype) {
   }
   if (bp::is_floating_point(dtype)) {
     check_kernels(device, device.program(KernelSource::Normalization, dtype),
-                  {"softmax", "layer_norm", "rms_norm"});
+                  {"softmax", "layer_norm", "rms_norm", "softmax_backward", "layer_norm_backward",
+                   "layer_norm_backward_parameters", "batch_norm_training",
+                   "batch_norm_backward"});
     check_kernels(device, device.program(KernelSource::Spatial, dtype),
-                  {"conv2d", "conv2d_rows", "pool2d"});
+                  {"conv2d", "conv2d_rows", "pool2d", "pool2d_backward", "conv2d_backward_input",
+                   "conv2d_backward_weight"});
+    check_kernels(device, device.program(KernelSource::Loss, dtype),
+                  {"nll_loss", "nll_loss_backward"});
     check_kernels(device, device.program(KernelSource::Attention, dtype),
                   {"fused_attention", "transpose_keys", "fused_attention_rows"});
   }

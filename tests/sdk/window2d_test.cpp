@@ -1,12 +1,13 @@
 // checked_window_output_size and adaptive_arithmetic_fits: PyTorch's output sizes wherever the
-// window's arithmetic fits in int64, and which step leaves it where it does not; and the checked
-// arithmetic they are built on.
+// window's arithmetic fits in int64, and which step leaves it where it does not; the checked
+// arithmetic they are built on; and covering_windows, the windows that take each input index.
 #include <backplane/sdk/window2d.hpp>
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace {
 
@@ -85,6 +86,50 @@ TEST_CASE("adaptive_arithmetic_fits holds while output_size * input_size + outpu
   CHECK(bp::plugin::adaptive_arithmetic_fits(1, kMax / 2 + 1));
   CHECK_FALSE(bp::plugin::adaptive_arithmetic_fits(1, kMax));
   CHECK_FALSE(bp::plugin::adaptive_arithmetic_fits(int64_t{1} << 62, 2));
+}
+
+// For each input index, the outputs whose windows take it as a tap, by brute force.
+std::vector<std::vector<int64_t>> takers(const bp::plugin::PoolAxis& axis, int64_t in_size) {
+  std::vector<std::vector<int64_t>> taken(static_cast<size_t>(in_size));
+  for (size_t o = 0; o < axis.first.size(); ++o) {
+    for (int64_t t = 0; t < axis.count[o]; ++t) {
+      taken[static_cast<size_t>(axis.first[o] + t * axis.step)].push_back(static_cast<int64_t>(o));
+    }
+  }
+  return taken;
+}
+
+TEST_CASE("covering_windows gives each input index a range holding every window that takes it") {
+  struct Case {
+    int64_t in, kernel, stride, padding, dilation;
+    bool ceil_mode;
+  };
+  const Case cases[] = {{7, 3, 1, 1, 1, false}, {8, 2, 2, 0, 1, false}, {9, 3, 2, 1, 3, true},
+                        {10, 3, 1, 1, 3, false}, {5, 5, 3, 2, 1, true}, {6, 1, 4, 0, 1, true}};
+  for (const Case& c : cases) {
+    INFO("input " << c.in << " kernel " << c.kernel << " stride " << c.stride << " padding "
+                  << c.padding << " dilation " << c.dilation << (c.ceil_mode ? " ceil" : ""));
+    const Window2d w = window(c.kernel, c.stride, c.padding, c.dilation);
+    const int64_t out = checked_window_output_size(w, 0, c.in, c.ceil_mode).size;
+    const bp::plugin::PoolAxis axis = bp::plugin::pooling_axis(w, 0, c.in, out, false);
+    const bp::plugin::CoveringWindows covering = bp::plugin::covering_windows(axis, c.in);
+    const auto taken = takers(axis, c.in);
+    REQUIRE(covering.first.size() == static_cast<size_t>(c.in));
+    for (int64_t i = 0; i < c.in; ++i) {
+      const auto k = static_cast<size_t>(i);
+      INFO("input index " << i);
+      for (const int64_t o : taken[k]) {
+        CHECK(o >= covering.first[k]);
+        CHECK(o < covering.first[k] + covering.count[k]);
+      }
+      if (c.dilation == 1) CHECK(covering.count[k] == static_cast<int64_t>(taken[k].size()));
+    }
+  }
+  INFO("adaptive windows, which overlap");
+  const bp::plugin::PoolAxis adaptive = bp::plugin::adaptive_axis(5, 3);
+  const bp::plugin::CoveringWindows covering = bp::plugin::covering_windows(adaptive, 5);
+  CHECK(covering.first == std::vector<int64_t>{0, 0, 1, 1, 2});
+  CHECK(covering.count == std::vector<int64_t>{1, 2, 1, 2, 1});
 }
 
 }  // namespace

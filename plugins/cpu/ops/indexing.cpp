@@ -237,7 +237,8 @@ void embedding_dense_backward_out(const TensorView& grad_output, const TensorVie
   constexpr std::string_view op = "embedding_dense_backward";
   require_dtype(op, "grad_output", grad_output, out.dtype());
   const int64_t count = indices.numel();
-  const PositionsByRow positions(op, indices.data<const int64_t>(), count, num_weights);
+  const plugin::PositionsByRow positions(
+      op, std::span(indices.data<const int64_t>(), static_cast<size_t>(count)), num_weights);
   // -1 is no padding row; other negative values count from the end, as embedding's do.
   const int64_t padding_row = padding_idx < -1 ? padding_idx + num_weights : padding_idx;
   plugin::visit_dtype<kernel_dtypes::embedding_dense_backward_out>(out.dtype(), [&](auto tag) {
@@ -269,7 +270,8 @@ void index_add_out(const TensorView& self, int64_t dim, const TensorView& index,
       (d < dim ? outer : d == dim ? rows : inner) *= self.size(d);
     }
   }
-  const PositionsByRow positions(op, index.data<const int64_t>(), count, rows);
+  const plugin::PositionsByRow positions(
+      op, std::span(index.data<const int64_t>(), static_cast<size_t>(count)), rows);
   plugin::visit_dtype<kernel_dtypes::index_add_out>(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;

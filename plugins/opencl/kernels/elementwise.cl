@@ -1,5 +1,6 @@
-// Elementwise kernels for one dtype (-DDTYPE): arithmetic, functions of one tensor,
-// comparisons, where, batch norm, fill and arange, each in the two forms of ELEMENTWISE_KERNEL.
+// Elementwise kernels for one dtype (-DDTYPE): arithmetic, functions of one tensor and their
+// gradients, comparisons, where, batch norm, optimizer steps, indexed sums (index_add), fill and
+// arange, each in the two forms of ELEMENTWISE_KERNEL.
 // Inputs arrive broadcast to out's shape and converted to the program's dtype (the core's meta
 // step), so every operand is walked over one shape. Float-only functions exist only in floating
 // programs; the host refuses them elsewhere. A kernel whose op shares its name with a built-in
@@ -85,6 +86,76 @@ MATH_KERNEL(gelu_tanh, LIT(0.5) * x *
                            (LIT(1.0) + saturating_tanh(LIT(0.79788456080286535588) *
                                                        (x + LIT(0.044715) * x * x * x))))
 
+// The gradients of relu and gelu: grad_output (x) times the derivative at self (y).
+// threshold_backward takes its threshold as alpha and lets a NaN self pass the gradient, as
+// PyTorch's does. gelu's exact derivative is Phi(y) + y phi(y), Phi through erfc as in gelu_erf.
+// The tanh approximation's, with t = tanh(u) and u = k (y + c y^3), is (1 + t) / 2 +
+// y (1 - t^2) k (1 + 3 c y^2) / 2, computed as s + 2 y s s' k (1 + 3 c y^2) with s =
+// sigmoid(2u) = (1 + t) / 2 and s' = sigmoid(-2u) = (1 - t) / 2: 1 + t cancels where t nears -1,
+// and OpenCL's tanh may be several ulp off there.
+inline compute_t gelu_erf_derivative(const compute_t y) {
+  return LIT(0.5) * erfc(-y * LIT(0.70710678118654752440)) +
+         y * LIT(0.39894228040143267794) * exp(LIT(-0.5) * y * y);
+}
+inline compute_t gelu_tanh_derivative(const compute_t y) {
+  const compute_t k = LIT(0.79788456080286535588), c = LIT(0.044715);
+  const compute_t square = y * y;
+  const compute_t twice_u = LIT(2.0) * k * (y + c * square * y);
+  const compute_t s = LIT(1.0) / (LIT(1.0) + exp(-twice_u));
+  const compute_t s_opposite = LIT(1.0) / (LIT(1.0) + exp(twice_u));
+  return s + LIT(2.0) * y * s * s_opposite * k * (LIT(1.0) + LIT(3.0) * c * square);
+}
+BINARY_KERNEL(threshold_backward, y <= alpha ? (compute_t)0 : x)
+BINARY_KERNEL(gelu_erf_backward, x * gelu_erf_derivative(y))
+BINARY_KERNEL(gelu_tanh_backward, x * gelu_tanh_derivative(y))
+
+// One SGD step of torch.optim.SGD: d = grad + weight_decay * param; with momentum, the buffer
+// becomes d on the first step, else momentum * buffer + (1 - dampening) * d, and d becomes
+// d + momentum * buffer (nesterov) or the buffer; param -= lr * d. Without momentum the buffer is
+// not read and receives d. The outputs may be the inputs: each element is read before written.
+#define SGD_STEP_PARAMS(P, unused)                                                              \
+  P(__global elem_t, param_out), P(__global elem_t, buffer_out), P(__global const elem_t, param), \
+      P(__global const elem_t, grad), P(__global const elem_t, buffer), const compute_t lr,       \
+      const compute_t momentum, const compute_t dampening, const compute_t weight_decay,          \
+      const int nesterov, const int first_step
+#define SGD_STEP_BODY(AT, unused)                                                        \
+  const compute_t p = LOAD(param, AT(param));                                            \
+  compute_t d = LOAD(grad, AT(grad));                                                    \
+  if (weight_decay != 0) d += weight_decay * p;                                          \
+  compute_t b = d;                                                                       \
+  if (momentum != 0 && !first_step) {                                                    \
+    b = momentum * LOAD(buffer, AT(buffer)) + (LIT(1.0) - dampening) * d;                \
+  }                                                                                      \
+  if (momentum != 0) d = nesterov ? d + momentum * b : b;                                \
+  STORE(param_out, AT(param_out), p - lr * d);                                           \
+  STORE(buffer_out, AT(buffer_out), b);
+ELEMENTWISE_KERNEL(sgd_step, SGD_STEP_PARAMS, SGD_STEP_BODY, )
+
+// One AdamW step of torch.optim.AdamW (no amsgrad), with the host's per-step constants:
+// decay = 1 - lr * weight_decay, step_size = lr / (1 - beta1^step) and correction2_root =
+// sqrt(1 - beta2^step). exp_avg += (1 - beta1) (grad - exp_avg); exp_avg_sq = beta2 exp_avg_sq
+// + (1 - beta2) grad^2; param = param * decay - step_size exp_avg / (sqrt(exp_avg_sq) /
+// correction2_root + eps). The outputs may be the inputs, as in sgd_step.
+#define ADAMW_STEP_PARAMS(P, unused)                                                           \
+  P(__global elem_t, param_out), P(__global elem_t, exp_avg_out),                              \
+      P(__global elem_t, exp_avg_sq_out), P(__global const elem_t, param),                     \
+      P(__global const elem_t, grad), P(__global const elem_t, exp_avg),                       \
+      P(__global const elem_t, exp_avg_sq), const compute_t decay, const compute_t beta1,      \
+      const compute_t beta2, const compute_t step_size, const compute_t correction2_root,     \
+      const compute_t eps
+#define ADAMW_STEP_BODY(AT, unused)                                                           \
+  const compute_t g = LOAD(grad, AT(grad));                                                   \
+  const compute_t m = LOAD(exp_avg, AT(exp_avg));                                             \
+  const compute_t v = LOAD(exp_avg_sq, AT(exp_avg_sq));                                       \
+  const compute_t new_m = m + (LIT(1.0) - beta1) * (g - m);                                   \
+  const compute_t new_v = beta2 * v + (LIT(1.0) - beta2) * g * g;                             \
+  const compute_t denominator = sqrt(new_v) / correction2_root + eps;                         \
+  STORE(param_out, AT(param_out),                                                             \
+        LOAD(param, AT(param)) * decay - step_size * new_m / denominator);                    \
+  STORE(exp_avg_out, AT(exp_avg_out), new_m);                                                 \
+  STORE(exp_avg_sq_out, AT(exp_avg_sq_out), new_v);
+ELEMENTWISE_KERNEL(adamw_step, ADAMW_STEP_PARAMS, ADAMW_STEP_BODY, )
+
 // Batch norm with running statistics, per channel: the host gives mean, var, weight and bias
 // stride 0 in every dim but the channel's. An absent weight or bias is not read.
 #define BATCH_NORM_PARAMS(P, unused)                                                    \
@@ -120,6 +191,29 @@ COMPARE_KERNEL(gt, >)
   const compute_t picked = LOAD_bool(condition, AT(condition)) ? LOAD(a, AT(a)) : LOAD(b, AT(b)); \
   STORE(out, AT(out), picked);
 ELEMENTWISE_KERNEL(where_, WHERE_PARAMS, WHERE_BODY, )
+
+// index_add and embedding's gradient as a gather over out, without atomics: out's element in row
+// r (its index along the indexed dim) is base's (0 without one) plus factor(r) times source's
+// elements at the index's positions naming r, added in the index's order. The host sorts the
+// positions by the row they name: row r's are positions[starts[r]] to positions[starts[r + 1]]
+// (exclusive). `starts` is an operand whose offset at an element is the element's row (stride 1
+// along the dim, 0 elsewhere); `source` is at position 0, and a position is `step` elements
+// further. factor(r) is alpha, but 0 at padding_row, and divided by the row's count with
+// scale_by_count.
+#define INDEXED_ADD_PARAMS(P, unused)                                                        \
+  P(__global elem_t, out), P(__global const elem_t, base), P(__global const elem_t, source), \
+      P(__global const long, starts), __global const long *positions, const long step,       \
+      const compute_t alpha, const int has_base, const long padding_row, const int scale_by_count
+#define INDEXED_ADD_BODY(AT, unused)                                                          \
+  const long row = AT(starts);                                                               \
+  const long first = starts[row], last = starts[row + 1];                                    \
+  compute_t factor = row == padding_row ? (compute_t)0 : alpha;                              \
+  if (scale_by_count && last > first) factor /= (compute_t)(last - first);                   \
+  compute_t sum = has_base ? LOAD(base, AT(base)) : (compute_t)0;                            \
+  const long from = AT(source);                                                              \
+  for (long k = first; k < last; ++k) sum += factor * LOAD(source, from + positions[k] * step); \
+  STORE(out, AT(out), sum);
+ELEMENTWISE_KERNEL(indexed_add, INDEXED_ADD_PARAMS, INDEXED_ADD_BODY, )
 
 #define FILL_PARAMS(P, unused) P(__global elem_t, out), const compute_t value
 #define FILL_BODY(AT, unused) STORE(out, AT(out), value);

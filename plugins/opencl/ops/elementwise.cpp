@@ -1,5 +1,6 @@
 // The elementwise ops: add, sub, mul, div, maximum, minimum; eq, lt, gt; where; neg, abs, exp,
-// log, sqrt, tanh, sigmoid, relu, gelu and silu. The core's meta step has broadcast the inputs
+// log, sqrt, tanh, sigmoid, relu, gelu and silu; the gradients of relu and gelu
+// (threshold_backward, gelu_backward). The core's meta step has broadcast the inputs
 // to out's shape and converted them to one dtype, so each op is one kernel of
 // kernels/elementwise.cl over operands of one shape; a table entry says which.
 #include "OpenCLNativeFunctions.h"
@@ -56,6 +57,16 @@ constexpr ElementwiseOp kGeluErf{"gelu", "gelu_erf", &require_dtype_of<kernel_dt
 constexpr ElementwiseOp kGeluTanh{"gelu", "gelu_tanh", &require_dtype_of<kernel_dtypes::gelu_out>,
                                   DenseVectors::Yes};
 
+constexpr ElementwiseOp kThresholdBackward{
+    "threshold_backward", "threshold_backward",
+    &require_dtype_of<kernel_dtypes::threshold_backward_grad_input>};
+constexpr ElementwiseOp kGeluErfBackward{
+    "gelu_backward", "gelu_erf_backward",
+    &require_dtype_of<kernel_dtypes::gelu_backward_grad_input>};
+constexpr ElementwiseOp kGeluTanhBackward{
+    "gelu_backward", "gelu_tanh_backward",
+    &require_dtype_of<kernel_dtypes::gelu_backward_grad_input>};
+
 constexpr ElementwiseOp kEq{"eq", "eq", &require_dtype_of<kernel_dtypes::eq_Tensor_out>};
 constexpr ElementwiseOp kLt{"lt", "lt", &require_dtype_of<kernel_dtypes::lt_Tensor_out>};
 constexpr ElementwiseOp kGt{"gt", "gt", &require_dtype_of<kernel_dtypes::gt_Tensor_out>};
@@ -91,6 +102,16 @@ void binary(const ElementwiseOp& op, const TensorView& self, const TensorView& o
 void unary(const ElementwiseOp& op, const TensorView& self, const TensorView& out) {
   require_dtype(op.name, "self", self, out.dtype());
   run(op, out.dtype(), out, {&self});
+}
+
+// grad_input = grad_output times the derivative at self of the function op is the gradient of;
+// `parameter` is the function's scalar where it has one (threshold_backward's threshold).
+void gradient(const ElementwiseOp& op, const TensorView& grad_output, const TensorView& self,
+              const Scalar& parameter, const TensorView& grad_input) {
+  require_dtype(op.name, "grad_output", grad_output, grad_input.dtype());
+  require_dtype(op.name, "self", self, grad_input.dtype());
+  run(op, grad_input.dtype(), grad_input, {&grad_output, &self},
+      compute_scalar(grad_input.dtype(), parameter));
 }
 
 void compare(const ElementwiseOp& op, const TensorView& self, const TensorView& other,
@@ -163,6 +184,20 @@ void gelu_out(const TensorView& self, std::string_view approximate, const Tensor
   if (approximate == "tanh") return unary(kGeluTanh, self, out);
   throw plugin::Error(BP_STATUS_INVALID_ARGUMENT,
                       "gelu: approximate must be 'none' or 'tanh', got '" +
+                          std::string(approximate) + "'");
+}
+
+void threshold_backward_grad_input(const TensorView& grad_output, const TensorView& self,
+                                   const Scalar& threshold, const TensorView& grad_input) {
+  gradient(kThresholdBackward, grad_output, self, threshold, grad_input);
+}
+
+void gelu_backward_grad_input(const TensorView& grad_output, const TensorView& self,
+                              std::string_view approximate, const TensorView& grad_input) {
+  if (approximate == "none") return gradient(kGeluErfBackward, grad_output, self, 0, grad_input);
+  if (approximate == "tanh") return gradient(kGeluTanhBackward, grad_output, self, 0, grad_input);
+  throw plugin::Error(BP_STATUS_INVALID_ARGUMENT,
+                      "gelu_backward: approximate must be 'none' or 'tanh', got '" +
                           std::string(approximate) + "'");
 }
 

@@ -2,6 +2,8 @@
 
 #include "runtime/runtime.h"
 
+#include <backplane/sdk/strided_loop.hpp>
+
 #include <algorithm>
 #include <cstdlib>
 #include <mutex>
@@ -19,6 +21,43 @@ Buffer buffer_of(const TensorView& view) {
                             " is not a multiple of its element size " + std::to_string(element));
   }
   return {static_cast<cl_mem>(view.handle()), static_cast<int64_t>(view.byte_offset() / element)};
+}
+
+OwnedBuffer upload_table(Device& device, std::span<const int64_t> values, std::string_view what) {
+  // OpenCL has no empty buffers: an empty table is one unread element.
+  const int64_t unread = 0;
+  const std::span<const int64_t> table = values.empty() ? std::span(&unread, 1) : values;
+  cl_int error = CL_SUCCESS;
+  OwnedBuffer buffer(clCreateBuffer(device.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                    table.size_bytes(), const_cast<int64_t*>(table.data()),
+                                    &error));
+  check_cl(error, "uploading " + std::string(what) + " to " + device.label());
+  return buffer;
+}
+
+std::vector<int64_t> read_int64_elements(const TensorView& view, std::string_view what) {
+  if (view.numel() == 0) return {};
+  // The elements the view spans, then its own in row-major order.
+  int64_t span = 1;
+  for (int64_t d = 0; d < view.dim(); ++d) span += (view.size(d) - 1) * view.stride(d);
+  Device& device = device_of(view);
+  const Buffer buffer = buffer_of(view);
+  std::vector<int64_t> spanned(static_cast<size_t>(span));
+  check_cl(clEnqueueReadBuffer(device.queue(), buffer.mem, CL_TRUE,
+                               static_cast<size_t>(buffer.base) * sizeof(int64_t),
+                               spanned.size() * sizeof(int64_t), spanned.data(), 0, nullptr,
+                               nullptr),
+           "reading " + std::string(what) + " from " + device.label());
+  std::vector<int64_t> values;
+  values.reserve(static_cast<size_t>(view.numel()));
+  const plugin::StridedLoop<1> loop(view.sizes(), {view.strides()});
+  loop.for_each_row([&](const plugin::Offsets<1>& start, const plugin::Offsets<1>& step,
+                        int64_t length) {
+    for (int64_t k = 0; k < length; ++k) {
+      values.push_back(spanned[static_cast<size_t>(start[0] + k * step[0])]);
+    }
+  });
+  return values;
 }
 
 Operand operand_of(const TensorView& view) { return {buffer_of(view), view.strides()}; }

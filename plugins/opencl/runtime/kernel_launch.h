@@ -4,6 +4,7 @@
 
 #include "kernels/layout.h"
 #include "kernels/scalar_args.h"
+#include "runtime/cl_call.h"
 #include "runtime/device.h"
 
 #include <backplane/sdk/tensor_view.hpp>
@@ -31,6 +32,15 @@ struct Buffer {
   int64_t base = 0;
 };
 Buffer buffer_of(const TensorView& view);
+
+// A read-only buffer holding `values`, tables that kernels read (pooling windows, an index's
+// positions); `what` names it in an error. Its owner may release it once the kernels that read it
+// are queued: OpenCL keeps it until they have run.
+OwnedBuffer upload_table(Device& device, std::span<const int64_t> values, std::string_view what);
+
+// The elements of an Int64 tensor (indices, targets) in row-major order, read back to the host;
+// this waits for the device. `what` names it in an error.
+std::vector<int64_t> read_int64_elements(const TensorView& view, std::string_view what);
 
 // An operand of an elementwise kernel: its buffer and its strides over the shape walked.
 struct Operand {

@@ -7,9 +7,9 @@
 namespace bp::opencl {
 namespace {
 
-constexpr std::array<std::string_view, 7> kFamilyFiles = {
-    "elementwise.cl", "copy.cl",    "reduction.cl", "normalization.cl",
-    "matmul.cl",      "spatial.cl", "attention.cl"};
+constexpr std::array<std::string_view, 8> kFamilyFiles = {
+    "elementwise.cl", "copy.cl",      "reduction.cl", "normalization.cl",
+    "matmul.cl",      "spatial.cl",   "attention.cl", "loss.cl"};
 
 std::string_view embedded_text(std::string_view name) {
   for (size_t i = 0; i < kEmbeddedKernelFileCount; ++i) {
@@ -20,7 +20,8 @@ std::string_view embedded_text(std::string_view name) {
 }
 
 bool uses_groups(KernelSource source) {
-  return source == KernelSource::Reduction || source == KernelSource::Normalization;
+  return source == KernelSource::Reduction || source == KernelSource::Normalization ||
+         source == KernelSource::Loss;
 }
 
 std::string assemble(KernelSource source) {

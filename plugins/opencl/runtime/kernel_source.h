@@ -17,7 +17,16 @@ extern const EmbeddedFile kEmbeddedKernelFiles[];
 extern const size_t kEmbeddedKernelFileCount;
 
 // One program each; all but Copy are built once per dtype (-DDTYPE).
-enum class KernelSource { Elementwise, Copy, Reduction, Normalization, Matmul, Spatial, Attention };
+enum class KernelSource {
+  Elementwise,
+  Copy,
+  Reduction,
+  Normalization,
+  Matmul,
+  Spatial,
+  Attention,
+  Loss
+};
 
 // "elementwise.cl": the family's file, which names the program in messages and cache keys.
 std::string_view source_name(KernelSource source);

@@ -167,4 +167,44 @@ inline PoolAxis adaptive_axis(int64_t in_size, int64_t out_size) {
   return axis;
 }
 
+// The windows of a PoolAxis seen from the input, for gradients gathered per input element: input
+// index i lies in no window but those of count[i] consecutive outputs from first[i]. The range may
+// hold more: a dilated window that steps over i between two taps, or one whose taps the padding
+// shifts; kernels check each output (an average whether its window takes i, a maximum whether its
+// index is i).
+struct CoveringWindows {
+  std::vector<int64_t> first, count;
+};
+
+inline CoveringWindows covering_windows(const PoolAxis& axis, int64_t in_size) {
+  const auto out_size = static_cast<int64_t>(axis.first.size());
+  // Each window's reach, from its first to its last tap, widened so that neither end decreases
+  // with the output index: the earliest first tap of the windows from o on, the latest last tap
+  // of those up to o.
+  std::vector<int64_t> low(axis.first.size()), high(axis.first.size());
+  int64_t latest = -1;
+  for (int64_t o = 0; o < out_size; ++o) {
+    const auto k = static_cast<size_t>(o);
+    if (axis.count[k] > 0) {
+      latest = std::max(latest, axis.first[k] + (axis.count[k] - 1) * axis.step);
+    }
+    high[k] = latest;
+  }
+  int64_t earliest = in_size;
+  for (int64_t o = out_size - 1; o >= 0; --o) {
+    const auto k = static_cast<size_t>(o);
+    if (axis.count[k] > 0) earliest = std::min(earliest, axis.first[k]);
+    low[k] = earliest;
+  }
+  CoveringWindows covering;
+  int64_t begin = 0, end = 0;  // the outputs whose reach holds i: [begin, end)
+  for (int64_t i = 0; i < in_size; ++i) {
+    while (end < out_size && low[static_cast<size_t>(end)] <= i) ++end;
+    while (begin < end && high[static_cast<size_t>(begin)] < i) ++begin;
+    covering.first.push_back(begin);
+    covering.count.push_back(end - begin);
+  }
+  return covering;
+}
+
 }  // namespace bp::plugin
