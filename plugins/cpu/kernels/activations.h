@@ -65,15 +65,19 @@ C gelu_erf_derivative(C x) {
 }
 
 // d/dx of the tanh approximation of GELU, 0.5 x (1 + tanh(u)) with u = k (x + c x^3):
-// 0.5 (1 + tanh(u)) + 0.5 x (1 - tanh(u)^2) k (1 + 3 c x^2), as PyTorch computes it.
+// 0.5 (1 + tanh(u)) + 0.5 x (1 - tanh(u)^2) k (1 + 3 c x^2), PyTorch's formula.
 template <typename C>
 C gelu_tanh_derivative(C x) {
   constexpr C kSqrt2OverPi = std::numbers::sqrt2_v<C> * std::numbers::inv_sqrtpi_v<C>;
   constexpr C kCubic = C(0.044715);
   const C square = x * x;
-  const C t = tanh_of(kSqrt2OverPi * (x + kCubic * square * x));
-  return C(0.5) * (C(1) + t) +
-         C(0.5) * x * (C(1) - t * t) * kSqrt2OverPi * (C(1) + C(3) * kCubic * square);
+  const C u = kSqrt2OverPi * (x + kCubic * square * x);
+  // 1 + tanh(u) = 2 sigmoid(2u) and 1 - tanh(u)^2 = 4 sigmoid(2u) sigmoid(-2u): written with
+  // tanh, both cancel where tanh(u) nears -1 and lose most of their digits.
+  const C rising = C(1) / (C(1) + exp_of(C(-2) * u));
+  const C falling = C(1) / (C(1) + exp_of(C(2) * u));
+  return rising +
+         C(2) * x * rising * falling * kSqrt2OverPi * (C(1) + C(3) * kCubic * square);
 }
 
 }  // namespace bp::cpu
