@@ -4,8 +4,8 @@
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
-.PHONY: demo test test-full sanitize tsan bench install gpu-bundle deps build clean format \
-	format-check
+.PHONY: demo train-digits test test-full sanitize tsan bench install gpu-bundle deps build clean \
+	format format-check
 
 deps:
 	@scripts/install-deps.sh
@@ -16,6 +16,10 @@ build: deps
 
 demo: build
 	build/bin/quickstart
+
+# samples/train_digits: a small CNN trained to 97 % on handwritten digits (ARGS="--epochs 5").
+train-digits: build
+	build/bin/train_digits $(ARGS)
 
 test: build
 	tests/format/format_test.sh

@@ -6,9 +6,10 @@ set -euo pipefail
 packages=(
   cmake ninja-build ccache g++ pkg-config
   libboost-dev libboost-filesystem-dev libfmt-dev libyaml-cpp-dev libdlpack-dev doctest-dev
-  libbenchmark-dev libdnnl-dev
+  libbenchmark-dev libdnnl-dev zlib1g-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
   xz-utils      # make gpu-bundle packs with tar -J
+  python3-sklearn  # the handwritten digits that samples/train_digits trains on
   clang-format  # make format and make format-check: version 14 on Debian 12, as .clang-format
 )
 
@@ -23,7 +24,8 @@ else
     "installed here." >&2
   echo "backplane: install the equivalents of: ${packages[*]}" >&2
   echo "backplane: (CMake >= 3.25, Ninja, a C++20 compiler, Boost.DLL + Boost.Filesystem >= 1.74," \
-    "fmt, yaml-cpp, DLPack, doctest, oneDNN 2.x built with OpenMP, clang-format 14)" >&2
+    "fmt, yaml-cpp, DLPack, doctest, oneDNN 2.x built with OpenMP, zlib, clang-format 14," \
+    "scikit-learn's data sets for samples/train_digits)" >&2
   exit 0  # let CMake report precisely what it cannot find
 fi
 

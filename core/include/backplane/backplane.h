@@ -8,6 +8,7 @@
 #include <backplane/factories.h>
 #include <backplane/generated/Functions.h>
 #include <backplane/memory.h>
+#include <backplane/optim.h>
 #include <backplane/runtime.h>
 #include <backplane/tensor.h>
 #include <backplane/generated/TensorMethodsInline.h>
