@@ -76,7 +76,8 @@ void backplane_mlp_step(benchmark::State& state) {
 void torch_mlp_step(benchmark::State& state) {
   torch::manual_seed(0);
   networks::TorchTraining training(
-      networks::TorchMlp(kMlpWidths), networks::torch_random_inputs(kMlpBatch, {kMlpWidths.front()}),
+      networks::TorchMlp(kMlpWidths),
+      networks::torch_random_inputs(kMlpBatch, {kMlpWidths.front()}),
       networks::torch_random_labels(kMlpBatch, kMlpWidths.back()));
   warm_up(training);
   for (auto _ : state) training.step();
