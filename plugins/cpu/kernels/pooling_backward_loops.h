@@ -120,10 +120,14 @@ void max_pool2d_backward_loops(const TensorView& grad_output, const TensorView& 
         for (int64_t y = 0; y < grad_output.size(2); ++y) {
           for (int64_t x = 0; x < grad_output.size(3); ++x) {
             const int64_t index = index_plane[y * indices.stride(2) + x * indices.stride(3)];
-            plugin::check(index >= 0 && index < plane_size,
-                          "max_pool2d_with_indices_backward: index " + std::to_string(index) +
-                              " lies outside an input plane of " + std::to_string(plane_size) +
-                              " elements; pass the indices max_pool2d_with_indices returned");
+            // The message is built only on failure: this runs once per element.
+            if (index < 0 || index >= plane_size) {
+              throw plugin::Error(
+                  BP_STATUS_INVALID_ARGUMENT,
+                  "max_pool2d_with_indices_backward: index " + std::to_string(index) +
+                      " lies outside an input plane of " + std::to_string(plane_size) +
+                      " elements; pass the indices max_pool2d_with_indices returned");
+            }
             sums[static_cast<size_t>(index)] +=
                 static_cast<C>(grad_plane[y * grad_output.stride(2) + x * grad_output.stride(3)]);
           }

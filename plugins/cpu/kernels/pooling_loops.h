@@ -122,8 +122,13 @@ void pool_plane_by_windows(const TensorView& input, const TensorView& out, int64
 // each window's taps read only the taps inside the input. The separable loops run as vector
 // code and the others a tap at a time, so the separable ones run unless they would do more
 // than four times the others' work: a kernel or padding far wider than the input (as wide as
-// int64 allows) takes the other loops, with no row of its width to fill.
+// int64 allows) takes the other loops, with no row of its width to fill. So do rows shorter
+// than one vector of float32 (the 4 x 4 planes of a small CNN), where the separable loops'
+// work per output row costs more than the few taps (bench/README.md, bench_training).
+inline constexpr int64_t kMinSeparableMaxPoolWidth = 8;
+
 inline bool separable_max_pooling_pays(const Window2d& w, const PoolAxis& cols, int64_t width) {
+  if (width < kMinSeparableMaxPoolWidth) return false;
   const int64_t out_width = static_cast<int64_t>(cols.count.size());
   int64_t taps_in_input = 0;  // up to out_width * width, which may leave int64 for a wide input
   for (int64_t count : cols.count) {
