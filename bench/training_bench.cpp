@@ -75,10 +75,9 @@ void backplane_mlp_step(benchmark::State& state) {
 
 void torch_mlp_step(benchmark::State& state) {
   torch::manual_seed(0);
-  networks::TorchTraining training(
-      networks::TorchMlp(kMlpWidths),
-      networks::torch_random_inputs(kMlpBatch, {kMlpWidths.front()}),
-      networks::torch_random_labels(kMlpBatch, kMlpWidths.back()));
+  networks::TorchTraining training(networks::TorchMlp(kMlpWidths),
+                                   networks::torch_random_inputs(kMlpBatch, {kMlpWidths.front()}),
+                                   networks::torch_random_labels(kMlpBatch, kMlpWidths.back()));
   warm_up(training);
   for (auto _ : state) training.step();
 }
@@ -139,8 +138,9 @@ const std::vector<Ratio>& ratios() {
 
 void register_benchmarks() {
   const auto add = [](const std::string& name, auto&&... function) {
-    benchmark::RegisterBenchmark(name.c_str(), function...)->UseRealTime()->Unit(
-        benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(name.c_str(), function...)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
   };
   add(kCnnStep + "/backplane", backplane_cnn_step);
   add(kCnnStep + "/libtorch", torch_cnn_step);

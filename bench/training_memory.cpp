@@ -51,10 +51,11 @@ int run(int steps) {
 #endif
   const int64_t before = peak_resident_kib();
   for (int i = 0; i < steps; ++i) training.step();
-  std::printf("%s: VmHWM %lld KiB after %d steps of the digits CNN at batch %lld (%lld KiB "
-              "before the first)\n",
-              framework, static_cast<long long>(peak_resident_kib()), steps,
-              static_cast<long long>(kBatch), static_cast<long long>(before));
+  std::printf(
+      "%s: VmHWM %lld KiB after %d steps of the digits CNN at batch %lld (%lld KiB "
+      "before the first)\n",
+      framework, static_cast<long long>(peak_resident_kib()), steps, static_cast<long long>(kBatch),
+      static_cast<long long>(before));
   return 0;
 }
 
@@ -62,8 +63,9 @@ int run(int steps) {
 
 int main(int argc, char** argv) {
   int steps = 100;
-  if (argc > 2 || (argc == 2 && std::from_chars(argv[1], argv[1] + std::string_view(argv[1]).size(),
-                                                  steps).ec != std::errc())) {
+  if (argc > 2 || (argc == 2 &&
+                   std::from_chars(argv[1], argv[1] + std::string_view(argv[1]).size(), steps).ec !=
+                       std::errc())) {
     std::fprintf(stderr, "usage: %s [STEPS]   (default 100)\n", argv[0]);
     return 2;
   }

@@ -14,12 +14,8 @@ std::vector<bp::Tensor> backplane_parameters(const std::vector<ParameterLayout>&
         value = bp::rand(p.sizes, bp::kFloat32, bp::Device::cpu()) * (2 * bound) - bound;
         break;
       }
-      case Start::kOnes:
-        value = bp::ones(p.sizes, bp::kFloat32, bp::Device::cpu());
-        break;
-      case Start::kZeros:
-        value = bp::zeros(p.sizes, bp::kFloat32, bp::Device::cpu());
-        break;
+      case Start::kOnes: value = bp::ones(p.sizes, bp::kFloat32, bp::Device::cpu()); break;
+      case Start::kZeros: value = bp::zeros(p.sizes, bp::kFloat32, bp::Device::cpu()); break;
     }
     parameters.push_back(value.requires_grad_());
   }

@@ -14,12 +14,8 @@ std::vector<torch::Tensor> torch_parameters(const std::vector<ParameterLayout>& 
         value = torch::empty(p.sizes).uniform_(-bound, bound);
         break;
       }
-      case Start::kOnes:
-        value = torch::ones(p.sizes);
-        break;
-      case Start::kZeros:
-        value = torch::zeros(p.sizes);
-        break;
+      case Start::kOnes: value = torch::ones(p.sizes); break;
+      case Start::kZeros: value = torch::zeros(p.sizes); break;
     }
     parameters.push_back(value.requires_grad_());
   }

@@ -27,8 +27,7 @@ std::string read_gzip(const std::string& path) {
   while ((count = gzread(file.get(), chunk, sizeof chunk)) > 0) text.append(chunk, count);
   if (count < 0) {
     int code;
-    throw std::runtime_error(path + " is not a readable gzip file: " +
-                             gzerror(file.get(), &code));
+    throw std::runtime_error(path + " is not a readable gzip file: " + gzerror(file.get(), &code));
   }
   return text;
 }

@@ -15,8 +15,8 @@ inline constexpr int64_t kPixels = kSide * kSide;
 inline constexpr int64_t kClasses = 10;
 
 struct DataSet {
-  std::vector<float> pixels;   // kPixels per image, row by row, scaled to [0, 1]
-  std::vector<int64_t> labels; // 0..9, one per image
+  std::vector<float> pixels;    // kPixels per image, row by row, scaled to [0, 1]
+  std::vector<int64_t> labels;  // 0..9, one per image
   int64_t size() const { return static_cast<int64_t>(labels.size()); }
 };
 

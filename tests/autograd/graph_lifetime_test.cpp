@@ -43,8 +43,8 @@ TEST_CASE("a thousand training steps learn, and leave no graph behind") {
   std::weak_ptr<bp::autograd::Node> first_graph;
   double first_loss = 0, last_loss = 0;
   for (int step = 0; step < 1000; ++step) {
-    const Tensor loss = bp::cross_entropy_loss(
-        bp::linear(bp::relu(bp::linear(x, w1, b1)), w2, b2), target);
+    const Tensor loss =
+        bp::cross_entropy_loss(bp::linear(bp::relu(bp::linear(x, w1, b1)), w2, b2), target);
     if (step == 0) {
       first_graph = loss.grad_fn();
       first_loss = loss.item<float>();

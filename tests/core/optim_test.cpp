@@ -154,8 +154,11 @@ TEST_CASE("optimizers refuse parameters that backward() cannot give a gradient")
   const Tensor leaf = parameter({1});
   const Tensor computed = mul(leaf, 2);
   check_invalid_argument([&] { optim::SGD({computed}, {}); }, {"parameter 0", "only leaves"});
-  check_invalid_argument([&] { optim::SGD({leaf, leaf}, {}); },
-                         {"parameters 0 and 1 are the same tensor"});
+  check_invalid_argument(
+      [&] {
+        optim::SGD({leaf, leaf}, {});
+      },
+      {"parameters 0 and 1 are the same tensor"});
 }
 
 TEST_CASE("optimizers refuse hyperparameters outside torch.optim's ranges") {
@@ -170,8 +173,11 @@ TEST_CASE("optimizers refuse hyperparameters outside torch.optim's ranges") {
       [&] { optim::SGD({p}, {.lr = 0.1, .momentum = 0.9, .dampening = 0.1, .nesterov = true}); },
       {"nesterov", "dampening 0"});
   check_invalid_argument([&] { optim::AdamW({p}, {.lr = -1}); }, {"AdamW", "lr"});
-  check_invalid_argument([&] { optim::AdamW({p}, {.betas = {1.0, 0.999}}); },
-                         {"beta1 must be in [0, 1)", "got 1"});
+  check_invalid_argument(
+      [&] {
+        optim::AdamW({p}, {.betas = {1.0, 0.999}});
+      },
+      {"beta1 must be in [0, 1)", "got 1"});
   check_invalid_argument([&] { optim::AdamW({p}, {.betas = {0.9, -0.5}}); }, {"beta2", "-0.5"});
   check_invalid_argument([&] { optim::AdamW({p}, {.eps = -1e-8}); }, {"eps"});
 }

@@ -87,14 +87,12 @@ TEST_CASE("emulated conv2d gradient kernels are the adjoints of the convolution"
   const auto inputs = static_cast<int64_t>(x.size()), weights = static_cast<int64_t>(w.size());
   bp::cuda::emulated::launch(
       dim3(bp::cuda::grid_blocks(inputs, bp::cuda::kConvInputGradThreads, small_device())),
-      dim3(bp::cuda::kConvInputGradThreads), 0, [&] {
-        bp::cuda::conv2d_input_gradient<float>(go, weight, gi, window, kGroups, inputs);
-      });
-  bp::cuda::emulated::launch(dim3(bp::cuda::grid_blocks(weights, 1, small_device())),
-                             dim3(bp::cuda::kConvWeightGradThreads), 0, [&] {
-                               bp::cuda::conv2d_weight_gradient<float>(go, in, gw, window,
-                                                                       kGroups, weights);
-                             });
+      dim3(bp::cuda::kConvInputGradThreads), 0,
+      [&] { bp::cuda::conv2d_input_gradient<float>(go, weight, gi, window, kGroups, inputs); });
+  bp::cuda::emulated::launch(
+      dim3(bp::cuda::grid_blocks(weights, 1, small_device())),
+      dim3(bp::cuda::kConvWeightGradThreads), 0,
+      [&] { bp::cuda::conv2d_weight_gradient<float>(go, in, gw, window, kGroups, weights); });
   CHECK(dot(x, grad_input) == doctest::Approx(forward).epsilon(1e-5));
   CHECK(dot(w, grad_weight) == doctest::Approx(forward).epsilon(1e-5));
 }
@@ -103,8 +101,7 @@ constexpr int64_t kBatch = 2, kChannels = 3, kHeight = 13, kWidth = 12;
 
 // <pool(x), g> and <x, pool_backward(g)> for one pooling, the forward run by the pooling kernel
 // (which also gives max pooling's indices).
-void check_pool_adjoint(PoolKind kind, const SlidingWindow& window, int64_t out_h,
-                        int64_t out_w) {
+void check_pool_adjoint(PoolKind kind, const SlidingWindow& window, int64_t out_h, int64_t out_w) {
   std::vector<float> x = random_values(kBatch * kChannels * kHeight * kWidth, 4);
   std::vector<float> out(static_cast<size_t>(kBatch * kChannels * out_h * out_w), -7.0f);
   std::vector<float> g = random_values(out.size(), 5);
@@ -124,8 +121,8 @@ void check_pool_adjoint(PoolKind kind, const SlidingWindow& window, int64_t out_
   bp::cuda::emulated::launch(
       dim3(bp::cuda::grid_blocks(inputs, bp::cuda::kPoolThreads, small_device())),
       dim3(bp::cuda::kPoolThreads), 0, [&] {
-        bp::cuda::pool2d_backward<float>(kind, go, kind == PoolKind::Max ? positions : Image{},
-                                         gi, window, inputs);
+        bp::cuda::pool2d_backward<float>(kind, go, kind == PoolKind::Max ? positions : Image{}, gi,
+                                         window, inputs);
       });
   if (kind == PoolKind::Max) {
     for (size_t i = 0; i < out.size(); ++i) {

@@ -31,14 +31,13 @@ void check_kernels(Device& device, cl_program program, const std::vector<std::st
 }
 
 std::vector<std::string> elementwise_kernels(DType dtype) {
-  std::vector<std::string> names = {"add",    "sub",         "mul", "maximum", "minimum",
-                                    "neg",    "abs_",        "relu", "eq",     "lt",
-                                    "gt",     "where_",      "fill", "arange", "indexed_add"};
+  std::vector<std::string> names = {"add", "sub",    "mul",  "maximum", "minimum",
+                                    "neg", "abs_",   "relu", "eq",      "lt",
+                                    "gt",  "where_", "fill", "arange",  "indexed_add"};
   if (bp::is_floating_point(dtype)) {
-    for (const char* name :
-         {"div", "exp_", "log_", "sqrt_", "tanh_", "sigmoid", "gelu_erf", "gelu_tanh",
-          "threshold_backward", "gelu_erf_backward", "gelu_tanh_backward", "sgd_step",
-          "adamw_step"}) {
+    for (const char* name : {"div", "exp_", "log_", "sqrt_", "tanh_", "sigmoid", "gelu_erf",
+                             "gelu_tanh", "threshold_backward", "gelu_erf_backward",
+                             "gelu_tanh_backward", "sgd_step", "adamw_step"}) {
       names.push_back(name);
     }
   }
@@ -56,8 +55,7 @@ void check_dtype_programs(Device& device, DType dtype) {
   if (bp::is_floating_point(dtype)) {
     check_kernels(device, device.program(KernelSource::Normalization, dtype),
                   {"softmax", "layer_norm", "rms_norm", "softmax_backward", "layer_norm_backward",
-                   "layer_norm_backward_parameters", "batch_norm_training",
-                   "batch_norm_backward"});
+                   "layer_norm_backward_parameters", "batch_norm_training", "batch_norm_backward"});
     check_kernels(device, device.program(KernelSource::Spatial, dtype),
                   {"conv2d", "conv2d_rows", "pool2d", "pool2d_backward", "conv2d_backward_input",
                    "conv2d_backward_weight"});

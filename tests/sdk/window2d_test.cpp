@@ -104,8 +104,8 @@ TEST_CASE("covering_windows gives each input index a range holding every window 
     int64_t in, kernel, stride, padding, dilation;
     bool ceil_mode;
   };
-  const Case cases[] = {{7, 3, 1, 1, 1, false}, {8, 2, 2, 0, 1, false}, {9, 3, 2, 1, 3, true},
-                        {10, 3, 1, 1, 3, false}, {5, 5, 3, 2, 1, true}, {6, 1, 4, 0, 1, true}};
+  const Case cases[] = {{7, 3, 1, 1, 1, false},  {8, 2, 2, 0, 1, false}, {9, 3, 2, 1, 3, true},
+                        {10, 3, 1, 1, 3, false}, {5, 5, 3, 2, 1, true},  {6, 1, 4, 0, 1, true}};
   for (const Case& c : cases) {
     INFO("input " << c.in << " kernel " << c.kernel << " stride " << c.stride << " padding "
                   << c.padding << " dilation " << c.dilation << (c.ceil_mode ? " ceil" : ""));

@@ -21,8 +21,8 @@ struct Twins {
   Twins() {
     bp::manual_seed(2);
     copy_values(ours.parameters(), theirs.parameters());
-    images = networks::backplane_random_inputs(
-        kBatch, {1, networks::kDigitsSide, networks::kDigitsSide});
+    images = networks::backplane_random_inputs(kBatch,
+                                               {1, networks::kDigitsSide, networks::kDigitsSide});
     labels = networks::backplane_random_labels(kBatch, networks::kDigitsClasses);
   }
 

@@ -12,9 +12,10 @@ namespace bp::optim {
 Optimizer::Optimizer(std::vector<Tensor> parameters, const char* optimizer)
     : parameters_(std::move(parameters)), name_(optimizer) {
   if (parameters_.empty()) {
-    throw Error(fmt::format("bp::optim::{}: got an empty list of parameters; pass the tensors "
-                            "the optimizer should update",
-                            name_));
+    throw Error(
+        fmt::format("bp::optim::{}: got an empty list of parameters; pass the tensors "
+                    "the optimizer should update",
+                    name_));
   }
   for (size_t i = 0; i < parameters_.size(); ++i) {
     const Tensor& parameter = parameters_[i];
@@ -37,9 +38,10 @@ Optimizer::Optimizer(std::vector<Tensor> parameters, const char* optimizer)
     const auto same = [&](const Tensor& other) { return other.impl() == parameter.impl(); };
     const auto first = std::find_if(parameters_.begin(), parameters_.end(), same);
     if (first != parameters_.begin() + static_cast<std::ptrdiff_t>(i)) {
-      throw Error(fmt::format("bp::optim::{}: parameters {} and {} are the same tensor; pass "
-                              "each parameter once",
-                              name_, first - parameters_.begin(), i));
+      throw Error(
+          fmt::format("bp::optim::{}: parameters {} and {} are the same tensor; pass "
+                      "each parameter once",
+                      name_, first - parameters_.begin(), i));
     }
   }
 }

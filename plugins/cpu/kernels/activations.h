@@ -76,8 +76,7 @@ C gelu_tanh_derivative(C x) {
   // tanh, both cancel where tanh(u) nears -1 and lose most of their digits.
   const C rising = C(1) / (C(1) + exp_of(C(-2) * u));
   const C falling = C(1) / (C(1) + exp_of(C(2) * u));
-  return rising +
-         C(2) * x * rising * falling * kSqrt2OverPi * (C(1) + C(3) * kCubic * square);
+  return rising + C(2) * x * rising * falling * kSqrt2OverPi * (C(1) + C(3) * kCubic * square);
 }
 
 }  // namespace bp::cpu

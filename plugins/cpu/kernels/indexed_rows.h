@@ -26,7 +26,8 @@ namespace bp::cpu {
 // the 16-bit floats) and rounded once; integers wrap. Split across threads by destination slice.
 template <typename T, typename C, typename Scale>
 void add_indexed_slices(T* out, const T* base, const T* source, int64_t outer, int64_t rows,
-                        int64_t n, int64_t inner, const plugin::PositionsByRow& positions, Scale&& scale) {
+                        int64_t n, int64_t inner, const plugin::PositionsByRow& positions,
+                        Scale&& scale) {
   const int64_t slices = outer * rows;
   const int64_t terms_per_slice = rows == 0 ? 0 : n / rows + 1;
   parallel_for(slices, grain_for(inner * terms_per_slice), [&](int64_t begin, int64_t end) {

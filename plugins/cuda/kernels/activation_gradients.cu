@@ -19,11 +19,11 @@ void launch_activation_gradient(ActivationGradient kind, DType dtype,
                                 const ElementwiseLaunch<3>& launch, double threshold) {
   switch (kind) {
     case ActivationGradient::GeluErf:
-      return run<kernel_dtypes::gelu_backward_grad_input>(
-          dtype, launch, [](auto) { return GeluErfGradient{}; });
+      return run<kernel_dtypes::gelu_backward_grad_input>(dtype, launch,
+                                                          [](auto) { return GeluErfGradient{}; });
     case ActivationGradient::GeluTanh:
-      return run<kernel_dtypes::gelu_backward_grad_input>(
-          dtype, launch, [](auto) { return GeluTanhGradient{}; });
+      return run<kernel_dtypes::gelu_backward_grad_input>(dtype, launch,
+                                                          [](auto) { return GeluTanhGradient{}; });
     case ActivationGradient::Threshold:
       return run<kernel_dtypes::threshold_backward_grad_input>(dtype, launch, [&](auto tag) {
         using C = typename decltype(tag)::type;

@@ -114,8 +114,7 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
     }
     const Acc scale = invstd * channel_value<T>(weight, channel, Acc(1));
     const Acc g_mean = training ? g_sum / static_cast<Acc>(size) : Acc(0);
-    const Acc projection =
-        training ? gx_sum * invstd * invstd / static_cast<Acc>(size) : Acc(0);
+    const Acc projection = training ? gx_sum * invstd * invstd / static_cast<Acc>(size) : Acc(0);
     for (int64_t p = lane; p < members; p += team) {
       const Acc g = g_at(p);
       const Acc centred = training ? g - g_mean - (x_at(p) - mean) * projection : g;

@@ -32,9 +32,9 @@ void launch_conv2d_backward_weight(DType dtype, const Image& grad_output, const 
   if (total == 0) return;
   plugin::visit_dtype<kernel_dtypes::convolution_backward_out>(dtype, [&](auto tag) {
     using T = device_t<typename decltype(tag)::type>;
-    conv2d_weight_gradient<T><<<grid_blocks(total, 1, target), kConvWeightGradThreads, 0,
-                                target.stream>>>(grad_output, input, grad_weight, window, groups,
-                                                 total);
+    conv2d_weight_gradient<T>
+        <<<grid_blocks(total, 1, target), kConvWeightGradThreads, 0, target.stream>>>(
+            grad_output, input, grad_weight, window, groups, total);
     check_launch("conv2d_weight_gradient");
   });
 }

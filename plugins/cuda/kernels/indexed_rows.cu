@@ -82,14 +82,12 @@ std::optional<int64_t> launch_indexed_row_sums(DType dtype, const IndexedRows& r
     auto* starts =
         static_cast<int64_t*>(scratch.allocate(static_cast<size_t>(r.rows + 1) * sizeof(int64_t)));
     sort_positions(r, positions, starts, target, scratch);
-    const RowSums<C> shape{r.outer,     r.rows,        r.n,
-                           r.inner,     r.alpha.to<C>(), r.embedding,
-                           r.padding_row, r.scale_by_frequency};
-    indexed_row_sums<T><<<grid_blocks(total, kIndexedRowThreads, target), kIndexedRowThreads, 0,
-                          target.stream>>>(shape, starts, positions,
-                                           static_cast<const T*>(r.base),
-                                           static_cast<const T*>(r.source),
-                                           static_cast<T*>(r.out), total);
+    const RowSums<C> shape{r.outer,         r.rows,      r.n,           r.inner,
+                           r.alpha.to<C>(), r.embedding, r.padding_row, r.scale_by_frequency};
+    indexed_row_sums<T>
+        <<<grid_blocks(total, kIndexedRowThreads, target), kIndexedRowThreads, 0, target.stream>>>(
+            shape, starts, positions, static_cast<const T*>(r.base),
+            static_cast<const T*>(r.source), static_cast<T*>(r.out), total);
     check_launch("indexed_row_sums");
   });
   return bad;

@@ -46,9 +46,8 @@ template <typename C>
 __device__ __forceinline__ C multiply_add(C sum, C factor, C value) {
   if constexpr (std::is_integral_v<C>) {
     using U = std::make_unsigned_t<C>;
-    return static_cast<C>(static_cast<U>(static_cast<U>(sum) +
-                                         static_cast<U>(static_cast<U>(factor) *
-                                                        static_cast<U>(value))));
+    return static_cast<C>(static_cast<U>(
+        static_cast<U>(sum) + static_cast<U>(static_cast<U>(factor) * static_cast<U>(value))));
   } else {
     return sum + factor * value;
   }
@@ -78,7 +77,7 @@ __global__ void __launch_bounds__(kIndexedRowThreads)
     C factor = shape.alpha;
     if (shape.embedding) {
       if constexpr (std::is_floating_point_v<C>) {
-        factor = row == shape.padding_row ? C(0)
+        factor = row == shape.padding_row   ? C(0)
                  : shape.scale_by_frequency ? C(1) / static_cast<C>(end - begin)
                                             : C(1);
       }

@@ -340,8 +340,7 @@ std::optional<int64_t> launch_nll_loss_forward(DType dtype, const NllLoss& loss,
 std::optional<int64_t> launch_nll_loss_backward(DType dtype, const NllLoss& loss,
                                                 const void* grad_output, bool per_sample,
                                                 const void* total_weight, void* grad_input,
-                                                const LaunchTarget& target,
-                                                GroupScratch& scratch);
+                                                const LaunchTarget& target, GroupScratch& scratch);
 
 // One optimizer step over the elements of a launch, in the compute type, with PyTorch's rules
 // (torch.optim.SGD; torch.optim.AdamW without amsgrad). Operands: param_out,

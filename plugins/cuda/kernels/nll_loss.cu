@@ -47,16 +47,15 @@ std::optional<int64_t> launch_nll_loss_forward(DType dtype, const NllLoss& loss,
 std::optional<int64_t> launch_nll_loss_backward(DType dtype, const NllLoss& loss,
                                                 const void* grad_output, bool per_sample,
                                                 const void* total_weight, void* grad_input,
-                                                const LaunchTarget& target,
-                                                GroupScratch& scratch) {
+                                                const LaunchTarget& target, GroupScratch& scratch) {
   if (loss.samples == 0) return std::nullopt;
   IndexError* error = cleared_error(target, scratch);
   plugin::visit_dtype<kernel_dtypes::nll_loss_backward_grad_input>(dtype, [&](auto tag) {
     using T = device_t<typename decltype(tag)::type>;
-    nll_loss_backward<T><<<grid_blocks(loss.samples, kLossThreads, target), kLossThreads, 0,
-                           target.stream>>>(loss, static_cast<const T*>(grad_output), per_sample,
-                                            static_cast<const T*>(total_weight),
-                                            static_cast<T*>(grad_input), error);
+    nll_loss_backward<T>
+        <<<grid_blocks(loss.samples, kLossThreads, target), kLossThreads, 0, target.stream>>>(
+            loss, static_cast<const T*>(grad_output), per_sample,
+            static_cast<const T*>(total_weight), static_cast<T*>(grad_input), error);
     check_launch("nll_loss_backward");
   });
   return bad_target(loss, error, target);

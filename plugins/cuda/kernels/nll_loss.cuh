@@ -27,8 +27,8 @@ __device__ __forceinline__ bool sample_term(const NllLoss& loss, int64_t i, Inde
     atomicMin(&error->first_position, static_cast<unsigned long long>(i));
     return false;
   }
-  weight = loss.weight ? static_cast<double>(to_compute(static_cast<const T*>(loss.weight)[t]))
-                       : 1.0;
+  weight =
+      loss.weight ? static_cast<double>(to_compute(static_cast<const T*>(loss.weight)[t])) : 1.0;
   term = -weight *
          static_cast<double>(to_compute(static_cast<const T*>(loss.self)[i * loss.classes + t]));
   return true;
@@ -70,8 +70,8 @@ __global__ void __launch_bounds__(kLossThreads)
     double term = 0, weight = 0;
     if (!sample_term<T>(loss, i, error, term, weight)) continue;
     const double divisor = loss.mean ? static_cast<double>(to_compute(total_weight[0])) : 1.0;
-    const double gradient = static_cast<double>(to_compute(grad_output[per_sample ? i : 0])) /
-                            divisor;
+    const double gradient =
+        static_cast<double>(to_compute(grad_output[per_sample ? i : 0])) / divisor;
     grad_input[i * loss.classes + loss.target[i]] = from_compute<T>(-weight * gradient);
   }
 }

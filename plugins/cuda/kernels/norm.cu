@@ -88,8 +88,8 @@ void launch_layer_norm_backward(DType dtype, const GroupShape<kLayerNormGradOper
     const int64_t wanted = std::max<int64_t>(1, 4 * target.multiprocessors / column_blocks);
     const int64_t splits = std::max<int64_t>(1, std::min(wanted, (shape.groups + 7) / 8));
     const int64_t chunk = std::max<int64_t>(1, (shape.groups + splits - 1) / splits);
-    auto* partials = static_cast<Acc*>(
-        scratch.allocate(2 * static_cast<size_t>(splits * size) * sizeof(Acc)));
+    auto* partials =
+        static_cast<Acc*>(scratch.allocate(2 * static_cast<size_t>(splits * size) * sizeof(Acc)));
     layer_norm_parameter_sums<T>
         <<<tile_grid(column_blocks, splits, 1), kParameterSumThreads, 0, target.stream>>>(
             shape, operand(kLayerNormGradOut), operand(kLayerNormGradInput),

@@ -134,32 +134,32 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
   const int lane = static_cast<int>(threadIdx.x);
   const int team = static_cast<int>(blockDim.x);
   const int64_t size = shape.group_size;
-  for_each_slot_group(shape, [&](int64_t /*group*/, bool active,
-                                 const int64_t(&at)[kLayerNormGradOperands]) {
-    const int64_t members = active ? size : 0;
-    const Acc mean = active ? to_compute(mean_of[at[kLayerNormGradMean]]) : Acc(0);
-    const Acc rstd = active ? to_compute(rstd_of[at[kLayerNormGradRstd]]) : Acc(0);
-    const auto at_member = [&](int k, int64_t p) { return at[k] + member_offset(shape, k, p); };
-    const auto h_at = [&](int64_t p) {
-      const Acc g = to_compute(grad_out[at_member(kLayerNormGradOut, p)]);
-      return weight ? g * to_compute(weight[at_member(kLayerNormGradWeight, p)]) : g;
-    };
-    const auto normalized_at = [&](int64_t p) {
-      return (to_compute(input[at_member(kLayerNormGradInput, p)]) - mean) * rstd;
-    };
-    Acc h_sum = 0, hx_sum = 0;
-    for (int64_t p = lane; p < members; p += team) {
-      const Acc h = h_at(p);
-      h_sum += h;
-      hx_sum += h * normalized_at(p);
-    }
-    const Acc h_mean = team_reduce(h_sum, Plus{}, warp_partials) / static_cast<Acc>(size);
-    const Acc hx_mean = team_reduce(hx_sum, Plus{}, warp_partials) / static_cast<Acc>(size);
-    for (int64_t p = lane; p < members; p += team) {
-      grad_input[at_member(kLayerNormGradResult, p)] =
-          from_compute<T>(rstd * (h_at(p) - h_mean - normalized_at(p) * hx_mean));
-    }
-  });
+  for_each_slot_group(
+      shape, [&](int64_t /*group*/, bool active, const int64_t(&at)[kLayerNormGradOperands]) {
+        const int64_t members = active ? size : 0;
+        const Acc mean = active ? to_compute(mean_of[at[kLayerNormGradMean]]) : Acc(0);
+        const Acc rstd = active ? to_compute(rstd_of[at[kLayerNormGradRstd]]) : Acc(0);
+        const auto at_member = [&](int k, int64_t p) { return at[k] + member_offset(shape, k, p); };
+        const auto h_at = [&](int64_t p) {
+          const Acc g = to_compute(grad_out[at_member(kLayerNormGradOut, p)]);
+          return weight ? g * to_compute(weight[at_member(kLayerNormGradWeight, p)]) : g;
+        };
+        const auto normalized_at = [&](int64_t p) {
+          return (to_compute(input[at_member(kLayerNormGradInput, p)]) - mean) * rstd;
+        };
+        Acc h_sum = 0, hx_sum = 0;
+        for (int64_t p = lane; p < members; p += team) {
+          const Acc h = h_at(p);
+          h_sum += h;
+          hx_sum += h * normalized_at(p);
+        }
+        const Acc h_mean = team_reduce(h_sum, Plus{}, warp_partials) / static_cast<Acc>(size);
+        const Acc hx_mean = team_reduce(hx_sum, Plus{}, warp_partials) / static_cast<Acc>(size);
+        for (int64_t p = lane; p < members; p += team) {
+          grad_input[at_member(kLayerNormGradResult, p)] =
+              from_compute<T>(rstd * (h_at(p) - h_mean - normalized_at(p) * hx_mean));
+        }
+      });
 }
 
 // Threads of a block of layer_norm_parameter_sums, each one member.

@@ -13,8 +13,8 @@ void launch_step(const ElementwiseLaunch<N>& launch, const Update& update, const
   StepOperands<T, N> operands;
   for (int k = 0; k < N; ++k) operands.data[k] = static_cast<T*>(launch.data[k]);
   const LaunchTarget& target = launch.target;
-  optimizer_step<T, N><<<grid_blocks(launch.numel, kOptimizerThreads, target), kOptimizerThreads,
-                         0, target.stream>>>(shape_of(launch), launch.numel, operands, update);
+  optimizer_step<T, N><<<grid_blocks(launch.numel, kOptimizerThreads, target), kOptimizerThreads, 0,
+                         target.stream>>>(shape_of(launch), launch.numel, operands, update);
   check_launch(name);
 }
 
@@ -24,9 +24,12 @@ void launch_sgd_step(DType dtype, const ElementwiseLaunch<5>& launch, const SgdS
   plugin::visit_dtype<kernel_dtypes::_sgd_step_out>(dtype, [&](auto tag) {
     using T = device_t<typename decltype(tag)::type>;
     using C = compute_t<T>;
-    const SgdUpdate<C> update{static_cast<C>(step.lr),        static_cast<C>(step.momentum),
-                              static_cast<C>(step.dampening), static_cast<C>(step.weight_decay),
-                              step.nesterov,                  step.first_step};
+    const SgdUpdate<C> update{static_cast<C>(step.lr),
+                              static_cast<C>(step.momentum),
+                              static_cast<C>(step.dampening),
+                              static_cast<C>(step.weight_decay),
+                              step.nesterov,
+                              step.first_step};
     launch_step<T>(launch, update, "sgd_step");
   });
 }

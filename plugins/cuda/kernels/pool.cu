@@ -18,17 +18,21 @@ void launch_pool2d(DType dtype, PoolKind kind, const Image& input, const Image& 
 }
 
 template void launch_pool2d<kernel_dtypes::max_pool2d_out>(DType, PoolKind, const Image&,
-                                                          const Image&, const SlidingWindow&,
-                                                          const LaunchTarget&, const Image*);
-template void launch_pool2d<kernel_dtypes::max_pool2d_with_indices_out>(
-    DType, PoolKind, const Image&, const Image&, const SlidingWindow&, const LaunchTarget&,
-    const Image*);
+                                                           const Image&, const SlidingWindow&,
+                                                           const LaunchTarget&, const Image*);
+template void launch_pool2d<kernel_dtypes::max_pool2d_with_indices_out>(DType, PoolKind,
+                                                                        const Image&, const Image&,
+                                                                        const SlidingWindow&,
+                                                                        const LaunchTarget&,
+                                                                        const Image*);
 template void launch_pool2d<kernel_dtypes::avg_pool2d_out>(DType, PoolKind, const Image&,
-                                                          const Image&, const SlidingWindow&,
-                                                          const LaunchTarget&, const Image*);
-template void launch_pool2d<kernel_dtypes::adaptive_avg_pool2d_out>(
-    DType, PoolKind, const Image&, const Image&, const SlidingWindow&, const LaunchTarget&,
-    const Image*);
+                                                           const Image&, const SlidingWindow&,
+                                                           const LaunchTarget&, const Image*);
+template void launch_pool2d<kernel_dtypes::adaptive_avg_pool2d_out>(DType, PoolKind, const Image&,
+                                                                    const Image&,
+                                                                    const SlidingWindow&,
+                                                                    const LaunchTarget&,
+                                                                    const Image*);
 
 namespace {
 

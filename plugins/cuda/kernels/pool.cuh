@@ -171,8 +171,8 @@ __global__ void __launch_bounds__(kPoolThreads)
     const int64_t position = y * in_w + x;
     C sum = 0;
     for (int64_t oy = rows.first; oy <= rows.last; ++oy) {
-      const bool row_holds = kind == PoolKind::Max ||
-                             window_holds(kind, window, 0, oy, y, in_h, out_h);
+      const bool row_holds =
+          kind == PoolKind::Max || window_holds(kind, window, 0, oy, y, in_h, out_h);
       if (!row_holds) continue;
       for (int64_t ox = cols.first; ox <= cols.last; ++ox) {
         const C g = to_compute(plane[oy * grad_output.strides[2] + ox * grad_output.strides[3]]);
@@ -182,11 +182,10 @@ __global__ void __launch_bounds__(kPoolThreads)
           continue;
         }
         if (!window_holds(kind, window, 1, ox, x, in_w, out_w)) continue;
-        const int64_t divisor =
-            window.divisor_override != 0
-                ? window.divisor_override
-                : window_taps(kind, window, 0, oy, in_h, out_h).divisor *
-                      window_taps(kind, window, 1, ox, in_w, out_w).divisor;
+        const int64_t divisor = window.divisor_override != 0
+                                    ? window.divisor_override
+                                    : window_taps(kind, window, 0, oy, in_h, out_h).divisor *
+                                          window_taps(kind, window, 1, ox, in_w, out_w).divisor;
         sum += g / static_cast<C>(divisor);
       }
     }

@@ -42,10 +42,9 @@ void launch_softmax_backward(DType dtype, const GroupShape<3>& shape, const void
         row_layout(shape.groups, shape.group_size,
                    members_per_thread(kRowBytesPerThread, sizeof(T)), kMaxTeamThreads,
                    /*allow_splits=*/false, target);
-    softmax_backward_rows<T><<<layout.blocks, dim3(layout.team, layout.slots), 0,
-                               target.stream>>>(shape, static_cast<const T*>(grad_output),
-                                                static_cast<const T*>(output),
-                                                static_cast<T*>(grad_input), logarithm);
+    softmax_backward_rows<T><<<layout.blocks, dim3(layout.team, layout.slots), 0, target.stream>>>(
+        shape, static_cast<const T*>(grad_output), static_cast<const T*>(output),
+        static_cast<T*>(grad_input), logarithm);
     check_launch(name);
   };
   if (logarithm) {

@@ -178,12 +178,10 @@ void gelu_backward_grad_input(const TensorView& grad_output, const TensorView& s
                               std::string_view approximate, const TensorView& grad_input) {
   constexpr std::string_view op = "gelu_backward";
   if (approximate == "none") {
-    return activation_gradient(ActivationGradient::GeluErf, op, grad_output, self, 0,
-                               grad_input);
+    return activation_gradient(ActivationGradient::GeluErf, op, grad_output, self, 0, grad_input);
   }
   if (approximate == "tanh") {
-    return activation_gradient(ActivationGradient::GeluTanh, op, grad_output, self, 0,
-                               grad_input);
+    return activation_gradient(ActivationGradient::GeluTanh, op, grad_output, self, 0, grad_input);
   }
   throw plugin::Error(BP_STATUS_INVALID_ARGUMENT,
                       "gelu_backward: approximate must be 'none' or 'tanh', got '" +

@@ -118,8 +118,8 @@ void sum_indexed_rows(std::string_view op, IndexedRows rows, const TensorView& o
 // padding_idx and scale_grad_by_freq say). The meta step made grad_output (indices' shape plus
 // embedding_dim) and the Int64 indices contiguous.
 void embedding_dense_backward_out(const TensorView& grad_output, const TensorView& indices,
-                                  int64_t num_weights, int64_t padding_idx,
-                                  bool scale_grad_by_freq, const TensorView& out) {
+                                  int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq,
+                                  const TensorView& out) {
   constexpr std::string_view op = "embedding_dense_backward";
   require_dtype(op, "grad_output", grad_output, out.dtype());
   require_dtype(op, "indices", indices, DType::Int64);

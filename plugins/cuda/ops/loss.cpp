@@ -41,8 +41,7 @@ void nll_loss_forward_output(const TensorView& self, const TensorView& target,
                              const TensorView& output, const TensorView& total_weight) {
   constexpr std::string_view op = "nll_loss_forward";
   plugin::require_dtypes(
-      op, {{"weight", weight}, {"output", &output}, {"total_weight", &total_weight}},
-      self.dtype());
+      op, {{"weight", weight}, {"output", &output}, {"total_weight", &total_weight}}, self.dtype());
   require_dtype(op, "target", target, DType::Int64);
   const NllLoss loss = nll_loss_of(self, target, weight, reduction, ignore_index);
   const OnDevice on(output);
@@ -50,9 +49,8 @@ void nll_loss_forward_output(const TensorView& self, const TensorView& target,
   DeviceScratch scratch(device);
   const DenseOutput losses(device, output, scratch);
   refuse_target(op,
-                launch_nll_loss_forward(self.dtype(), loss, losses.data(),
-                                        address_of(total_weight), device.launch_target(),
-                                        scratch),
+                launch_nll_loss_forward(self.dtype(), loss, losses.data(), address_of(total_weight),
+                                        device.launch_target(), scratch),
                 loss.classes);
   losses.copy_back();
 }
@@ -77,12 +75,10 @@ void nll_loss_backward_grad_input(const TensorView& grad_output, const TensorVie
   const size_t element_bytes = element_size(grad_input.dtype());
   const DimValues<int64_t> dense_strides(1, 1);
   const int64_t count[] = {grad_input.numel()};
-  for_each_launch<1>(device, count,
-                     {Operand{static_cast<char*>(gradient.data()), dense_strides.span(),
-                              element_bytes}},
-                     [&](const ElementwiseLaunch<1>& launch) {
-                       launch_fill_bits(element_bytes, 0, launch);
-                     });
+  for_each_launch<1>(
+      device, count,
+      {Operand{static_cast<char*>(gradient.data()), dense_strides.span(), element_bytes}},
+      [&](const ElementwiseLaunch<1>& launch) { launch_fill_bits(element_bytes, 0, launch); });
   const bool per_sample = reduction == 0 && self.dim() == 2;
   refuse_target(op,
                 launch_nll_loss_backward(self.dtype(), loss, address_of(grad_output), per_sample,

@@ -146,10 +146,9 @@ void native_layer_norm_backward_out(const TensorView& grad_out, const TensorView
       op, input.sizes(), normalized,
       {grad_out.strides(), input.strides(), out0.strides(), mean_strides.span(),
        rstd_strides.span(), weight_strides.span()});
-  const void* data[kLayerNormGradOperands] = {address_of(grad_out), address_of(input),
-                                              address_of(out0),     address_of(mean),
-                                              address_of(rstd),     weight ? address_of(*weight)
-                                                                           : nullptr};
+  const void* data[kLayerNormGradOperands] = {
+      address_of(grad_out), address_of(input), address_of(out0),
+      address_of(mean),     address_of(rstd),  weight ? address_of(*weight) : nullptr};
   const OnDevice on(out0);
   Device& device = on.device();
   DeviceScratch scratch(device);
@@ -305,15 +304,13 @@ void native_batch_norm_backward_out(const TensorView& grad_out, const TensorView
   plugin::check(mean && statistic,
                 std::string(op) + (train ? ": train=true needs save_mean and save_invstd"
                                          : ": train=false needs running_mean and running_var"));
-  const GroupShape<3> shape =
-      group_shape<3>(op, input.sizes(), all_but_channels(input.dim()),
-                     {grad_out.strides(), input.strides(), out0.strides()});
+  const GroupShape<3> shape = group_shape<3>(op, input.sizes(), all_but_channels(input.dim()),
+                                             {grad_out.strides(), input.strides(), out0.strides()});
   const OnDevice on(out0);
   launch_batch_norm_backward(grad_out.dtype(), shape, address_of(grad_out), address_of(input),
                              address_of(out0), channel_vector(weight), channel_vector(mean),
-                             channel_vector(statistic), /*invstd_from_variance=*/!train, train,
-                             eps, channel_vector(&out1), channel_vector(&out2),
-                             on.launch_target());
+                             channel_vector(statistic), /*invstd_from_variance=*/!train, train, eps,
+                             channel_vector(&out1), channel_vector(&out2), on.launch_target());
 }
 
 }  // namespace bp::cuda

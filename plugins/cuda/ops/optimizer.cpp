@@ -9,9 +9,9 @@
 namespace bp::cuda {
 
 void _sgd_step_out(const TensorView& param, const TensorView& grad,
-                   const TensorView& momentum_buffer, double lr, double momentum,
-                   double dampening, double weight_decay, bool nesterov, bool first_step,
-                   const TensorView& param_out, const TensorView& momentum_buffer_out) {
+                   const TensorView& momentum_buffer, double lr, double momentum, double dampening,
+                   double weight_decay, bool nesterov, bool first_step, const TensorView& param_out,
+                   const TensorView& momentum_buffer_out) {
   plugin::require_dtypes("_sgd_step",
                          {{"grad", &grad},
                           {"momentum_buffer", &momentum_buffer},
@@ -20,12 +20,11 @@ void _sgd_step_out(const TensorView& param, const TensorView& grad,
                          param.dtype());
   const SgdStep step{lr, momentum, dampening, weight_decay, nesterov, first_step};
   const OnDevice on(param_out);
-  for_each_launch<5>(on.device(), param.sizes(),
-                     {operand_of(param_out), operand_of(momentum_buffer_out), operand_of(param),
-                      operand_of(grad), operand_of(momentum_buffer)},
-                     [&](const ElementwiseLaunch<5>& launch) {
-                       launch_sgd_step(param.dtype(), launch, step);
-                     });
+  for_each_launch<5>(
+      on.device(), param.sizes(),
+      {operand_of(param_out), operand_of(momentum_buffer_out), operand_of(param), operand_of(grad),
+       operand_of(momentum_buffer)},
+      [&](const ElementwiseLaunch<5>& launch) { launch_sgd_step(param.dtype(), launch, step); });
 }
 
 void _adamw_step_out(const TensorView& param, const TensorView& grad, const TensorView& exp_avg,
@@ -42,13 +41,11 @@ void _adamw_step_out(const TensorView& param, const TensorView& grad, const Tens
                          param.dtype());
   const AdamwStep rule{lr, beta1, beta2, weight_decay, eps, step};
   const OnDevice on(param_out);
-  for_each_launch<7>(on.device(), param.sizes(),
-                     {operand_of(param_out), operand_of(exp_avg_out), operand_of(exp_avg_sq_out),
-                      operand_of(param), operand_of(grad), operand_of(exp_avg),
-                      operand_of(exp_avg_sq)},
-                     [&](const ElementwiseLaunch<7>& launch) {
-                       launch_adamw_step(param.dtype(), launch, rule);
-                     });
+  for_each_launch<7>(
+      on.device(), param.sizes(),
+      {operand_of(param_out), operand_of(exp_avg_out), operand_of(exp_avg_sq_out),
+       operand_of(param), operand_of(grad), operand_of(exp_avg), operand_of(exp_avg_sq)},
+      [&](const ElementwiseLaunch<7>& launch) { launch_adamw_step(param.dtype(), launch, rule); });
 }
 
 }  // namespace bp::cuda

@@ -248,9 +248,9 @@ void max_pool2d_with_indices_out(const TensorView& self, std::span<const int64_t
       sliding_window(plugin::pooling_window(kernel_size, stride, padding, dilation));
   const OnDevice on(out);
   const Image positions = image_of(indices);
-  launch_pool2d<kernel_dtypes::max_pool2d_with_indices_out>(
-      out.dtype(), PoolKind::Max, image_of(self), image_of(out), window, on.launch_target(),
-      &positions);
+  launch_pool2d<kernel_dtypes::max_pool2d_with_indices_out>(out.dtype(), PoolKind::Max,
+                                                            image_of(self), image_of(out), window,
+                                                            on.launch_target(), &positions);
 }
 
 // Each element of grad_input gathers grad_output where indices name it: an index that names no
@@ -276,8 +276,7 @@ void avg_pool2d_backward_grad_input(const TensorView& grad_output, const TensorV
                                     std::span<const int64_t> stride,
                                     std::span<const int64_t> padding,
                                     bool /*ceil_mode: in grad_output's size*/,
-                                    bool count_include_pad,
-                                    std::optional<int64_t> divisor_override,
+                                    bool count_include_pad, std::optional<int64_t> divisor_override,
                                     const TensorView& grad_input) {
   constexpr std::string_view op = "avg_pool2d_backward";
   require_dtype(op, "grad_input", grad_input, grad_output.dtype());

@@ -152,8 +152,8 @@ TensorDesc tensor_desc(const Image& image, cudnnDataType_t type) {
 
 // Every property the heuristic looks at, pointer alignments included.
 std::vector<int64_t> problem_key(ConvDirection direction, DType dtype, const Image& input,
-                                 const Image& weight, const Image& out,
-                                 const SlidingWindow& window, int64_t groups) {
+                                 const Image& weight, const Image& out, const SlidingWindow& window,
+                                 int64_t groups) {
   std::vector<int64_t> key = {static_cast<int64_t>(direction), static_cast<int64_t>(dtype), groups,
                               tf32_allowed()};
   for (const Image* image : {&input, &weight, &out}) {
@@ -287,18 +287,18 @@ cudnnStatus_t run(cudnnHandle_t handle, ConvDirection direction, const Problem& 
     case ConvDirection::Forward:
       return cudnnConvolutionForward(handle, alpha, problem.x.get(), data.x, problem.w.get(),
                                      data.w, problem.conv.get(),
-                                     static_cast<cudnnConvolutionFwdAlgo_t>(chosen.algo),
-                                     workspace, chosen.memory, beta, problem.y.get(), data.y);
+                                     static_cast<cudnnConvolutionFwdAlgo_t>(chosen.algo), workspace,
+                                     chosen.memory, beta, problem.y.get(), data.y);
     case ConvDirection::BackwardData:
-      return cudnnConvolutionBackwardData(
-          handle, alpha, problem.w.get(), data.w, problem.y.get(), data.y, problem.conv.get(),
-          static_cast<cudnnConvolutionBwdDataAlgo_t>(chosen.algo), workspace, chosen.memory, beta,
-          problem.x.get(), data.x);
+      return cudnnConvolutionBackwardData(handle, alpha, problem.w.get(), data.w, problem.y.get(),
+                                          data.y, problem.conv.get(),
+                                          static_cast<cudnnConvolutionBwdDataAlgo_t>(chosen.algo),
+                                          workspace, chosen.memory, beta, problem.x.get(), data.x);
     case ConvDirection::BackwardFilter:
       return cudnnConvolutionBackwardFilter(
           handle, alpha, problem.x.get(), data.x, problem.y.get(), data.y, problem.conv.get(),
-          static_cast<cudnnConvolutionBwdFilterAlgo_t>(chosen.algo), workspace, chosen.memory,
-          beta, problem.w.get(), data.w);
+          static_cast<cudnnConvolutionBwdFilterAlgo_t>(chosen.algo), workspace, chosen.memory, beta,
+          problem.w.get(), data.w);
   }
   return CUDNN_STATUS_BAD_PARAM;
 }
@@ -330,9 +330,8 @@ bool cudnn_convolution(Device& device, ConvDirection direction, DType dtype, con
       // The math type the algorithm was measured with (the descriptor's, or a compatible one),
       // but never tensor-op math (TF32) for float32 unless BACKPLANE_CUDA_ALLOW_TF32 allows it.
       const bool tf32_forbidden = dtype == DType::Float32 && !tf32_allowed();
-      check_cudnn(cudnnSetConvolutionMathType(problem.conv.get(), tf32_forbidden
-                                                                      ? CUDNN_FMA_MATH
-                                                                      : problem.algorithm.math),
+      check_cudnn(cudnnSetConvolutionMathType(
+                      problem.conv.get(), tf32_forbidden ? CUDNN_FMA_MATH : problem.algorithm.math),
                   "describing a convolution");
     }
     found = context.problems.emplace(key, std::move(problem)).first;
@@ -363,10 +362,9 @@ bool cudnn_convolution(Device& device, ConvDirection direction, DType dtype, con
   const double one = 1, beta = write_bias ? 1 : 0;
   const float one_f = 1, beta_f = static_cast<float>(beta);
   const bool scale64 = dtype == DType::Float64;
-  const cudnnStatus_t ran =
-      run(context.handle, direction, problem, data,
-          workspace, scale64 ? static_cast<const void*>(&one) : &one_f,
-          scale64 ? static_cast<const void*>(&beta) : &beta_f);
+  const cudnnStatus_t ran = run(context.handle, direction, problem, data, workspace,
+                                scale64 ? static_cast<const void*>(&one) : &one_f,
+                                scale64 ? static_cast<const void*>(&beta) : &beta_f);
   if (declined(ran)) {
     algorithm.status = ran;
     return false;

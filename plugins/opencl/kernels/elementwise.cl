@@ -106,28 +106,28 @@ inline compute_t gelu_tanh_derivative(const compute_t y) {
   return s + LIT(2.0) * y * s * s_opposite * k * (LIT(1.0) + LIT(3.0) * c * square);
 }
 BINARY_KERNEL(threshold_backward, y <= alpha ? (compute_t)0 : x)
-BINARY_KERNEL(gelu_erf_backward, x * gelu_erf_derivative(y))
-BINARY_KERNEL(gelu_tanh_backward, x * gelu_tanh_derivative(y))
+BINARY_KERNEL(gelu_erf_backward, x* gelu_erf_derivative(y))
+BINARY_KERNEL(gelu_tanh_backward, x* gelu_tanh_derivative(y))
 
 // One SGD step of torch.optim.SGD: d = grad + weight_decay * param; with momentum, the buffer
 // becomes d on the first step, else momentum * buffer + (1 - dampening) * d, and d becomes
 // d + momentum * buffer (nesterov) or the buffer; param -= lr * d. Without momentum the buffer is
 // not read and receives d. The outputs may be the inputs: each element is read before written.
-#define SGD_STEP_PARAMS(P, unused)                                                              \
+#define SGD_STEP_PARAMS(P, unused)                                                                \
   P(__global elem_t, param_out), P(__global elem_t, buffer_out), P(__global const elem_t, param), \
       P(__global const elem_t, grad), P(__global const elem_t, buffer), const compute_t lr,       \
       const compute_t momentum, const compute_t dampening, const compute_t weight_decay,          \
       const int nesterov, const int first_step
-#define SGD_STEP_BODY(AT, unused)                                                        \
-  const compute_t p = LOAD(param, AT(param));                                            \
-  compute_t d = LOAD(grad, AT(grad));                                                    \
-  if (weight_decay != 0) d += weight_decay * p;                                          \
-  compute_t b = d;                                                                       \
-  if (momentum != 0 && !first_step) {                                                    \
-    b = momentum * LOAD(buffer, AT(buffer)) + (LIT(1.0) - dampening) * d;                \
-  }                                                                                      \
-  if (momentum != 0) d = nesterov ? d + momentum * b : b;                                \
-  STORE(param_out, AT(param_out), p - lr * d);                                           \
+#define SGD_STEP_BODY(AT, unused)                                         \
+  const compute_t p = LOAD(param, AT(param));                             \
+  compute_t d = LOAD(grad, AT(grad));                                     \
+  if (weight_decay != 0) d += weight_decay * p;                           \
+  compute_t b = d;                                                        \
+  if (momentum != 0 && !first_step) {                                     \
+    b = momentum * LOAD(buffer, AT(buffer)) + (LIT(1.0) - dampening) * d; \
+  }                                                                       \
+  if (momentum != 0) d = nesterov ? d + momentum * b : b;                 \
+  STORE(param_out, AT(param_out), p - lr * d);                            \
   STORE(buffer_out, AT(buffer_out), b);
 ELEMENTWISE_KERNEL(sgd_step, SGD_STEP_PARAMS, SGD_STEP_BODY, )
 
@@ -136,23 +136,23 @@ ELEMENTWISE_KERNEL(sgd_step, SGD_STEP_PARAMS, SGD_STEP_BODY, )
 // sqrt(1 - beta2^step). exp_avg += (1 - beta1) (grad - exp_avg); exp_avg_sq = beta2 exp_avg_sq
 // + (1 - beta2) grad^2; param = param * decay - step_size exp_avg / (sqrt(exp_avg_sq) /
 // correction2_root + eps). The outputs may be the inputs, as in sgd_step.
-#define ADAMW_STEP_PARAMS(P, unused)                                                           \
-  P(__global elem_t, param_out), P(__global elem_t, exp_avg_out),                              \
-      P(__global elem_t, exp_avg_sq_out), P(__global const elem_t, param),                     \
-      P(__global const elem_t, grad), P(__global const elem_t, exp_avg),                       \
-      P(__global const elem_t, exp_avg_sq), const compute_t decay, const compute_t beta1,      \
-      const compute_t beta2, const compute_t step_size, const compute_t correction2_root,     \
+#define ADAMW_STEP_PARAMS(P, unused)                                                      \
+  P(__global elem_t, param_out), P(__global elem_t, exp_avg_out),                         \
+      P(__global elem_t, exp_avg_sq_out), P(__global const elem_t, param),                \
+      P(__global const elem_t, grad), P(__global const elem_t, exp_avg),                  \
+      P(__global const elem_t, exp_avg_sq), const compute_t decay, const compute_t beta1, \
+      const compute_t beta2, const compute_t step_size, const compute_t correction2_root, \
       const compute_t eps
-#define ADAMW_STEP_BODY(AT, unused)                                                           \
-  const compute_t g = LOAD(grad, AT(grad));                                                   \
-  const compute_t m = LOAD(exp_avg, AT(exp_avg));                                             \
-  const compute_t v = LOAD(exp_avg_sq, AT(exp_avg_sq));                                       \
-  const compute_t new_m = m + (LIT(1.0) - beta1) * (g - m);                                   \
-  const compute_t new_v = beta2 * v + (LIT(1.0) - beta2) * g * g;                             \
-  const compute_t denominator = sqrt(new_v) / correction2_root + eps;                         \
-  STORE(param_out, AT(param_out),                                                             \
-        LOAD(param, AT(param)) * decay - step_size * new_m / denominator);                    \
-  STORE(exp_avg_out, AT(exp_avg_out), new_m);                                                 \
+#define ADAMW_STEP_BODY(AT, unused)                                        \
+  const compute_t g = LOAD(grad, AT(grad));                                \
+  const compute_t m = LOAD(exp_avg, AT(exp_avg));                          \
+  const compute_t v = LOAD(exp_avg_sq, AT(exp_avg_sq));                    \
+  const compute_t new_m = m + (LIT(1.0) - beta1) * (g - m);                \
+  const compute_t new_v = beta2 * v + (LIT(1.0) - beta2) * g * g;          \
+  const compute_t denominator = sqrt(new_v) / correction2_root + eps;      \
+  STORE(param_out, AT(param_out),                                          \
+        LOAD(param, AT(param)) * decay - step_size * new_m / denominator); \
+  STORE(exp_avg_out, AT(exp_avg_out), new_m);                              \
   STORE(exp_avg_sq_out, AT(exp_avg_sq_out), new_v);
 ELEMENTWISE_KERNEL(adamw_step, ADAMW_STEP_PARAMS, ADAMW_STEP_BODY, )
 
@@ -204,13 +204,13 @@ ELEMENTWISE_KERNEL(where_, WHERE_PARAMS, WHERE_BODY, )
   P(__global elem_t, out), P(__global const elem_t, base), P(__global const elem_t, source), \
       P(__global const long, starts), __global const long *positions, const long step,       \
       const compute_t alpha, const int has_base, const long padding_row, const int scale_by_count
-#define INDEXED_ADD_BODY(AT, unused)                                                          \
-  const long row = AT(starts);                                                               \
-  const long first = starts[row], last = starts[row + 1];                                    \
-  compute_t factor = row == padding_row ? (compute_t)0 : alpha;                              \
-  if (scale_by_count && last > first) factor /= (compute_t)(last - first);                   \
-  compute_t sum = has_base ? LOAD(base, AT(base)) : (compute_t)0;                            \
-  const long from = AT(source);                                                              \
+#define INDEXED_ADD_BODY(AT, unused)                                                            \
+  const long row = AT(starts);                                                                  \
+  const long first = starts[row], last = starts[row + 1];                                       \
+  compute_t factor = row == padding_row ? (compute_t)0 : alpha;                                 \
+  if (scale_by_count && last > first) factor /= (compute_t)(last - first);                      \
+  compute_t sum = has_base ? LOAD(base, AT(base)) : (compute_t)0;                               \
+  const long from = AT(source);                                                                 \
   for (long k = first; k < last; ++k) sum += factor * LOAD(source, from + positions[k] * step); \
   STORE(out, AT(out), sum);
 ELEMENTWISE_KERNEL(indexed_add, INDEXED_ADD_PARAMS, INDEXED_ADD_BODY, )

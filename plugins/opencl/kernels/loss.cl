@@ -8,13 +8,12 @@
 // acc_t: output is the sum (2), or the sum divided by the weights (1, the mean), and
 // total_weight the weights.
 __kernel void nll_loss(const long samples, __global const elem_t* self, const long self_base,
-                       const long2 self_stride, __global const long* target,
-                       const long target_base, const long target_stride,
-                       __global const elem_t* weight, const long weight_base,
-                       const long weight_stride, const int has_weight, const long ignore_index,
-                       const int reduction, __global elem_t* output, const long output_base,
-                       const long output_stride, __global elem_t* total_weight,
-                       const long total_weight_base) {
+                       const long2 self_stride, __global const long* target, const long target_base,
+                       const long target_stride, __global const elem_t* weight,
+                       const long weight_base, const long weight_stride, const int has_weight,
+                       const long ignore_index, const int reduction, __global elem_t* output,
+                       const long output_base, const long output_stride,
+                       __global elem_t* total_weight, const long total_weight_base) {
   __local acc_t scratch[WG_SIZE];
   acc_t loss = 0, weights = 0;
   for (long i = LANE; i < samples; i += LANES) {
@@ -50,8 +49,7 @@ __kernel void nll_loss_backward(const long samples, const long classes, __global
                                 __global const elem_t* weight, const long weight_base,
                                 const long weight_stride, const int has_weight,
                                 const long ignore_index, const int per_sample, const int mean,
-                                __global const elem_t* total_weight,
-                                const long total_weight_base) {
+                                __global const elem_t* total_weight, const long total_weight_base) {
   const long i = get_global_id(0);
   if (i >= samples * classes) return;
   const long sample = i / classes, c = i - sample * classes;

@@ -245,8 +245,7 @@ __kernel void softmax_backward(GROUP_PARAMS, GROUPED(__global const elem_t, grad
     acc8_t total8 = 0;
     FOR_EACH_OCTET(o, {
       const acc8_t gradients = CONVERT_ACC8(LOAD_MEMBERS8(grad, grad_start, o * 8));
-      total8 += logarithm ? gradients
-                          : gradients * CONVERT_ACC8(LOAD_MEMBERS8(y, y_start, o * 8));
+      total8 += logarithm ? gradients : gradients * CONVERT_ACC8(LOAD_MEMBERS8(y, y_start, o * 8));
     })
     acc_t total = SUM8(total8);
     FOR_EACH_MEMBER_PAST_OCTETS(p) {
@@ -274,12 +273,10 @@ __kernel void softmax_backward(GROUP_PARAMS, GROUPED(__global const elem_t, grad
 // x^ = (x - mean) rstd and h = g w (g without a weight), grad_input = rstd (h - mean(h) -
 // x^ mean(h x^)), the means over the group in acc_t.
 __kernel void layer_norm_backward(GROUP_PARAMS, GROUPED(__global const elem_t, grad),
-                                  GROUPED(__global const elem_t, in),
-                                  GROUPED(__global elem_t, out),
+                                  GROUPED(__global const elem_t, in), GROUPED(__global elem_t, out),
                                   PER_GROUP(__global const elem_t, mean),
                                   PER_GROUP(__global const elem_t, rstd),
-                                  PER_MEMBER(__global const elem_t, weight),
-                                  const int has_weight) {
+                                  PER_MEMBER(__global const elem_t, weight), const int has_weight) {
   __local acc_t scratch[WG_SIZE];
   for (long first = FIRST_GROUP; first < groups; first += NEXT_GROUPS) {
     const long g = first + SLOT;
@@ -350,8 +347,7 @@ __kernel void layer_norm_backward_parameters(GROUP_PARAMS, GROUPED(__global cons
 // batch's mean and invstd = 1 / sqrt(biased variance + eps), two passes in acc_t as in
 // layer_norm, written per channel; out = (x - mean) invstd weight + bias.
 __kernel void batch_norm_training(GROUP_PARAMS, GROUPED(__global const elem_t, in),
-                                  GROUPED(__global elem_t, out),
-                                  PER_GROUP(__global elem_t, mean),
+                                  GROUPED(__global elem_t, out), PER_GROUP(__global elem_t, mean),
                                   PER_GROUP(__global elem_t, invstd),
                                   PER_GROUP(__global const elem_t, weight),
                                   PER_GROUP(__global const elem_t, bias), const int has_weight,
@@ -395,8 +391,7 @@ __kernel void batch_norm_training(GROUP_PARAMS, GROUPED(__global const elem_t, i
 // grad_weight = sum(g x^), grad_bias = sum(g), and grad_input = weight invstd (g - sum(g) / M -
 // x^ sum(g x^) / M) when training, weight invstd g otherwise. Sums in acc_t.
 __kernel void batch_norm_backward(GROUP_PARAMS, GROUPED(__global const elem_t, grad),
-                                  GROUPED(__global const elem_t, in),
-                                  GROUPED(__global elem_t, out),
+                                  GROUPED(__global const elem_t, in), GROUPED(__global elem_t, out),
                                   PER_GROUP(__global const elem_t, mean),
                                   PER_GROUP(__global const elem_t, spread),
                                   PER_GROUP(__global const elem_t, weight),

@@ -124,11 +124,11 @@ __kernel void pool2d(__global elem_t* out, const long out_base, const long4 out_
 // by the window's divisor (pool2d's). Work-items as in pool2d, over grad_input.
 __kernel void pool2d_backward(__global elem_t* out, const long out_base, const long4 out_size,
                               const long4 out_stride, __global const elem_t* grad,
-                              const long grad_base, const long4 grad_size,
-                              const long4 grad_stride, __global const long* indices,
-                              const long indices_base, const long4 indices_stride,
-                              __global const long* axes, __global const long* covering,
-                              const long2 step, const int average, const long divisor_override) {
+                              const long grad_base, const long4 grad_size, const long4 grad_stride,
+                              __global const long* indices, const long indices_base,
+                              const long4 indices_stride, __global const long* axes,
+                              __global const long* covering, const long2 step, const int average,
+                              const long divisor_override) {
   const long x = get_global_id(0), y = get_global_id(1), channel = get_global_id(2);
   if (x >= out_size.s3) return;
   __global const long* rows = axes;
@@ -199,8 +199,8 @@ __kernel void conv2d_backward_input(const long total, __global elem_t* out, cons
       if (col_reach < 0 || col_reach % stride.s1 != 0) continue;
       const long ox = col_reach / stride.s1;
       if (ox >= grad_size.s3) continue;
-      const long grad_at = grad_base + c.s0 * grad_stride.s0 + oy * grad_stride.s2 +
-                           ox * grad_stride.s3;
+      const long grad_at =
+          grad_base + c.s0 * grad_stride.s0 + oy * grad_stride.s2 + ox * grad_stride.s3;
       const long weight_at = weight_base + weight_channel * weight_stride.s1 +
                              r * weight_stride.s2 + s * weight_stride.s3;
       for (long o = first_out; o < first_out + out_per_group; ++o) {
@@ -221,9 +221,9 @@ __kernel void conv2d_backward_weight(const long total, __global elem_t* out, con
                                      __global const elem_t* grad, const long grad_base,
                                      const long4 grad_size, const long4 grad_stride,
                                      __global const elem_t* in, const long in_base,
-                                     const long4 in_size, const long4 in_stride,
-                                     const long2 stride, const long2 padding,
-                                     const long2 dilation, const long out_per_group) {
+                                     const long4 in_size, const long4 in_stride, const long2 stride,
+                                     const long2 padding, const long2 dilation,
+                                     const long out_per_group) {
   const long i = get_global_id(0);
   if (i >= total) return;
   const long4 c = unravel4(i, out_size);

@@ -79,7 +79,8 @@ void add_indexed_slices(std::string_view op, const TensorView& out, const Tensor
       .add(cl_int{scale_by_count});
   launch_elementwise(device, device.program(KernelSource::Elementwise, out.dtype()), "indexed_add",
                      op, out.sizes(),
-                     {operand_of(out), operand_of(base ? *base : out),
+                     {operand_of(out),
+                      operand_of(base ? *base : out),
                       {buffer_of(source), source_strides},
                       {Buffer{starts.get(), 0}, row_strides.span()}},
                      tail);
@@ -139,8 +140,8 @@ void index_add_out(const TensorView& self, int64_t dim, const TensorView& index,
   for (int64_t d = 0; d < source.dim(); ++d) {
     if (d != dim) source_strides[static_cast<size_t>(d)] = source.stride(d);
   }
-  add_indexed_slices(op, out, &self, source, source_strides.span(),
-                     scalar ? 0 : source.stride(dim), dim, positions, alpha,
+  add_indexed_slices(op, out, &self, source, source_strides.span(), scalar ? 0 : source.stride(dim),
+                     dim, positions, alpha,
                      /*padding_row=*/-1, /*scale_by_count=*/false);
 }
 
@@ -148,8 +149,8 @@ void index_add_out(const TensorView& self, int64_t dim, const TensorView& index,
 // (indices' dims..., embedding_dim), out (num_weights, embedding_dim). padding_idx -1 is none;
 // other negative values count from the end, as embedding's do.
 void embedding_dense_backward_out(const TensorView& grad_output, const TensorView& indices,
-                                  int64_t num_weights, int64_t padding_idx,
-                                  bool scale_grad_by_freq, const TensorView& out) {
+                                  int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq,
+                                  const TensorView& out) {
   constexpr std::string_view op = "embedding_dense_backward";
   plugin::require_dtype_of<plugin::kernel_dtypes::embedding_dense_backward_out>(out.dtype());
   require_dtype(op, "grad_output", grad_output, out.dtype());

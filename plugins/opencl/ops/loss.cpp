@@ -43,9 +43,8 @@ LossOperands loss_operands(std::string_view op, const TensorView& self, const Te
 }
 
 // target, then weight (self standing in for an absent one, which is not read).
-void add_target_and_weight(KernelArgs& args, const LossOperands& operands,
-                           const TensorView& target, const TensorView& self,
-                           const TensorView* weight) {
+void add_target_and_weight(KernelArgs& args, const LossOperands& operands, const TensorView& target,
+                           const TensorView& self, const TensorView* weight) {
   args.add(buffer_of(target)).add(operands.target_stride);
   args.add(buffer_of(weight ? *weight : self))
       .add(weight ? weight->stride(0) : int64_t{0})
@@ -60,8 +59,7 @@ void nll_loss_forward_output(const TensorView& self, const TensorView& target,
   constexpr std::string_view op = "nll_loss_forward";
   plugin::require_dtype_of<plugin::kernel_dtypes::nll_loss_forward_output>(self.dtype());
   plugin::require_dtypes(
-      op, {{"weight", weight}, {"output", &output}, {"total_weight", &total_weight}},
-      self.dtype());
+      op, {{"weight", weight}, {"output", &output}, {"total_weight", &total_weight}}, self.dtype());
   const LossOperands operands = loss_operands(op, self, target, ignore_index);
   Device& device = device_of(output);
   KernelArgs args;

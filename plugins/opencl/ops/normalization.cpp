@@ -68,9 +68,9 @@ void softmax_backward_into(std::string_view op, const TensorView& grad_output,
   plugin::require_dtypes(op, {{"grad_output", &grad_output}, {"output", &output}},
                          grad_input.dtype());
   device.require_double_precision_for(op, grad_input.dtype());
-  const GroupShape shape = split_groups(
-      grad_output.sizes(), single_reduced_dim(op, grad_output.dim(), dim),
-      {grad_output.strides(), output.strides(), grad_input.strides()}, op);
+  const GroupShape shape =
+      split_groups(grad_output.sizes(), single_reduced_dim(op, grad_output.dim(), dim),
+                   {grad_output.strides(), output.strides(), grad_input.strides()}, op);
   if (shape.groups() == 0 || shape.group_size() == 0) return;
   KernelArgs args;
   args.add_group_params(shape)
@@ -207,10 +207,10 @@ void native_layer_norm_backward_out(const TensorView& grad_out, const TensorView
     kGradWeight,
     kGradBias
   };
-  const OperandStrides strides{grad_out.strides(),         input.strides(),
-                               out0.strides(),             mean_strides.span(),
-                               rstd_strides.span(),        weight_strides.span(),
-                               grad_weight_strides.span(), grad_bias_strides.span()};
+  const OperandStrides strides{
+      grad_out.strides(),         input.strides(),         out0.strides(),
+      mean_strides.span(),        rstd_strides.span(),     weight_strides.span(),
+      grad_weight_strides.span(), grad_bias_strides.span()};
   const cl_program program = device.program(KernelSource::Normalization, input.dtype());
   const Buffer grad = buffer_of(grad_out), in = buffer_of(input);
 
@@ -378,11 +378,11 @@ void native_batch_norm_out(const TensorView& input, const TensorView* weight,
   plugin::check(input.dim() >= 2,
                 std::string(op) + ": the input needs a channel dimension (dim 1)");
   enum Operand : size_t { kInput, kOut, kMean, kInvstd, kWeight, kBias };
-  const GroupShape shape = channel_groups(
-      op, input,
-      {input.strides(), out.strides(), channel_strides(input, &save_mean).span(),
-       channel_strides(input, &save_invstd).span(), channel_strides(input, weight).span(),
-       channel_strides(input, bias).span()});
+  const GroupShape shape =
+      channel_groups(op, input,
+                     {input.strides(), out.strides(), channel_strides(input, &save_mean).span(),
+                      channel_strides(input, &save_invstd).span(),
+                      channel_strides(input, weight).span(), channel_strides(input, bias).span()});
   if (shape.groups() == 0) return;
   const Buffer in = buffer_of(input);
   KernelArgs args;
@@ -396,8 +396,8 @@ void native_batch_norm_out(const TensorView& input, const TensorView* weight,
       .add(cl_int{weight != nullptr})
       .add(cl_int{bias != nullptr})
       .add(accumulator_scalar(device, input.dtype(), eps));
-  launch(device, device.program(KernelSource::Normalization, input.dtype()),
-         "batch_norm_training", args, group_work(device, shape));
+  launch(device, device.program(KernelSource::Normalization, input.dtype()), "batch_norm_training",
+         args, group_work(device, shape));
 }
 
 // One group kernel per channel, reading save_mean and save_invstd when train, else running_mean
@@ -423,9 +423,9 @@ void native_batch_norm_backward_out(const TensorView& grad_out, const TensorView
                          input.dtype());
   const TensorView* mean = train ? save_mean : running_mean;
   const TensorView* spread = train ? save_invstd : running_var;
-  plugin::check(mean && spread, std::string(op) +
-                                    (train ? ": train=true needs save_mean and save_invstd"
-                                           : ": train=false needs running_mean and running_var"));
+  plugin::check(mean && spread,
+                std::string(op) + (train ? ": train=true needs save_mean and save_invstd"
+                                         : ": train=false needs running_mean and running_var"));
   Device& device = device_of(out0);
   device.require_double_precision_for(op, input.dtype());
   plugin::check(input.dim() >= 2,
@@ -460,8 +460,8 @@ void native_batch_norm_backward_out(const TensorView& grad_out, const TensorView
       .add(cl_int{weight != nullptr})
       .add(cl_int{train})
       .add(accumulator_scalar(device, input.dtype(), eps));
-  launch(device, device.program(KernelSource::Normalization, input.dtype()),
-         "batch_norm_backward", args, group_work(device, shape));
+  launch(device, device.program(KernelSource::Normalization, input.dtype()), "batch_norm_backward",
+         args, group_work(device, shape));
 }
 
 }  // namespace bp::opencl

@@ -34,8 +34,8 @@ std::vector<Operand> step_operands(std::string_view op, const TensorView& param,
 
 void _sgd_step_out(const TensorView& param, const TensorView& grad,
                    const TensorView& momentum_buffer, double lr, double momentum, double dampening,
-                   double weight_decay, bool nesterov, bool first_step,
-                   const TensorView& param_out, const TensorView& momentum_buffer_out) {
+                   double weight_decay, bool nesterov, bool first_step, const TensorView& param_out,
+                   const TensorView& momentum_buffer_out) {
   constexpr std::string_view op = "_sgd_step";
   plugin::require_dtype_of<plugin::kernel_dtypes::_sgd_step_out>(param.dtype());
   plugin::require_dtypes(op,
@@ -54,12 +54,10 @@ void _sgd_step_out(const TensorView& param, const TensorView& grad,
       .add(compute_scalar(dtype, weight_decay))
       .add(cl_int{nesterov})
       .add(cl_int{first_step});
-  launch_elementwise(device, device.program(KernelSource::Elementwise, dtype), "sgd_step", op,
-                     param.sizes(),
-                     step_operands(op, param,
-                                   {&param_out, &momentum_buffer_out, &param, &grad,
-                                    &momentum_buffer}),
-                     tail);
+  launch_elementwise(
+      device, device.program(KernelSource::Elementwise, dtype), "sgd_step", op, param.sizes(),
+      step_operands(op, param, {&param_out, &momentum_buffer_out, &param, &grad, &momentum_buffer}),
+      tail);
 }
 
 // The bias corrections are computed once, in double, as the CPU backend does.

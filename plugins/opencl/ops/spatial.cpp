@@ -120,8 +120,8 @@ void pool_backward(std::string_view op, const TensorView& grad_output, const Ten
   Device& device = device_of(grad_input);
   const OwnedBuffer windows = window_table(device, op, rows, cols);
   std::vector<int64_t> reach;
-  for (const auto& [axis, size] : {std::pair{&rows, grad_input.size(2)},
-                                   std::pair{&cols, grad_input.size(3)}}) {
+  for (const auto& [axis, size] :
+       {std::pair{&rows, grad_input.size(2)}, std::pair{&cols, grad_input.size(3)}}) {
     const plugin::CoveringWindows covering = plugin::covering_windows(*axis, size);
     reach.insert(reach.end(), covering.first.begin(), covering.first.end());
     reach.insert(reach.end(), covering.count.begin(), covering.count.end());
@@ -142,8 +142,8 @@ void pool_backward(std::string_view op, const TensorView& grad_output, const Ten
       .add(two({rows.step, cols.step}))
       .add(cl_int{average})
       .add(cl_long{divisor_override.value_or(0)});
-  launch(device, device.program(KernelSource::Spatial, grad_input.dtype()), "pool2d_backward",
-         args, pooling_work(device, grad_input));
+  launch(device, device.program(KernelSource::Spatial, grad_input.dtype()), "pool2d_backward", args,
+         pooling_work(device, grad_input));
 }
 
 }  // namespace
@@ -269,8 +269,7 @@ void convolution_backward_out(const TensorView& grad_output, const TensorView& i
 }
 
 void max_pool2d_with_indices_out(const TensorView& self, std::span<const int64_t> kernel_size,
-                                 std::span<const int64_t> stride,
-                                 std::span<const int64_t> padding,
+                                 std::span<const int64_t> stride, std::span<const int64_t> padding,
                                  std::span<const int64_t> dilation,
                                  bool /*ceil_mode: as for max_pool2d*/, const TensorView& out,
                                  const TensorView& indices) {
@@ -320,8 +319,7 @@ void avg_pool2d_backward_grad_input(const TensorView& grad_output, const TensorV
                                     std::span<const int64_t> stride,
                                     std::span<const int64_t> padding,
                                     bool /*ceil_mode: grad_output's size says*/,
-                                    bool count_include_pad,
-                                    std::optional<int64_t> divisor_override,
+                                    bool count_include_pad, std::optional<int64_t> divisor_override,
                                     const TensorView& grad_input) {
   constexpr std::string_view op = "avg_pool2d_backward";
   plugin::require_dtype_of<plugin::kernel_dtypes::avg_pool2d_backward_grad_input>(
@@ -330,18 +328,16 @@ void avg_pool2d_backward_grad_input(const TensorView& grad_output, const TensorV
   require_dtype(op, "self", self, grad_input.dtype());
   if (grad_input.numel() == 0) return;
   const plugin::Window2d w = plugin::pooling_window(kernel_size, stride, padding, {});
-  pool_backward(
-      op, grad_output, grad_input,
-      plugin::pooling_axis(w, 0, self.size(2), grad_output.size(2), count_include_pad),
-      plugin::pooling_axis(w, 1, self.size(3), grad_output.size(3), count_include_pad),
-      /*average=*/true, divisor_override);
+  pool_backward(op, grad_output, grad_input,
+                plugin::pooling_axis(w, 0, self.size(2), grad_output.size(2), count_include_pad),
+                plugin::pooling_axis(w, 1, self.size(3), grad_output.size(3), count_include_pad),
+                /*average=*/true, divisor_override);
 }
 
 void _adaptive_avg_pool2d_backward_out(const TensorView& grad_output, const TensorView& self,
                                        const TensorView& out) {
   constexpr std::string_view op = "_adaptive_avg_pool2d_backward";
-  plugin::require_dtype_of<plugin::kernel_dtypes::_adaptive_avg_pool2d_backward_out>(
-      out.dtype());
+  plugin::require_dtype_of<plugin::kernel_dtypes::_adaptive_avg_pool2d_backward_out>(out.dtype());
   check_images(op, device_of(out), grad_output, out);
   require_dtype(op, "self", self, out.dtype());
   if (out.numel() == 0) return;

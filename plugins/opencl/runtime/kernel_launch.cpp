@@ -51,12 +51,12 @@ std::vector<int64_t> read_int64_elements(const TensorView& view, std::string_vie
   std::vector<int64_t> values;
   values.reserve(static_cast<size_t>(view.numel()));
   const plugin::StridedLoop<1> loop(view.sizes(), {view.strides()});
-  loop.for_each_row([&](const plugin::Offsets<1>& start, const plugin::Offsets<1>& step,
-                        int64_t length) {
-    for (int64_t k = 0; k < length; ++k) {
-      values.push_back(spanned[static_cast<size_t>(start[0] + k * step[0])]);
-    }
-  });
+  loop.for_each_row(
+      [&](const plugin::Offsets<1>& start, const plugin::Offsets<1>& step, int64_t length) {
+        for (int64_t k = 0; k < length; ++k) {
+          values.push_back(spanned[static_cast<size_t>(start[0] + k * step[0])]);
+        }
+      });
   return values;
 }
 

@@ -8,8 +8,8 @@ namespace bp::opencl {
 namespace {
 
 constexpr std::array<std::string_view, 8> kFamilyFiles = {
-    "elementwise.cl", "copy.cl",      "reduction.cl", "normalization.cl",
-    "matmul.cl",      "spatial.cl",   "attention.cl", "loss.cl"};
+    "elementwise.cl", "copy.cl",    "reduction.cl", "normalization.cl",
+    "matmul.cl",      "spatial.cl", "attention.cl", "loss.cl"};
 
 std::string_view embedded_text(std::string_view name) {
   for (size_t i = 0; i < kEmbeddedKernelFileCount; ++i) {

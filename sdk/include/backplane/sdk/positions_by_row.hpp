@@ -23,9 +23,9 @@ class PositionsByRow {
       : starts_(static_cast<size_t>(rows) + 1), positions_(index.size()) {
     for (const int64_t row : index) {
       if (row < 0 || row >= rows) {
-        throw Error(BP_STATUS_INVALID_ARGUMENT,
-                    std::string(op) + ": index " + std::to_string(row) +
-                        " is out of range for a dimension of size " + std::to_string(rows));
+        throw Error(BP_STATUS_INVALID_ARGUMENT, std::string(op) + ": index " + std::to_string(row) +
+                                                    " is out of range for a dimension of size " +
+                                                    std::to_string(rows));
       }
       ++starts_[static_cast<size_t>(row) + 1];
     }
@@ -40,8 +40,8 @@ class PositionsByRow {
   // The positions naming `row`, in increasing order.
   std::span<const int64_t> of(int64_t row) const {
     const auto r = static_cast<size_t>(row);
-    return std::span<const int64_t>(positions_).subspan(
-        static_cast<size_t>(starts_[r]), static_cast<size_t>(starts_[r + 1] - starts_[r]));
+    return std::span<const int64_t>(positions_)
+        .subspan(static_cast<size_t>(starts_[r]), static_cast<size_t>(starts_[r + 1] - starts_[r]));
   }
 
   // The same as two tables, for a kernel: row r's positions are positions()[starts()[r]] up to
