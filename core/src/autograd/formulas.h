@@ -61,10 +61,6 @@ Tensor select_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t dim, 
 
 Tensor index_select_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t dim,
                              const Tensor& index);
-// max_pool2d saves its input only: the backward finds the maxima again.
-Tensor max_pool2d_backward(const Tensor& grad, const Tensor& self, IntArrayRef kernel_size,
-                           IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
-                           bool ceil_mode);
 // rms_norm's gradients of input and weight (undefined without a weight).
 std::tuple<Tensor, Tensor> rms_norm_backward(const Tensor& grad, const Tensor& input,
                                              IntArrayRef normalized_shape,

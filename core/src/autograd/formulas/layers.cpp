@@ -30,15 +30,6 @@ Tensor index_select_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t
   return index_add(zeros(self_sizes, grad.dtype(), grad.device()), dim, index, grad);
 }
 
-Tensor max_pool2d_backward(const Tensor& grad, const Tensor& self, IntArrayRef kernel_size,
-                           IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
-                           bool ceil_mode) {
-  const Tensor indices =
-      std::get<1>(max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode));
-  return max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation,
-                                          ceil_mode, indices);
-}
-
 std::tuple<Tensor, Tensor> rms_norm_backward(const Tensor& grad, const Tensor& input,
                                              IntArrayRef normalized_shape,
                                              const std::optional<Tensor>& weight,
