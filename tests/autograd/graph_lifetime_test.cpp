@@ -3,6 +3,7 @@
 #include "gradcheck.h"
 
 #include <memory>
+#include <thread>
 
 using bp::Tensor;
 
@@ -74,4 +75,22 @@ TEST_CASE("an input without a formula refuses to require grad") {
     CHECK(message.find("weight.detach()") != std::string::npos);
   }
   CHECK(bp::nll_loss(log_probabilities, target, class_weights.detach()).requires_grad());
+}
+
+TEST_CASE("graphs recorded on several threads add into one parameter's gradient") {
+  // Data parallelism on threads: each thread's graph reaches the same leaf, and the backward
+  // passes accumulate into its grad() at the same time (ThreadSanitizer checks it: make tsan).
+  Tensor weight = parameter({4}, 8);
+  constexpr int kSteps = 50;
+  const std::vector<Tensor> inputs{gradtest::tensor_of({1, 2, 3, 4}, {4}).to(bp::kFloat32),
+                                   gradtest::tensor_of({-1, 0, 1, 2}, {4}).to(bp::kFloat32)};
+  std::vector<std::thread> threads;
+  for (const Tensor& input : inputs) {
+    threads.emplace_back([&weight, input] {
+      for (int step = 0; step < kSteps; ++step) bp::sum(weight * input).backward();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  CHECK(weight.grad().to_vector<float>() ==
+        std::vector<float>{0, 2 * kSteps, 4 * kSteps, 6 * kSteps});
 }

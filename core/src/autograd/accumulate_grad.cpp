@@ -11,6 +11,7 @@ AccumulateGrad::AccumulateGrad(Tensor leaf) : leaf_(std::move(leaf)) { set_num_o
 std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   Tensor& incoming = grads[0];
   if (!incoming.defined()) return {};
+  const std::lock_guard lock(mutex_);
   Tensor& grad = leaf_.impl()->ensure_autograd_meta().grad;
   if (!grad.defined()) {
     // A formula may hand the same tensor to several inputs (add's grad goes to both), and a

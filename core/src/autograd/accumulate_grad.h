@@ -1,8 +1,12 @@
-// The node at a leaf: it adds the gradient that reaches it to the leaf's grad().
+// The node at a leaf: it adds the gradient that reaches it to the leaf's grad(). Graphs recorded
+// on several threads share a parameter's accumulator, and their backward passes may run at once:
+// the addition holds a lock.
 #pragma once
 
 #include <backplane/autograd.h>
 #include <backplane/tensor.h>
+
+#include <mutex>
 
 namespace bp::autograd {
 
@@ -17,6 +21,7 @@ class AccumulateGrad final : public Node {
 
  private:
   Tensor leaf_;
+  std::mutex mutex_;
 };
 
 }  // namespace bp::autograd

@@ -6,12 +6,17 @@
 
 #include <fmt/format.h>
 
+#include <mutex>
+
 namespace bp::autograd {
 
 Edge gradient_edge(const Tensor& tensor) {
   if (!requires_grad(tensor)) return {};
   AutogradMeta& meta = tensor.impl()->ensure_autograd_meta();
   if (meta.grad_fn) return {meta.grad_fn, meta.output_nr};
+  // Threads that record ops on the same leaf at once must find one accumulator.
+  static std::mutex accumulator_mutex;
+  const std::lock_guard lock(accumulator_mutex);
   std::shared_ptr<Node> accumulator = meta.grad_accumulator.lock();
   if (!accumulator) {
     accumulator = std::make_shared<AccumulateGrad>(tensor);
