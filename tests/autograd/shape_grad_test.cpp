@@ -49,3 +49,12 @@ TEST_CASE("cat: each input gets its slice of the gradient") {
       {{{2, 1}}, {{2, 3}, Layout::Transposed}, {{2, 2}}});
   gradcheck([](const Args& t) { return bp::cat({t[0], t[1]}, 0); }, {{{1, 3}}, {{2, 3}}});
 }
+
+TEST_CASE("to(device): the gradient comes back to the input's device") {
+  for (const bp::Device device : bp::devices()) {
+    if (device == bp::Device::cpu()) continue;
+    INFO("device " << device.str());
+    gradcheck([&](const Args& t) { return (t[0].to(device) * 2).cpu(); },
+              {{{2, 3}, Layout::Transposed}});
+  }
+}
