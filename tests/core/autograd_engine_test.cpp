@@ -133,6 +133,21 @@ TEST_CASE("backward needs a gradient for an output of more than one element") {
   CHECK(read(x.grad()) == std::vector<float>{2, 40});
 }
 
+TEST_CASE("the given gradients must match the outputs in number and shape") {
+  Tensor x = values({1, 2}, {2});
+  x.requires_grad_();
+  const Tensor y = product(x, x);
+  check_invalid_argument(
+      [&] {
+        autograd::backward({y}, {ones({2}), ones({2})}, true);
+      },
+      {"1 outputs but 2 grad_outputs", "one gradient per output or none"});
+  check_invalid_argument([&] { y.backward(ones({3}), true); },
+                         {"gradient for output 0 has shape [3]", "output has shape [2]"});
+  check_invalid_argument([&] { autograd::backward({x.detach()}); },
+                         {"output 0 does not require grad", "requires_grad_()"});
+}
+
 TEST_CASE("nothing is recorded under NoGradGuard, and guards nest") {
   Tensor x = values({1, 2}, {2});
   x.requires_grad_();
