@@ -15,8 +15,14 @@ namespace {
 
 // Why a signature does not fit a call. A wrong type (or a missing, unknown or surplus argument)
 // is a TypeError; a value of the right type that the signature cannot take (a list of the wrong
-// length) is a ValueError.
-enum class Failure : uint8_t { None, Type, Value };
+// length) is a ValueError. OutForm: the call is for the out= overload and this is the
+// functional one, or the other way round; such a signature is left out of the message when
+// another one says more.
+enum class Failure : uint8_t { None, Type, Value, OutForm };
+
+bool is_out(ParamType type) {
+  return type == ParamType::OutTensor || type == ParamType::OutTensorTuple;
+}
 
 bool is_tensor_object(PyObject* object) {
   return Py_TYPE(object) == tensor_type || PyObject_TypeCheck(object, tensor_type);
@@ -297,6 +303,9 @@ Failure check_value(const Param& param, size_t i, size_t first, PyObject* object
 ArgParser::ArgParser(const char* python_name, bool is_method,
                      std::initializer_list<Signature> signatures)
     : python_name_(python_name), is_method_(is_method), signatures_(signatures) {
+  if (signatures_.empty()) {
+    throw std::logic_error(std::string(python_name) + ": an argument parser needs a signature");
+  }
   for (const Signature& signature : signatures_) {
     if (signature.params.size() > ParsedArgs::kMaxParams) {
       throw std::logic_error(std::string(python_name) + ": the signature " + signature.schema +
@@ -405,7 +414,7 @@ Failure fit(const Signature& signature, const std::vector<PyObject*>& names, boo
         }
         if (!best.empty()) *reason += "; did you mean '" + std::string(best) + "'?";
       }
-      return Failure::Type;
+      return PyUnicode_CompareWithASCIIString(key, "out") == 0 ? Failure::OutForm : Failure::Type;
     }
     if (values[found] != nullptr) {
       if (reason != nullptr) {
@@ -424,7 +433,7 @@ Failure fit(const Signature& signature, const std::vector<PyObject*>& names, boo
         *reason = std::string("missing required ") + (param.keyword_only ? "keyword " : "") +
                   "argument '" + param.name + "'" + position_text(param, i, first);
       }
-      return Failure::Type;
+      return is_out(param.type) ? Failure::OutForm : Failure::Type;
     }
   }
   for (size_t i = first; i < n_params; ++i) {
@@ -472,26 +481,32 @@ int ArgParser::parse(PyObject* self, PyObject* const* args, Py_ssize_t nargs, Py
 
   // No signature fits: say why for each.
   std::vector<std::string> reasons(signatures_.size());
-  bool all_values = true;
+  std::vector<Failure> failures(signatures_.size());
   for (size_t k = 0; k < signatures_.size(); ++k) {
-    const Failure failure =
-        fit(signatures_[k], interned_names_[k], is_method_, call, parsed.values_, parsed.varargs_,
-            parsed.varargs_count_, parsed.varargs_param_, &reasons[k]);
-    all_values = all_values && failure == Failure::Value;
+    failures[k] = fit(signatures_[k], interned_names_[k], is_method_, call, parsed.values_,
+                      parsed.varargs_, parsed.varargs_count_, parsed.varargs_param_, &reasons[k]);
   }
   parsed.signature_ = nullptr;
+  const bool only_out_forms = std::all_of(failures.begin(), failures.end(),
+                                          [](Failure f) { return f == Failure::OutForm; });
+  std::vector<size_t> shown;
+  for (size_t k = 0; k < signatures_.size(); ++k) {
+    if (only_out_forms || failures[k] != Failure::OutForm) shown.push_back(k);
+  }
+  const bool all_values = std::all_of(shown.begin(), shown.end(),
+                                      [&](size_t k) { return failures[k] == Failure::Value; });
   PyObject* exception = all_values ? PyExc_ValueError : PyExc_TypeError;
-  const bool one_reason = std::all_of(reasons.begin(), reasons.end(),
-                                      [&](const std::string& r) { return r == reasons[0]; });
+  const bool one_reason = std::all_of(shown.begin(), shown.end(),
+                                      [&](size_t k) { return reasons[k] == reasons[shown[0]]; });
   if (one_reason) {
-    PyErr_SetString(exception, with_name(python_name_, reasons[0]).c_str());
+    PyErr_SetString(exception, with_name(python_name_, reasons[shown[0]]).c_str());
     return -1;
   }
   std::string message = std::string(python_name_) +
                         "() received an invalid combination of arguments " + describe_call(call) +
                         "; it accepts:";
   const size_t first = is_method_ ? 1 : 0;
-  for (size_t k = 0; k < signatures_.size(); ++k) {
+  for (size_t k : shown) {
     message += "\n * " + python_signature(signatures_[k], first) + "\n     " + reasons[k];
   }
   PyErr_SetString(exception, message.c_str());
