@@ -160,23 +160,73 @@ PyObject* tensor_cpu(PyObject* self, PyObject*) {
 
 // --- numpy ------------------------------------------------------------------------------------
 
-// numpy.from_dlpack, imported on first use. A plain pointer rather than a function-local
-// static: importing may release the GIL, and a thread waiting on a static's guard while
+// An attribute of numpy, imported on first use. Plain pointers rather than function-local
+// statics: importing may release the GIL, and a thread waiting on a static's guard while
 // holding the GIL would deadlock with it.
-PyObject* numpy_from_dlpack() {
-  static PyObject* function = nullptr;
-  if (function != nullptr) return function;
+PyObject* numpy_attribute(PyObject** cache, const char* name) {
+  if (*cache != nullptr) return *cache;
   PyObject* numpy = PyImport_ImportModule("numpy");
   if (numpy == nullptr) return nullptr;
-  PyObject* found = PyObject_GetAttrString(numpy, "from_dlpack");
+  PyObject* found = PyObject_GetAttrString(numpy, name);
   Py_DECREF(numpy);
   if (found == nullptr) return nullptr;
-  if (function == nullptr) {
-    function = found;
+  if (*cache == nullptr) {
+    *cache = found;
   } else {
     Py_DECREF(found);
   }
-  return function;
+  return *cache;
+}
+
+PyObject* numpy_from_dlpack() {
+  static PyObject* function = nullptr;
+  return numpy_attribute(&function, "from_dlpack");
+}
+
+PyObject* int_tuple(IntArrayRef values, int64_t scale) {
+  PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(values.size()));
+  if (tuple == nullptr) return nullptr;
+  for (size_t i = 0; i < values.size(); ++i) {
+    PyObject* item = PyLong_FromLongLong(values[i] * scale);
+    if (item == nullptr) {
+      Py_DECREF(tuple);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(i), item);
+  }
+  return tuple;
+}
+
+// NumPy (1.24) takes no bool tensors through DLPack, so a host bool tensor reaches it through
+// the array interface: an object that describes the memory and holds the tensor object, which
+// the array keeps as its base.
+PyObject* bool_array(PyObject* self, const Tensor& tensor) {
+  static PyObject* asarray_function = nullptr;
+  static PyObject* namespace_type = nullptr;
+  PyObject* asarray = numpy_attribute(&asarray_function, "asarray");
+  if (asarray == nullptr) return nullptr;
+  if (namespace_type == nullptr) {
+    PyObject* types = PyImport_ImportModule("types");
+    if (types == nullptr) return nullptr;
+    namespace_type = PyObject_GetAttrString(types, "SimpleNamespace");
+    Py_DECREF(types);
+    if (namespace_type == nullptr) return nullptr;
+  }
+  void* data = tensor.numel() > 0 ? tensor.data_ptr() : nullptr;
+  PyObject* interface = Py_BuildValue(
+      "{s:N,s:s,s:(N,O),s:N,s:i}", "shape", int_tuple(tensor.sizes(), 1), "typestr", "|b1", "data",
+      PyLong_FromVoidPtr(data), Py_False, "strides", int_tuple(tensor.strides(), 1), "version", 3);
+  if (interface == nullptr) return nullptr;
+  PyObject* keywords = Py_BuildValue("{s:N,s:O}", "__array_interface__", interface, "tensor", self);
+  if (keywords == nullptr) return nullptr;
+  PyObject* empty = PyTuple_New(0);
+  PyObject* holder = empty != nullptr ? PyObject_Call(namespace_type, empty, keywords) : nullptr;
+  Py_XDECREF(empty);
+  Py_DECREF(keywords);
+  if (holder == nullptr) return nullptr;
+  PyObject* array = PyObject_CallOneArg(asarray, holder);
+  Py_DECREF(holder);
+  return array;
 }
 
 PyObject* tensor_numpy(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
@@ -192,10 +242,12 @@ PyObject* tensor_numpy(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
     PyObject* from_dlpack = numpy_from_dlpack();
     if (from_dlpack == nullptr) return nullptr;
     if (force) {
-      PyObject* host = wrap_tensor(without_gil([&] { return tensor.detach().cpu(); }));
-      if (host == nullptr) return nullptr;
-      PyObject* array = PyObject_CallOneArg(from_dlpack, host);
-      Py_DECREF(host);
+      const Tensor host = without_gil([&] { return tensor.detach().cpu(); });
+      PyObject* host_object = wrap_tensor(host);
+      if (host_object == nullptr) return nullptr;
+      PyObject* array = host.dtype() == kBool ? bool_array(host_object, host)
+                                              : PyObject_CallOneArg(from_dlpack, host_object);
+      Py_DECREF(host_object);
       return array;
     }
     if (tensor.requires_grad()) {
@@ -211,6 +263,7 @@ PyObject* tensor_numpy(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
                    device.c_str());
       return nullptr;
     }
+    if (tensor.dtype() == kBool) return bool_array(self, tensor);
     return PyObject_CallOneArg(from_dlpack, self);
   });
 }

@@ -271,8 +271,17 @@ class NestedData {
       if (is_floating_point(dtype)) return Kind::Float;
       return dtype == kBool ? Kind::Bool : Kind::Int;
     }
-    // NumPy's scalars: integers have __index__, floats __float__.
-    if (PyIndex_Check(object)) return Kind::Int;
+    // NumPy's scalars: integers have __index__, floats __float__. Some objects have both
+    // (a one-element torch.Tensor), and only __index__ says which they are, by failing.
+    if (PyIndex_Check(object)) {
+      PyObject* index = PyNumber_Index(object);
+      if (index != nullptr) {
+        Py_DECREF(index);
+        return Kind::Int;
+      }
+      if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw PythonErrorSet();
+      PyErr_Clear();
+    }
     if (Py_TYPE(object)->tp_as_number != nullptr &&
         Py_TYPE(object)->tp_as_number->nb_float != nullptr) {
       return Kind::Float;
@@ -349,9 +358,9 @@ class NestedData {
   [[noreturn]] void throw_overflow(const Leaf& leaf, DType dtype) const {
     const std::string value =
         leaf.kind == Kind::Float ? std::to_string(leaf.floating) : std::to_string(leaf.integer);
-    PyErr_Format(
-        PyExc_OverflowError, "tensor(): element %s = %s cannot be converted to %s without overflow",
-        format_position(position_).c_str(), value.c_str(), std::string(dtype_name(dtype)).c_str());
+    PyErr_Format(PyExc_OverflowError,
+                 "tensor(): element %s = %s cannot be converted to %s without overflow",
+                 format_position(position_).c_str(), value.c_str(), python_dtype_name(dtype));
     throw PythonErrorSet();
   }
 
@@ -475,7 +484,8 @@ Tensor tensor_from_data(PyObject* data, std::optional<DType> dtype, std::optiona
     Tensor host = tensor_from_buffer(data);
     if (host.defined()) return convert(std::move(host), dtype, device);
   }
-  if (!is_nested_sequence(data) && has_dlpack(data)) {
+  // Arrays of other libraries (torch.Tensor) are sequences too, but DLPack reads them whole.
+  if (!PyList_Check(data) && !PyTuple_Check(data) && has_dlpack(data)) {
     const Tensor shared = tensor_from_dlpack_object(data);
     return without_gil([&] {
       Tensor result = shared;

@@ -72,9 +72,8 @@ Tensor index_tensor(PyObject* item) {
   }
   if (index.dtype() == kBool) throw_mask_index();
   if (!is_integral(index.dtype(), /*include_bool=*/false)) {
-    PyErr_Format(PyExc_IndexError,
-                 "tensors used as indices must be integer (or bool) tensors, not %s",
-                 std::string(dtype_name(index.dtype())).c_str());
+    PyErr_Format(PyExc_IndexError, "tensors used as indices must be integer tensors, not %s",
+                 python_dtype_name(index.dtype()));
     throw PythonErrorSet();
   }
   if (index.dim() != 1) {

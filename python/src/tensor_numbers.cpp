@@ -158,7 +158,7 @@ PyObject* tensor_invert(PyObject* self) {
       PyErr_Format(PyExc_TypeError,
                    "~ (bitwise not) takes bool tensors only here, and this one is %s: "
                    "Backplane has no bitwise_not op",
-                   std::string(dtype_name(x.dtype())).c_str());
+                   python_dtype_name(x.dtype()));
       return nullptr;
     }
     return wrap_tensor(without_gil([&] { return eq(x, Scalar(false)); }));
