@@ -55,9 +55,24 @@ struct IndexPlan {
 
 [[noreturn]] void throw_mask_index() {
   throw_python_error(PyExc_TypeError,
-                     "indexing with bools (a bool, or a bool tensor as a mask) is not "
-                     "supported: Backplane has no masked_select op; pick the rows with an "
-                     "integer index tensor instead");
+                     "indexing with bools (a bool, or a bool or uint8 tensor as a mask) is "
+                     "not supported: Backplane has no masked_select op; pick the rows with an "
+                     "int64 index tensor instead");
+}
+
+// Raises PyTorch's IndexError for the first index of a host index tensor outside
+// [-size, size); a device's index tensor is left to index_select to check.
+void check_index_bounds(const Tensor& index, int64_t size, int64_t source_dim) {
+  if (!index.device().is_cpu()) return;
+  const Tensor values = without_gil([&] { return index.to(kInt64).contiguous(); });
+  const int64_t* data = values.numel() > 0 ? values.data_ptr<int64_t>() : nullptr;
+  for (int64_t i = 0; i < values.numel(); ++i) {
+    if (data[i] < -size || data[i] >= size) {
+      throw_index_error(PyExc_IndexError,
+                        "index %lld is out of bounds for dimension %lld with size %lld", data[i],
+                        source_dim, size);
+    }
+  }
 }
 
 // The integer index tensor of a list of ints or of a tensor index, checked.
@@ -70,9 +85,10 @@ Tensor index_tensor(PyObject* item) {
     // An empty list reads as float32; as an index it selects nothing.
     if (index.numel() == 0) index = without_gil([&] { return index.to(kInt64); });
   }
-  if (index.dtype() == kBool) throw_mask_index();
-  if (!is_integral(index.dtype(), /*include_bool=*/false)) {
-    PyErr_Format(PyExc_IndexError, "tensors used as indices must be integer tensors, not %s",
+  // PyTorch reads uint8 index tensors as masks too.
+  if (index.dtype() == kBool || index.dtype() == kUInt8) throw_mask_index();
+  if (index.dtype() != kInt64 && index.dtype() != kInt32) {
+    PyErr_Format(PyExc_IndexError, "tensors used as indices must be int64 or int32 tensors, not %s",
                  python_dtype_name(index.dtype()));
     throw PythonErrorSet();
   }
@@ -120,7 +136,8 @@ IndexPlan plan_index(IntArrayRef sizes, PyObject* index) {
   IndexPlan plan;
   plan.steps.reserve(static_cast<size_t>(count));
   DimVector shape(sizes);  // the shape after the steps so far
-  int64_t dim = 0;
+  int64_t dim = 0;         // of that shape
+  int64_t source_dim = 0;  // of the indexed tensor, for messages
   for (Py_ssize_t i = 0; i < count; ++i) {
     PyObject* item = items[i];
     if (item == Py_None) {
@@ -129,6 +146,7 @@ IndexPlan plan_index(IntArrayRef sizes, PyObject* index) {
       ++dim;
     } else if (item == Py_Ellipsis) {
       dim += rank - taken;
+      source_dim += rank - taken;
     } else if (PySlice_Check(item)) {
       Py_ssize_t start = 0;
       Py_ssize_t stop = 0;
@@ -149,7 +167,7 @@ IndexPlan plan_index(IntArrayRef sizes, PyObject* index) {
       if (value < -size || value >= size) {
         throw_index_error(PyExc_IndexError,
                           "index %lld is out of bounds for dimension %lld with size %lld", value,
-                          dim, size);
+                          source_dim, size);
       }
       plan.steps.emplace_back(Step::Kind::Select, dim, value < 0 ? value + size : value);
       shape.erase(static_cast<size_t>(dim));
@@ -164,7 +182,7 @@ IndexPlan plan_index(IntArrayRef sizes, PyObject* index) {
       if (number < -size || number >= size) {
         throw_index_error(PyExc_IndexError,
                           "index %lld is out of bounds for dimension %lld with size %lld", number,
-                          dim, size);
+                          source_dim, size);
       }
       plan.steps.emplace_back(Step::Kind::Select, dim, number < 0 ? number + size : number);
       shape.erase(static_cast<size_t>(dim));
@@ -175,6 +193,7 @@ IndexPlan plan_index(IntArrayRef sizes, PyObject* index) {
                            "indexes with index_select, one dim at a time");
       }
       Tensor index = index_tensor(item);
+      check_index_bounds(index, shape[static_cast<size_t>(dim)], source_dim);
       shape[static_cast<size_t>(dim)] = index.numel();
       plan.steps.emplace_back(Step::Kind::IndexSelect, dim, 0, 0, 1, std::move(index));
       plan.copies = true;
@@ -184,6 +203,7 @@ IndexPlan plan_index(IntArrayRef sizes, PyObject* index) {
     } else {
       throw_bad_index(item);
     }
+    if (takes_a_dim(item)) ++source_dim;
   }
   return plan;
 }
@@ -200,9 +220,14 @@ Tensor apply_plan(const Tensor& self, const IndexPlan& plan) {
         result = slice(result, step.dim, step.start, step.stop, step.step);
         break;
       case Step::Kind::Unsqueeze: result = unsqueeze(result, step.dim); break;
-      case Step::Kind::IndexSelect:
-        result = index_select(result, step.dim, step.index.to(result.device()));
+      case Step::Kind::IndexSelect: {
+        // Negative indices count from the end, as PyTorch's advanced indexing has them;
+        // index_select takes only the others.
+        const Tensor index = step.index.to(result.device());
+        const Tensor wrapped = where(lt(index, 0), add(index, result.size(step.dim)), index);
+        result = index_select(result, step.dim, wrapped);
         break;
+      }
     }
   }
   return result;
