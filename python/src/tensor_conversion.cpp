@@ -160,27 +160,39 @@ PyObject* tensor_cpu(PyObject* self, PyObject*) {
 
 // --- numpy ------------------------------------------------------------------------------------
 
-// An attribute of numpy, imported on first use. Plain pointers rather than function-local
-// statics: importing may release the GIL, and a thread waiting on a static's guard while
-// holding the GIL would deadlock with it.
-PyObject* numpy_attribute(PyObject** cache, const char* name) {
-  if (*cache != nullptr) return *cache;
+// numpy.asarray, imported on first use. A plain pointer rather than a function-local static:
+// importing may release the GIL, and a thread waiting on a static's guard while holding the GIL
+// would deadlock with it.
+PyObject* numpy_asarray() {
+  static PyObject* function = nullptr;
+  if (function != nullptr) return function;
   PyObject* numpy = PyImport_ImportModule("numpy");
   if (numpy == nullptr) return nullptr;
-  PyObject* found = PyObject_GetAttrString(numpy, name);
+  PyObject* found = PyObject_GetAttrString(numpy, "asarray");
   Py_DECREF(numpy);
   if (found == nullptr) return nullptr;
-  if (*cache == nullptr) {
-    *cache = found;
+  if (function == nullptr) {
+    function = found;
   } else {
     Py_DECREF(found);
   }
-  return *cache;
+  return function;
 }
 
-PyObject* numpy_from_dlpack() {
-  static PyObject* function = nullptr;
-  return numpy_attribute(&function, "from_dlpack");
+// NumPy's array interface typestr of a dtype NumPy has.
+const char* numpy_typestr(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return "<f4";
+    case DType::Float64: return "<f8";
+    case DType::Float16: return "<f2";
+    case DType::Int8: return "|i1";
+    case DType::UInt8: return "|u1";
+    case DType::Int32: return "<i4";
+    case DType::Int64: return "<i8";
+    case DType::Bool: return "|b1";
+    case DType::BFloat16: return nullptr;
+  }
+  return nullptr;
 }
 
 PyObject* int_tuple(IntArrayRef values, int64_t scale) {
@@ -197,33 +209,66 @@ PyObject* int_tuple(IntArrayRef values, int64_t scale) {
   return tuple;
 }
 
-// NumPy (1.24) takes no bool tensors through DLPack, so a host bool tensor reaches it through
-// the array interface: an object that describes the memory and holds the tensor object, which
-// the array keeps as its base.
-PyObject* bool_array(PyObject* self, const Tensor& tensor) {
-  static PyObject* asarray_function = nullptr;
-  static PyObject* namespace_type = nullptr;
-  PyObject* asarray = numpy_attribute(&asarray_function, "asarray");
+// What numpy() hands NumPy: the array interface of a host tensor, and the tensor object, which
+// the array keeps alive as its base. (NumPy 1.24's from_dlpack makes read-only arrays and takes
+// no bools; PyTorch's numpy() gives writable arrays of every dtype NumPy has.)
+struct HostArray {
+  PyObject_HEAD PyObject* tensor;
+};
+
+PyTypeObject* host_array_type = nullptr;
+
+void host_array_dealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  Py_XDECREF(reinterpret_cast<HostArray*>(self)->tensor);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+PyObject* host_array_interface(PyObject* self, void*) {
+  const Tensor& tensor = unwrap_tensor(reinterpret_cast<HostArray*>(self)->tensor);
+  const auto element_size = static_cast<int64_t>(tensor.element_size());
+  // NumPy refuses a null address, which an empty tensor may have; it reads nothing of an empty
+  // array, so any aligned address serves.
+  alignas(16) static char no_elements[16];
+  void* data = tensor.numel() > 0 ? tensor.data_ptr() : no_elements;
+  return Py_BuildValue("{s:N,s:s,s:(N,O),s:N,s:i}", "shape", int_tuple(tensor.sizes(), 1),
+                       "typestr", numpy_typestr(tensor.dtype()), "data", PyLong_FromVoidPtr(data),
+                       Py_False, "strides", int_tuple(tensor.strides(), element_size), "version",
+                       3);
+}
+
+PyGetSetDef host_array_properties[] = {
+    {"__array_interface__", host_array_interface, nullptr, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+PyType_Slot host_array_slots[] = {
+    {Py_tp_dealloc, reinterpret_cast<void*>(host_array_dealloc)},
+    {Py_tp_getset, host_array_properties},
+    {0, nullptr},
+};
+
+PyType_Spec host_array_spec = {
+    "backplane._HostArray",
+    sizeof(HostArray),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    host_array_slots,
+};
+
+// A NumPy array on the memory of the host tensor that `tensor_object` holds.
+PyObject* shared_array(PyObject* tensor_object) {
+  PyObject* asarray = numpy_asarray();
   if (asarray == nullptr) return nullptr;
-  if (namespace_type == nullptr) {
-    PyObject* types = PyImport_ImportModule("types");
-    if (types == nullptr) return nullptr;
-    namespace_type = PyObject_GetAttrString(types, "SimpleNamespace");
-    Py_DECREF(types);
-    if (namespace_type == nullptr) return nullptr;
+  if (host_array_type == nullptr) {
+    host_array_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&host_array_spec));
+    if (host_array_type == nullptr) return nullptr;
   }
-  void* data = tensor.numel() > 0 ? tensor.data_ptr() : nullptr;
-  PyObject* interface = Py_BuildValue(
-      "{s:N,s:s,s:(N,O),s:N,s:i}", "shape", int_tuple(tensor.sizes(), 1), "typestr", "|b1", "data",
-      PyLong_FromVoidPtr(data), Py_False, "strides", int_tuple(tensor.strides(), 1), "version", 3);
-  if (interface == nullptr) return nullptr;
-  PyObject* keywords = Py_BuildValue("{s:N,s:O}", "__array_interface__", interface, "tensor", self);
-  if (keywords == nullptr) return nullptr;
-  PyObject* empty = PyTuple_New(0);
-  PyObject* holder = empty != nullptr ? PyObject_Call(namespace_type, empty, keywords) : nullptr;
-  Py_XDECREF(empty);
-  Py_DECREF(keywords);
+  PyObject* holder = host_array_type->tp_alloc(host_array_type, 0);
   if (holder == nullptr) return nullptr;
+  Py_INCREF(tensor_object);
+  reinterpret_cast<HostArray*>(holder)->tensor = tensor_object;
   PyObject* array = PyObject_CallOneArg(asarray, holder);
   Py_DECREF(holder);
   return array;
@@ -239,15 +284,11 @@ PyObject* tensor_numpy(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
                          "numpy(): NumPy has no bfloat16; convert first, as in "
                          "tensor.to(backplane.float32).numpy()");
     }
-    PyObject* from_dlpack = numpy_from_dlpack();
-    if (from_dlpack == nullptr) return nullptr;
     if (force) {
-      const Tensor host = without_gil([&] { return tensor.detach().cpu(); });
-      PyObject* host_object = wrap_tensor(host);
-      if (host_object == nullptr) return nullptr;
-      PyObject* array = host.dtype() == kBool ? bool_array(host_object, host)
-                                              : PyObject_CallOneArg(from_dlpack, host_object);
-      Py_DECREF(host_object);
+      PyObject* host = wrap_tensor(without_gil([&] { return tensor.detach().cpu(); }));
+      if (host == nullptr) return nullptr;
+      PyObject* array = shared_array(host);
+      Py_DECREF(host);
       return array;
     }
     if (tensor.requires_grad()) {
@@ -263,8 +304,7 @@ PyObject* tensor_numpy(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
                    device.c_str());
       return nullptr;
     }
-    if (tensor.dtype() == kBool) return bool_array(self, tensor);
-    return PyObject_CallOneArg(from_dlpack, self);
+    return shared_array(self);
   });
 }
 
@@ -317,7 +357,7 @@ PyMethodDef tensor_conversion_methods[] = {
      "cpu() -> Tensor\n\nThe tensor on the host: self itself when it already is."},
     {"numpy", as_method(tensor_numpy), kFastcall,
      "numpy(*, force=False) -> numpy.ndarray\n\n"
-     "A NumPy array sharing the memory of a host tensor (through DLPack). A tensor that\n"
+     "A writable NumPy array sharing the memory of a host tensor. A tensor that\n"
      "requires grad or is on a device is refused unless force=True, which detaches it and\n"
      "copies it to the host first."},
     {"tolist", as_method(tensor_tolist), METH_NOARGS,

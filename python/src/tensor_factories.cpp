@@ -475,14 +475,15 @@ Tensor tensor_from_data(PyObject* data, std::optional<DType> dtype, std::optiona
                     "tensor, not str");
     throw PythonErrorSet();
   }
+  // Before numbers: NumPy's float64 scalar is a Python float, but keeps its dtype.
+  if (PyObject_CheckBuffer(data)) {
+    Tensor host = tensor_from_buffer(data);
+    if (host.defined()) return convert(std::move(host), dtype, device);
+  }
   if (std::optional<Scalar> number = python_scalar(data)) {
     const DType dtype_of_number = dtype.value_or(number->default_dtype());
     return without_gil(
         [&] { return scalar_tensor(*number, dtype_of_number, device.value_or(Device::cpu())); });
-  }
-  if (PyObject_CheckBuffer(data)) {
-    Tensor host = tensor_from_buffer(data);
-    if (host.defined()) return convert(std::move(host), dtype, device);
   }
   // Arrays of other libraries (torch.Tensor) are sequences too, but DLPack reads them whole.
   if (!PyList_Check(data) && !PyTuple_Check(data) && has_dlpack(data)) {
