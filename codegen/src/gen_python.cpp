@@ -181,22 +181,23 @@ Reader reader_for(TypeCategory category) {
   throw std::logic_error("no ParsedArgs reader for a type category");
 }
 
-// The stub's annotation for an argument. `_dtype` and `_device` are the skeleton's aliases of
-// the classes, which Tensor's properties `dtype` and `device` hide inside class Tensor.
+// The stub's annotation for an argument. `_dtype` and `_device` are the skeleton's names of the
+// classes, which Tensor's properties `dtype` and `device` hide inside class Tensor; `_int`,
+// `_float` and `_bool` those of the builtins, which the dtype objects of those names hide.
 std::string stub_type(const Type& type) {
-  const std::string int_list = type.list_size ? "Union[int, Sequence[int]]" : "Sequence[int]";
+  const std::string int_list = type.list_size ? "Union[_int, Sequence[_int]]" : "Sequence[_int]";
   switch (classify(type)) {
     case TypeCategory::Tensor: return "Tensor";
     case TypeCategory::OptionalTensor: return "Optional[Tensor]";
     case TypeCategory::TensorList: return "Sequence[Tensor]";
     case TypeCategory::Scalar: return "Number";
-    case TypeCategory::Int: return "int";
-    case TypeCategory::OptionalInt: return "Optional[int]";
+    case TypeCategory::Int: return "_int";
+    case TypeCategory::OptionalInt: return "Optional[_int]";
     case TypeCategory::IntList: return int_list;
     case TypeCategory::OptionalIntList: return "Optional[" + int_list + "]";
-    case TypeCategory::Bool: return "bool";
-    case TypeCategory::Float: return "float";
-    case TypeCategory::OptionalFloat: return "Optional[float]";
+    case TypeCategory::Bool: return "_bool";
+    case TypeCategory::Float: return "_float";
+    case TypeCategory::OptionalFloat: return "Optional[_float]";
     case TypeCategory::Str: return "str";
     case TypeCategory::ScalarType: return "_dtype";
     case TypeCategory::OptionalScalarType: return "Optional[_dtype]";
