@@ -518,16 +518,36 @@ std::string binding(const PythonBindings& b, const PythonCallable& callable) {
                        });
 }
 
+// The index of the one positional parameter (after a method's receiver) when it is an int
+// list: the argument parser also takes its ints as separate arguments, x.view(2, 3).
+std::optional<size_t> spreadable_param(const PythonCallable& callable, const PythonSignature& sig) {
+  const size_t first = callable.is_method ? 1 : 0;
+  size_t positional = 0;
+  while (first + positional < sig.params.size() && !sig.params[first + positional].keyword_only)
+    ++positional;
+  if (positional != 1 || sig.params[first].is_out() ||
+      classify(sig.params[first].argument->type) != TypeCategory::IntList) {
+    return std::nullopt;
+  }
+  return first;
+}
+
 // "add(input, other, *, alpha=1) -> Tensor": a signature as Python shows it, without the
-// receiver of a method. With `annotated`, as the stub writes it.
+// receiver of a method. With `annotated`, as the stub writes it. `spread` names a parameter to
+// write as separate ints, `*size: _int`.
 std::string python_parameters(const PythonCallable& callable, const PythonSignature& sig,
-                              bool annotated) {
+                              bool annotated, std::optional<size_t> spread = std::nullopt) {
   std::vector<std::string> parts;
   bool keyword_only = false;
   for (size_t i = 0; i < sig.params.size(); ++i) {
     const PythonParam& p = sig.params[i];
     if (callable.is_method && i == 0) {
       if (annotated) parts.push_back("self");
+      continue;
+    }
+    if (spread == i) {
+      parts.push_back("*" + p.name + (annotated ? ": _int" : ""));
+      keyword_only = true;
       continue;
     }
     if (p.keyword_only && !keyword_only) {
@@ -625,14 +645,21 @@ std::string stub_returns(const PythonBindings& b, const FunctionSchema& schema) 
   return "Tuple[" + comma_list(tensors) + "]";
 }
 
-// The `def`s of one function or method; @overload'ed when there are several.
+// The `def`s of one function or method, @overload'ed when there are several: one per signature,
+// and one more for a signature whose int list may be spread.
 TemplateLines stub_defs(const PythonBindings& b, const PythonCallable& callable) {
-  TemplateLines defs;
+  std::vector<std::string> defs;
   for (const PythonSignature& sig : callable.signatures) {
-    defs.push_back(fmt::format("{}def {}({}) -> {}: ...",
-                               callable.signatures.size() > 1 ? "@overload\n" : "", callable.name,
-                               python_parameters(callable, sig, true),
-                               stub_returns(b, sig.function->func)));
+    const std::string returns = stub_returns(b, sig.function->func);
+    defs.push_back(fmt::format("def {}({}) -> {}: ...", callable.name,
+                               python_parameters(callable, sig, true), returns));
+    if (const std::optional<size_t> spread = spreadable_param(callable, sig)) {
+      defs.push_back(fmt::format("def {}({}) -> {}: ...", callable.name,
+                                 python_parameters(callable, sig, true, spread), returns));
+    }
+  }
+  if (defs.size() > 1) {
+    for (std::string& def : defs) def = "@overload\n" + def;
   }
   return defs;
 }

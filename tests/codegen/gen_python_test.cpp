@@ -269,7 +269,13 @@ TEST_CASE("_C.pyi: every function and method, @overload'ed when it has several s
   CHECK(contains(stubs(),
                  "def sum(self, dim: Optional[Union[_int, Sequence[_int]]], keepdim: _bool "
                  "= False, *, dtype: Optional[_dtype] = None) -> Tensor: ...\n"));
-  CHECK(contains(stubs(), "def view(self, size: Sequence[_int]) -> Tensor: ...\n"));
+  // The argument parser also takes a lone int list as separate ints: x.view(2, 3).
+  CHECK(contains(stubs(),
+                 "    @overload\n"
+                 "    def view(self, size: Sequence[_int]) -> Tensor: ...\n"
+                 "    @overload\n"
+                 "    def view(self, *size: _int) -> Tensor: ...\n"));
+  CHECK(contains(stubs(), "\ndef reshape(input: Tensor, shape: Sequence[_int]) -> Tensor: ...\n"));
   CHECK(contains(stubs(), "def cat(tensors: Sequence[Tensor], dim: _int = 0) -> Tensor: ...\n"));
   CHECK(
       contains(stubs(), "def gelu(input: Tensor, *, approximate: str = 'none') -> Tensor: ...\n"));
