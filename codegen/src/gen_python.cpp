@@ -245,6 +245,11 @@ std::string cpp_param_default(const NativeFunction& f, const Argument& a) {
   const std::string& value = *a.default_value;
   if (value == "None") return "Default::none()";
   if (a.type.is_list) {
+    const auto too_long = [&](size_t count) {
+      fail(f, fmt::format("the default of '{}' ({}) has {} values; the Python argument parser "
+                          "keeps at most {} (Default::list in python/src/arg_parser.h)",
+                          a.name, value, count, kMaxDefaultListLength));
+    };
     std::vector<std::string> items;
     if (value.front() == '[') {
       const std::string_view inside = std::string_view(value).substr(1, value.size() - 2);
@@ -261,13 +266,11 @@ std::string cpp_param_default(const NativeFunction& f, const Argument& a) {
       }
     } else {
       // `int[2] stride=1` stands for [1, 1].
-      items.assign(static_cast<size_t>(a.type.list_size.value_or(1)), cpp_integer(f, a, value));
+      const int64_t count = a.type.list_size.value_or(1);
+      if (count > static_cast<int64_t>(kMaxDefaultListLength)) too_long(static_cast<size_t>(count));
+      items.assign(static_cast<size_t>(count), cpp_integer(f, a, value));
     }
-    if (items.size() > kMaxDefaultListLength) {
-      fail(f, fmt::format("the default of '{}' ({}) has {} values; the Python argument parser "
-                          "keeps at most {} (Default::list in python/src/arg_parser.h)",
-                          a.name, value, items.size(), kMaxDefaultListLength));
-    }
+    if (items.size() > kMaxDefaultListLength) too_long(items.size());
     return fmt::format("Default::int_list({{{}}})", comma_list(items));
   }
   switch (a.type.base) {

@@ -319,6 +319,12 @@ TEST_CASE("entries that Python or the argument parser cannot take are errors at 
   CHECK(error_for("- func: foo(Tensor self, int[5] size=1) -> Tensor\n") ==
         "ops.yaml:1:9: error: 'foo': the default of 'size' (1) has 5 values; the Python argument "
         "parser keeps at most 4 (Default::list in python/src/arg_parser.h)");
+  CHECK(error_for("- func: foo(Tensor self, int[1000000000] size=1) -> Tensor\n") ==
+        "ops.yaml:1:9: error: 'foo': the default of 'size' (1) has 1000000000 values; the Python "
+        "argument parser keeps at most 4 (Default::list in python/src/arg_parser.h)");
+  CHECK(error_for("- func: foo(Tensor self, int[] size=[1, 2, 3, 4, 5]) -> Tensor\n") ==
+        "ops.yaml:1:9: error: 'foo': the default of 'size' ([1, 2, 3, 4, 5]) has 5 values; the "
+        "Python argument parser keeps at most 4 (Default::list in python/src/arg_parser.h)");
   CHECK(error_for("- func: foo(Tensor self, int a=99999999999999999999) -> Tensor\n") ==
         "ops.yaml:1:9: error: 'foo': the default of 'a' (99999999999999999999) does not fit in a "
         "64-bit integer");
