@@ -181,22 +181,23 @@ Reader reader_for(TypeCategory category) {
   throw std::logic_error("no ParsedArgs reader for a type category");
 }
 
-// The stub's annotation for an argument. `_dtype` and `_device` are the skeleton's aliases of
-// the classes, which Tensor's properties `dtype` and `device` hide inside class Tensor.
+// The stub's annotation for an argument. `_dtype` and `_device` are the skeleton's names of the
+// classes, which Tensor's properties `dtype` and `device` hide inside class Tensor; `_int`,
+// `_float` and `_bool` those of the builtins, which the dtype objects of those names hide.
 std::string stub_type(const Type& type) {
-  const std::string int_list = type.list_size ? "Union[int, Sequence[int]]" : "Sequence[int]";
+  const std::string int_list = type.list_size ? "Union[_int, Sequence[_int]]" : "Sequence[_int]";
   switch (classify(type)) {
     case TypeCategory::Tensor: return "Tensor";
     case TypeCategory::OptionalTensor: return "Optional[Tensor]";
     case TypeCategory::TensorList: return "Sequence[Tensor]";
     case TypeCategory::Scalar: return "Number";
-    case TypeCategory::Int: return "int";
-    case TypeCategory::OptionalInt: return "Optional[int]";
+    case TypeCategory::Int: return "_int";
+    case TypeCategory::OptionalInt: return "Optional[_int]";
     case TypeCategory::IntList: return int_list;
     case TypeCategory::OptionalIntList: return "Optional[" + int_list + "]";
-    case TypeCategory::Bool: return "bool";
-    case TypeCategory::Float: return "float";
-    case TypeCategory::OptionalFloat: return "Optional[float]";
+    case TypeCategory::Bool: return "_bool";
+    case TypeCategory::Float: return "_float";
+    case TypeCategory::OptionalFloat: return "Optional[_float]";
     case TypeCategory::Str: return "str";
     case TypeCategory::ScalarType: return "_dtype";
     case TypeCategory::OptionalScalarType: return "Optional[_dtype]";
@@ -244,6 +245,11 @@ std::string cpp_param_default(const NativeFunction& f, const Argument& a) {
   const std::string& value = *a.default_value;
   if (value == "None") return "Default::none()";
   if (a.type.is_list) {
+    const auto too_long = [&](size_t count) {
+      fail(f, fmt::format("the default of '{}' ({}) has {} values; the Python argument parser "
+                          "keeps at most {} (Default::list in python/src/arg_parser.h)",
+                          a.name, value, count, kMaxDefaultListLength));
+    };
     std::vector<std::string> items;
     if (value.front() == '[') {
       const std::string_view inside = std::string_view(value).substr(1, value.size() - 2);
@@ -260,13 +266,11 @@ std::string cpp_param_default(const NativeFunction& f, const Argument& a) {
       }
     } else {
       // `int[2] stride=1` stands for [1, 1].
-      items.assign(static_cast<size_t>(a.type.list_size.value_or(1)), cpp_integer(f, a, value));
+      const int64_t count = a.type.list_size.value_or(1);
+      if (count > static_cast<int64_t>(kMaxDefaultListLength)) too_long(static_cast<size_t>(count));
+      items.assign(static_cast<size_t>(count), cpp_integer(f, a, value));
     }
-    if (items.size() > kMaxDefaultListLength) {
-      fail(f, fmt::format("the default of '{}' ({}) has {} values; the Python argument parser "
-                          "keeps at most {} (Default::list in python/src/arg_parser.h)",
-                          a.name, value, items.size(), kMaxDefaultListLength));
-    }
+    if (items.size() > kMaxDefaultListLength) too_long(items.size());
     return fmt::format("Default::int_list({{{}}})", comma_list(items));
   }
   switch (a.type.base) {
@@ -517,16 +521,36 @@ std::string binding(const PythonBindings& b, const PythonCallable& callable) {
                        });
 }
 
+// The index of the one positional parameter (after a method's receiver) when it is an int
+// list: the argument parser also takes its ints as separate arguments, x.view(2, 3).
+std::optional<size_t> spreadable_param(const PythonCallable& callable, const PythonSignature& sig) {
+  const size_t first = callable.is_method ? 1 : 0;
+  size_t positional = 0;
+  while (first + positional < sig.params.size() && !sig.params[first + positional].keyword_only)
+    ++positional;
+  if (positional != 1 || sig.params[first].is_out() ||
+      classify(sig.params[first].argument->type) != TypeCategory::IntList) {
+    return std::nullopt;
+  }
+  return first;
+}
+
 // "add(input, other, *, alpha=1) -> Tensor": a signature as Python shows it, without the
-// receiver of a method. With `annotated`, as the stub writes it.
+// receiver of a method. With `annotated`, as the stub writes it. `spread` names a parameter to
+// write as separate ints, `*size: _int`.
 std::string python_parameters(const PythonCallable& callable, const PythonSignature& sig,
-                              bool annotated) {
+                              bool annotated, std::optional<size_t> spread = std::nullopt) {
   std::vector<std::string> parts;
   bool keyword_only = false;
   for (size_t i = 0; i < sig.params.size(); ++i) {
     const PythonParam& p = sig.params[i];
     if (callable.is_method && i == 0) {
       if (annotated) parts.push_back("self");
+      continue;
+    }
+    if (spread == i) {
+      parts.push_back("*" + p.name + (annotated ? ": _int" : ""));
+      keyword_only = true;
       continue;
     }
     if (p.keyword_only && !keyword_only) {
@@ -624,14 +648,21 @@ std::string stub_returns(const PythonBindings& b, const FunctionSchema& schema) 
   return "Tuple[" + comma_list(tensors) + "]";
 }
 
-// The `def`s of one function or method; @overload'ed when there are several.
+// The `def`s of one function or method, @overload'ed when there are several: one per signature,
+// and one more for a signature whose int list may be spread.
 TemplateLines stub_defs(const PythonBindings& b, const PythonCallable& callable) {
-  TemplateLines defs;
+  std::vector<std::string> defs;
   for (const PythonSignature& sig : callable.signatures) {
-    defs.push_back(fmt::format("{}def {}({}) -> {}: ...",
-                               callable.signatures.size() > 1 ? "@overload\n" : "", callable.name,
-                               python_parameters(callable, sig, true),
-                               stub_returns(b, sig.function->func)));
+    const std::string returns = stub_returns(b, sig.function->func);
+    defs.push_back(fmt::format("def {}({}) -> {}: ...", callable.name,
+                               python_parameters(callable, sig, true), returns));
+    if (const std::optional<size_t> spread = spreadable_param(callable, sig)) {
+      defs.push_back(fmt::format("def {}({}) -> {}: ...", callable.name,
+                                 python_parameters(callable, sig, true, spread), returns));
+    }
+  }
+  if (defs.size() > 1) {
+    for (std::string& def : defs) def = "@overload\n" + def;
   }
   return defs;
 }

@@ -261,35 +261,42 @@ TEST_CASE("_C.pyi: every function and method, @overload'ed when it has several s
                  "\n    @overload\n"
                  "    def add(self, other: Tensor, *, alpha: Number = 1) -> Tensor: ...\n"));
   CHECK(contains(stubs(), "\ndef neg_(input: Tensor) -> Tensor: ...\n"));
+  CHECK(
+      contains(stubs(),
+               "def conv2d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, "
+               "stride: Union[_int, Sequence[_int]] = 1, padding: Union[_int, Sequence[_int]] = 0, "
+               "dilation: Union[_int, Sequence[_int]] = 1, groups: _int = 1) -> Tensor: ...\n"));
   CHECK(contains(stubs(),
-                 "def conv2d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, "
-                 "stride: Union[int, Sequence[int]] = 1, padding: Union[int, Sequence[int]] = 0, "
-                 "dilation: Union[int, Sequence[int]] = 1, groups: int = 1) -> Tensor: ...\n"));
-  CHECK(contains(stubs(),
-                 "def sum(self, dim: Optional[Union[int, Sequence[int]]], keepdim: bool "
+                 "def sum(self, dim: Optional[Union[_int, Sequence[_int]]], keepdim: _bool "
                  "= False, *, dtype: Optional[_dtype] = None) -> Tensor: ...\n"));
-  CHECK(contains(stubs(), "def view(self, size: Sequence[int]) -> Tensor: ...\n"));
-  CHECK(contains(stubs(), "def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor: ...\n"));
+  // The argument parser also takes a lone int list as separate ints: x.view(2, 3).
+  CHECK(contains(stubs(),
+                 "    @overload\n"
+                 "    def view(self, size: Sequence[_int]) -> Tensor: ...\n"
+                 "    @overload\n"
+                 "    def view(self, *size: _int) -> Tensor: ...\n"));
+  CHECK(contains(stubs(), "\ndef reshape(input: Tensor, shape: Sequence[_int]) -> Tensor: ...\n"));
+  CHECK(contains(stubs(), "def cat(tensors: Sequence[Tensor], dim: _int = 0) -> Tensor: ...\n"));
   CHECK(
       contains(stubs(), "def gelu(input: Tensor, *, approximate: str = 'none') -> Tensor: ...\n"));
   CHECK(contains(stubs(),
                  "def arange(end: Number, *, dtype: Optional[_dtype] = None, device: "
                  "Optional[Union[_device, str]] = None) -> Tensor: ...\n"));
   CHECK(contains(stubs(),
-                 "def max(input: Tensor, dim: int, keepdim: bool = False, *, out: "
+                 "def max(input: Tensor, dim: _int, keepdim: _bool = False, *, out: "
                  "Tuple[Tensor, Tensor]) -> _return_types_max: ...\n"));
   CHECK(contains(stubs(),
                  "class _return_types_max(NamedTuple):\n"
                  "    values: Tensor\n"
                  "    indices: Tensor\n"));
   CHECK(contains(stubs(),
-                 "def native_layer_norm(input: Tensor, normalized_shape: Sequence[int], "
-                 "weight: Optional[Tensor], bias: Optional[Tensor], eps: float) -> "
+                 "def native_layer_norm(input: Tensor, normalized_shape: Sequence[_int], "
+                 "weight: Optional[Tensor], bias: Optional[Tensor], eps: _float) -> "
                  "Tuple[Tensor, Tensor, Tensor]: ...\n"));
   // The hand-written part of the skeleton is there, with the one `to`.
   CHECK(contains(stubs(),
-                 "class Tensor:\n    @property\n    def shape(self) -> Tuple[int, ...]: ..."));
-  CHECK(contains(stubs(), "    def to(self, dtype: _dtype, copy: bool = False) -> Tensor: ...\n"));
+                 "class Tensor:\n    @property\n    def shape(self) -> Tuple[_int, ...]: ..."));
+  CHECK(contains(stubs(), "    def to(self, dtype: _dtype, copy: _bool = False) -> Tensor: ...\n"));
   CHECK(!contains(stubs(), "def to(self, dtype: _dtype) -> Tensor"));
 }
 
@@ -312,6 +319,12 @@ TEST_CASE("entries that Python or the argument parser cannot take are errors at 
   CHECK(error_for("- func: foo(Tensor self, int[5] size=1) -> Tensor\n") ==
         "ops.yaml:1:9: error: 'foo': the default of 'size' (1) has 5 values; the Python argument "
         "parser keeps at most 4 (Default::list in python/src/arg_parser.h)");
+  CHECK(error_for("- func: foo(Tensor self, int[1000000000] size=1) -> Tensor\n") ==
+        "ops.yaml:1:9: error: 'foo': the default of 'size' (1) has 1000000000 values; the Python "
+        "argument parser keeps at most 4 (Default::list in python/src/arg_parser.h)");
+  CHECK(error_for("- func: foo(Tensor self, int[] size=[1, 2, 3, 4, 5]) -> Tensor\n") ==
+        "ops.yaml:1:9: error: 'foo': the default of 'size' ([1, 2, 3, 4, 5]) has 5 values; the "
+        "Python argument parser keeps at most 4 (Default::list in python/src/arg_parser.h)");
   CHECK(error_for("- func: foo(Tensor self, int a=99999999999999999999) -> Tensor\n") ==
         "ops.yaml:1:9: error: 'foo': the default of 'a' (99999999999999999999) does not fit in a "
         "64-bit integer");

@@ -1,6 +1,8 @@
 """The _C.pyi that `bp-codegen python` writes is Python that parses, and a checker would take its
 definitions: in each scope, a name defined more than once is a run of @overload'ed defs (or a
-property and its setter), never two plain definitions where the second hides the first.
+property and its setter), never two plain definitions where the second hides the first; and no
+annotation names what the stub itself hides (the builtins bool, int and float behind the dtype
+objects of those names, the classes dtype and device behind Tensor's properties).
 
 usage: stubs_test.py BP_CODEGEN OPS_YAML
 """
@@ -44,6 +46,27 @@ def scope_problems(body, scope):
     return problems
 
 
+def annotations(node):
+    """Every annotation in `node`: of parameters, returns and variables."""
+    for child in ast.walk(node):
+        if isinstance(child, ast.arg) and child.annotation is not None:
+            yield child.annotation
+        elif isinstance(child, (ast.FunctionDef, ast.AnnAssign)):
+            annotation = child.returns if isinstance(child, ast.FunctionDef) else child.annotation
+            if annotation is not None:
+                yield annotation
+
+
+def hidden_names(node, hidden, scope):
+    problems = []
+    for annotation in annotations(node):
+        for name in ast.walk(annotation):
+            if isinstance(name, ast.Name) and name.id in hidden:
+                problems.append(f"{scope}, line {name.lineno}: an annotation names '{name.id}', "
+                                "which the stub hides")
+    return problems
+
+
 def main():
     codegen, ops = sys.argv[1:3]
     with tempfile.TemporaryDirectory() as out:
@@ -54,6 +77,8 @@ def main():
     classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
     for name, node in classes.items():
         problems += scope_problems(node.body, name)
+    problems += hidden_names(tree, {"bool", "int", "float"}, "_C")
+    problems += hidden_names(classes["Tensor"], {"dtype", "device"}, "Tensor")
     tensor_methods = {n.name for n in classes["Tensor"].body if isinstance(n, ast.FunctionDef)}
     functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
     for expected in ("add", "add_", "max", "to", "shape"):
