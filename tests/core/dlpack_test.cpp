@@ -4,6 +4,7 @@
 #include "dispatch/dlpack_bridge.h"
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 using namespace bp;
@@ -264,11 +265,14 @@ TEST_CASE("from_dlpack refuses what it cannot take, naming it, and still calls t
       },
       {"from_dlpack: the DLTensor's data pointer is null, but shape [2, 3] has elements"});
 
+  fixture_device_memory_device();  // loaded, so that the message lists it
   producer.device = {kDLVPI, 0};
   check_refused(producer, [&] { from_dlpack(producer.hand_over()); },
                 {"from_dlpack: the DLPack device type kDLVPI (9) is no loaded backend's",
-                 "the loaded backends take: "});
-  producer.device = {static_cast<DLDeviceType>(42), 0};
+                 "the loaded backends take: ", "fixture_device_memory (kDLCPU (1))"});
+  // A number DLPack 0.6's enum has no room for, as a C producer may write it.
+  const int32_t unknown_type = 42;
+  std::memcpy(&producer.device.device_type, &unknown_type, sizeof(unknown_type));
   check_refused(producer, [&] { from_dlpack(producer.hand_over()); },
                 {"the DLPack device type 42 (unknown to DLPack 0.6) is no loaded backend's"});
 }

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 namespace bp::detail {
 namespace {
 
@@ -28,7 +30,7 @@ std::string_view dlpack_device_type_name(int32_t type) {
   }
 }
 
-// Memory the host reaches directly: a consumer's pinned host memory is ordinary host memory
+// Memory the host reaches directly: a producer's pinned host memory is ordinary host memory
 // to Backplane.
 bool is_host_memory(int32_t type) {
   return type == kDLCPU || type == kDLCUDAHost || type == kDLROCMHost;
@@ -50,7 +52,14 @@ std::string describe_loaded_backends(const Registry& registry) {
 
 }  // namespace
 
-bool dlpack_data_is_address(DLDeviceType type) {
+int32_t dlpack_device_type_number(const DLDevice& device) {
+  static_assert(sizeof(device.device_type) == sizeof(int32_t), "DLPack stores it as 32 bits");
+  int32_t type = 0;
+  std::memcpy(&type, &device.device_type, sizeof(type));
+  return type;
+}
+
+bool dlpack_data_is_address(int32_t type) {
   switch (type) {
     case kDLCPU:
     case kDLCUDA:
@@ -76,22 +85,23 @@ DLDevice exported_dlpack_device(Device device, std::string_view op) {
 }
 
 Device imported_device(DLDevice device, std::string_view op) {
-  if (is_host_memory(device.device_type)) return Device::cpu();
+  const int32_t wanted = dlpack_device_type_number(device);
+  if (is_host_memory(wanted)) return Device::cpu();
   const Registry& registry = Registry::get();
   // kDLExtDev says only that DLPack has no name for the memory, not whose it is.
-  if (device.device_type != kDLExtDev) {
+  if (wanted != kDLExtDev) {
     for (size_t type = 1; type < kMaxDeviceTypes; ++type) {
       const Backend* backend = registry.backend(static_cast<int16_t>(type));
       if (backend == nullptr ||
-          plugin_dlpack_device_type(Device(static_cast<int16_t>(type), 0)) != device.device_type) {
+          plugin_dlpack_device_type(Device(static_cast<int16_t>(type), 0)) != wanted) {
         continue;
       }
       if (device.device_id < 0 || device.device_id >= backend->device_count()) {
         throw Error(fmt::format(
             "{}: the DLPack device is {} device {}, but backend {}, which takes that type, has "
             "{} device(s): share a tensor of one of them",
-            op, describe_dlpack_device_type(device.device_type), device.device_id,
-            backend->info().name, backend->device_count()));
+            op, describe_dlpack_device_type(wanted), device.device_id, backend->info().name,
+            backend->device_count()));
       }
       return Device(static_cast<int16_t>(type), static_cast<int16_t>(device.device_id));
     }
@@ -100,7 +110,7 @@ Device imported_device(DLDevice device, std::string_view op) {
       "{}: the DLPack device type {} is no loaded backend's; the host takes kDLCPU, "
       "kDLCUDAHost and kDLROCMHost, and the loaded backends take: {}. Load a plugin for that "
       "device, or copy the data to the host before sharing it",
-      op, describe_dlpack_device_type(device.device_type), describe_loaded_backends(registry)));
+      op, describe_dlpack_device_type(wanted), describe_loaded_backends(registry)));
 }
 
 std::string describe_dlpack_device_type(int32_t type) {

@@ -13,10 +13,15 @@
 
 namespace bp::detail {
 
+// DLDevice::device_type as the number its producer wrote. A C producer, or one built against
+// a newer DLPack, may write a value that DLPack 0.6's enum cannot hold, which C++ must not read
+// as the enum.
+int32_t dlpack_device_type_number(const DLDevice& device);
+
 // Whether a data pointer of this DLPack device type is an address, to which a byte offset may
 // be added (host, CUDA and ROCm memory), rather than a handle such as an OpenCL cl_mem, which
 // DLTensor::byte_offset must carry.
-bool dlpack_data_is_address(DLDeviceType type);
+bool dlpack_data_is_address(int32_t type);
 
 // The DLPack device of `device`'s memory. A bp::Error, for the call `op`, when the backend's
 // plugin declares no DLPack device type (kDLExtDev): nothing outside Backplane could use its

@@ -92,7 +92,8 @@ ImportedLayout read_layout(const DLTensor& view) {
   }
   layout.device = detail::imported_device(view.device, kOp);
 
-  if (detail::dlpack_data_is_address(view.device.device_type)) {
+  const int32_t device_type = detail::dlpack_device_type_number(view.device);
+  if (detail::dlpack_data_is_address(device_type)) {
     layout.data = view.data == nullptr ? nullptr : static_cast<char*>(view.data) + view.byte_offset;
     layout.nbytes = static_cast<size_t>(extent_bytes);
     return layout;
@@ -102,8 +103,7 @@ ImportedLayout read_layout(const DLTensor& view) {
     throw Error(fmt::format(
         "{}: the DLTensor's byte_offset {} is not a multiple of its element size {}, which "
         "{} memory needs, as its data pointer is a handle",
-        kOp, view.byte_offset, element_size,
-        detail::describe_dlpack_device_type(view.device.device_type)));
+        kOp, view.byte_offset, element_size, detail::describe_dlpack_device_type(device_type)));
   }
   uint64_t nbytes = 0;
   if (__builtin_add_overflow(view.byte_offset, static_cast<uint64_t>(extent_bytes), &nbytes) ||
