@@ -23,22 +23,22 @@ namespace bp::python {
 enum class ParamType : uint8_t {
   Tensor,
   OptionalTensor,
-  TensorList,           // a list or tuple of Tensors
-  Scalar,               // int, float or bool (not a Tensor)
-  Int,                  // int (or an object with __index__), not bool
+  TensorList,  // a list or tuple of Tensors
+  Scalar,      // int, float or bool (not a Tensor)
+  Int,         // int (or an object with __index__), not bool
   OptionalInt,
-  IntList,              // a list or tuple of ints; a single int stands for a list of list_size
+  IntList,  // a list or tuple of ints; a single int stands for a list of list_size
   OptionalIntList,
   Bool,
-  Float,                // float or int
+  Float,  // float or int
   OptionalFloat,
   Str,
-  ScalarType,           // a bp.dtype
+  ScalarType,  // a bp.dtype
   OptionalScalarType,
-  Device,               // a bp.device or a string such as "cuda:0"
+  Device,  // a bp.device or a string such as "cuda:0"
   OptionalDevice,
-  OutTensor,            // out=: one Tensor
-  OutTensorTuple,       // out=: a tuple of list_size Tensors
+  OutTensor,       // out=: one Tensor
+  OutTensorTuple,  // out=: a tuple of list_size Tensors
 };
 
 // A parameter's default, converted by bp-codegen from the schema's spelling.
