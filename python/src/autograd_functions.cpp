@@ -24,7 +24,8 @@ namespace {
 
 // A node of the graph, as grad_fn and next_functions show it: repr "<AddBackward0 object>".
 struct PythonNode {
-  PyObject_HEAD std::shared_ptr<autograd::Node> node;
+  PyObject_HEAD
+  std::shared_ptr<autograd::Node> node;
 };
 
 PyTypeObject* node_type = nullptr;

@@ -251,7 +251,8 @@ PyObject* py_manual_seed(PyObject*, PyObject* seed) {
 // --- bp.Event -----------------------------------------------------------------------------------
 
 struct PythonEvent {
-  PyObject_HEAD Event* event;
+  PyObject_HEAD
+  Event* event;
 };
 
 PyTypeObject* event_type = nullptr;

@@ -213,7 +213,8 @@ PyObject* int_tuple(IntArrayRef values, int64_t scale) {
 // the array keeps alive as its base. (NumPy 1.24's from_dlpack makes read-only arrays and takes
 // no bools; PyTorch's numpy() gives writable arrays of every dtype NumPy has.)
 struct HostArray {
-  PyObject_HEAD PyObject* tensor;
+  PyObject_HEAD
+  PyObject* tensor;
 };
 
 PyTypeObject* host_array_type = nullptr;
