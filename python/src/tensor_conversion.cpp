@@ -10,7 +10,6 @@
 
 #include <backplane/backplane.h>
 
-#include <cstring>
 #include <string>
 
 namespace bp::python {

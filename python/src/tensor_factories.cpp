@@ -12,7 +12,6 @@
 #include <backplane/backplane.h>
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
