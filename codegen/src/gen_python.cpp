@@ -25,11 +25,6 @@ namespace {
 constexpr size_t kMaxParams = 16;            // ParsedArgs::kMaxParams
 constexpr size_t kMaxDefaultListLength = 4;  // Default::list
 
-// Tensor methods that python/src (tensor_conversion.cpp) writes by hand, because their Python
-// form takes more than any one schema does: x.to(device, dtype, copy=False). Their entries get
-// no generated method, which would hide the hand-written one or be hidden by it.
-constexpr std::string_view kHandWrittenMethods[] = {"to"};
-
 // Names that the generated bindings use themselves, so that no argument's local may take them.
 constexpr std::string_view kReservedLocals[] = {
     "args", "nargs", "kwnames", "parser", "parsed", "bp", "wrap", "without_gil", "guarded",
@@ -348,10 +343,6 @@ PythonSignature python_signature(const NativeFunction& f, bool is_method) {
   return sig;
 }
 
-bool is_hand_written(const PythonCallable& callable) {
-  return callable.is_method && contains(kHandWrittenMethods, callable.name);
-}
-
 PythonBindings python_bindings(const NativeFunctions& functions) {
   PythonBindings b;
   b.source = source_file_name(functions.path);
@@ -366,9 +357,7 @@ PythonBindings python_bindings(const NativeFunctions& functions) {
     for (const NativeFunction& f : functions.functions) {
       if (f.func.name.name != name) continue;
       if (f.variants.function) function.signatures.push_back(python_signature(f, false));
-      if (f.variants.method && !is_hand_written(method)) {
-        method.signatures.push_back(python_signature(f, true));
-      }
+      if (f.variants.method) method.signatures.push_back(python_signature(f, true));
     }
     for (PythonCallable* callable : {&function, &method}) {
       if (callable->signatures.empty()) continue;
@@ -477,6 +466,12 @@ std::string overload_case(const PythonBindings& b, const PythonSignature& sig, s
     const size_t returned = param_index(sig, &aliased_argument(f.func, returns[0]));
     statements = {fmt::format("without_gil([&] {{ {}; }});", call),
                   fmt::format("return parsed.returned_argument({});", returned)};
+  } else if (returns.size() == 1 && returns[0].annotation) {
+    // A view op may hand back its input unchanged (x.contiguous(), x.to(x.device)): then the
+    // caller gets back the very object, as PyTorch's callers do.
+    const size_t viewed = param_index(sig, &aliased_argument(f.func, returns[0]));
+    statements = {fmt::format("return parsed.wrap_view({}, without_gil([&] {{ return {}; }}));",
+                              viewed, call)};
   } else if (const NamedReturnType* type = b.return_type_of(f.func)) {
     statements = {fmt::format("return wrap(without_gil([&] {{ return {}; }}), {}());", call,
                               type->cpp_function())};

@@ -84,7 +84,9 @@ std::string type_name(PyObject* object) {
 
 // What a parameter accepts, as the messages say it.
 std::string accepted(const Param& param) {
-  const std::string size = std::to_string(param.list_size);
+  const std::string ints =
+      param.list_size > 1 ? "a list of " + std::to_string(param.list_size) + " ints"
+                          : "a list of ints";
   switch (param.type) {
     case ParamType::Tensor:
     case ParamType::OutTensor: return "Tensor";
@@ -94,10 +96,9 @@ std::string accepted(const Param& param) {
     case ParamType::Int: return "int";
     case ParamType::OptionalInt: return "int or None";
     case ParamType::IntList:
-      return param.list_size > 0 ? "an int or a list of " + size + " ints" : "a list of ints";
+      return param.list_size > 0 ? "an int or " + ints : ints;
     case ParamType::OptionalIntList:
-      return param.list_size > 0 ? "an int, a list of " + size + " ints or None"
-                                 : "a list of ints or None";
+      return param.list_size > 0 ? "an int, " + ints + " or None" : ints + " or None";
     case ParamType::Bool: return "bool";
     case ParamType::Float: return "float";
     case ParamType::OptionalFloat: return "float or None";
@@ -106,7 +107,7 @@ std::string accepted(const Param& param) {
     case ParamType::OptionalScalarType: return "dtype or None";
     case ParamType::Device: return "device or str";
     case ParamType::OptionalDevice: return "device, str or None";
-    case ParamType::OutTensorTuple: return "a tuple of " + size + " Tensors";
+    case ParamType::OutTensorTuple: return "a tuple of " + std::to_string(param.list_size) + " Tensors";
   }
   return "?";
 }
@@ -276,7 +277,9 @@ Failure check_value(const Param& param, size_t i, size_t first, PyObject* object
                           type_name(PySequence_Fast_ITEMS(object)[bad]) + ")");
       }
       const Py_ssize_t n = PySequence_Fast_GET_SIZE(object);
-      if (param.list_size == 0 || n == param.list_size) return Failure::None;
+      // int[1] only says that one int may stand for the list: any length is taken, as in
+      // PyTorch; int[2] and longer fix the length.
+      if (param.list_size <= 1 || n == param.list_size) return Failure::None;
       return wrong_value("a " + type_name(object) + " of " + std::to_string(n));
     }
     case ParamType::Bool: return PyBool_Check(object) ? Failure::None : wrong_type();
@@ -711,5 +714,13 @@ Tensor ParsedArgs::out_tensor(size_t i, size_t k) const {
 }
 
 PyObject* ParsedArgs::returned_argument(size_t i) const { return Py_NewRef(values_[i]); }
+
+PyObject* ParsedArgs::wrap_view(size_t i, Tensor result) const {
+  PyObject* viewed = values_[i];
+  if (viewed != nullptr && is_tensor(viewed) && unwrap_tensor(viewed).impl() == result.impl()) {
+    return Py_NewRef(viewed);
+  }
+  return wrap_tensor(std::move(result));
+}
 
 }  // namespace bp::python

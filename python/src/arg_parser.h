@@ -143,6 +143,9 @@ class ParsedArgs {
   // The Python object given for parameter i (a new reference), for ops that return an
   // argument itself (in-place ops and out=): Python callers get back the object they passed.
   PyObject* returned_argument(size_t i) const;
+  // The result of a view op of the tensor given for parameter i (a new reference): that very
+  // object when the op returned its tensor itself, else a new bp.Tensor.
+  PyObject* wrap_view(size_t i, Tensor result) const;
 
  private:
   friend class ArgParser;

@@ -11,7 +11,8 @@
 namespace bp::python {
 
 struct PythonTensor {
-  PyObject_HEAD Tensor tensor;
+  PyObject_HEAD
+  Tensor tensor;
 };
 
 extern PyTypeObject* tensor_type;

@@ -56,96 +56,6 @@ PyObject* one_element_value(const Tensor& tensor, const char* function, PyObject
 
 namespace {
 
-// --- to ---------------------------------------------------------------------------------------
-
-// to(device=None, dtype=None, non_blocking=False, copy=False), and PyTorch's positional
-// forms: to(dtype), to(device, dtype), to(other) (other's dtype and device), each followed by
-// non_blocking and copy.
-PyObject* tensor_to(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return guarded([&]() -> PyObject* {
-    enum Slot : size_t { kDevice, kDType, kNonBlocking, kCopy, kOther, kSlots };
-    const Arguments keywords("to", args + nargs, 0, kwnames,
-                             {"device", "dtype", "non_blocking", "copy", "other"}, 0);
-    PyObject* slots[kSlots];
-    for (size_t i = 0; i < kSlots; ++i) slots[i] = keywords[i];
-    if (nargs > 0) {
-      static constexpr Slot kAfterDevice[] = {kDevice, kDType, kNonBlocking, kCopy};
-      static constexpr Slot kAfterDType[] = {kDType, kNonBlocking, kCopy};
-      static constexpr Slot kAfterOther[] = {kOther, kNonBlocking, kCopy};
-      const Slot* order = kAfterDevice;
-      Py_ssize_t available = 4;
-      if (is_dtype(args[0])) {
-        order = kAfterDType;
-        available = 3;
-      } else if (is_tensor(args[0])) {
-        order = kAfterOther;
-        available = 3;
-      }
-      if (nargs > available) {
-        PyErr_Format(PyExc_TypeError,
-                     "to() takes at most %zd positional arguments here but %zd were given; "
-                     "the forms are to(device, dtype, non_blocking, copy), to(dtype, "
-                     "non_blocking, copy) and to(other, non_blocking, copy)",
-                     available, nargs);
-        throw PythonErrorSet();
-      }
-      for (Py_ssize_t i = 0; i < nargs; ++i) {
-        if (slots[order[i]] != nullptr) {
-          PyErr_Format(PyExc_TypeError, "to() got multiple values for argument '%s'",
-                       keywords.name(order[i]));
-          throw PythonErrorSet();
-        }
-        slots[order[i]] = args[i];
-      }
-    }
-    std::optional<Device> device;
-    std::optional<DType> dtype;
-    if (slots[kOther] != nullptr) {
-      if (!is_tensor(slots[kOther])) {
-        throw_argument_type_error("to", "other", "a bp.Tensor", slots[kOther]);
-      }
-      const Tensor& other = unwrap_tensor(slots[kOther]);
-      device = other.device();
-      dtype = other.dtype();
-    }
-    if (slots[kDevice] != nullptr && slots[kDevice] != Py_None) {
-      device = device_from_python(slots[kDevice], "to(): argument 'device'");
-    }
-    if (slots[kDType] != nullptr && slots[kDType] != Py_None) {
-      if (!is_dtype(slots[kDType])) {
-        throw_argument_type_error("to", "dtype", "a bp.dtype (such as backplane.float32)",
-                                  slots[kDType]);
-      }
-      dtype = unwrap_dtype(slots[kDType]);
-    }
-    for (Slot flag : {kNonBlocking, kCopy}) {
-      if (slots[flag] != nullptr && !PyBool_Check(slots[flag])) {
-        throw_argument_type_error("to", keywords.name(flag), "bool", slots[flag]);
-      }
-    }
-    // Copies are synchronous, so non_blocking changes nothing.
-    const bool copy = slots[kCopy] == Py_True;
-    const Tensor& tensor = unwrap_tensor(self);
-    const bool moves = device && *device != tensor.device();
-    const bool converts = dtype && *dtype != tensor.dtype();
-    if (!moves && !converts && !copy) {
-      Py_INCREF(self);
-      return self;
-    }
-    return wrap_tensor(without_gil([&] {
-      Tensor result = tensor;
-      // The narrower dtype crosses between devices.
-      const bool convert_first =
-          converts && moves && element_size(*dtype) < element_size(tensor.dtype());
-      if (convert_first) result = result.to(*dtype);
-      if (moves) result = result.to(*device);
-      if (converts && !convert_first) result = result.to(*dtype);
-      if (result.impl() == tensor.impl()) result = result.clone();
-      return result;
-    }));
-  });
-}
-
 PyObject* tensor_cpu(PyObject* self, PyObject*) {
   return guarded([&]() -> PyObject* {
     const Tensor& tensor = unwrap_tensor(self);
@@ -347,12 +257,6 @@ constexpr int kFastcall = METH_FASTCALL | METH_KEYWORDS;
 }  // namespace
 
 PyMethodDef tensor_conversion_methods[] = {
-    {"to", as_method(tensor_to), kFastcall,
-     "to(device=None, dtype=None, non_blocking=False, copy=False) -> Tensor\n"
-     "to(dtype, non_blocking=False, copy=False) -> Tensor\n"
-     "to(other, non_blocking=False, copy=False) -> Tensor\n\n"
-     "The tensor on that device with that dtype: self itself when it already is, unless\n"
-     "copy=True. Copies are synchronous; non_blocking is accepted for PyTorch's sake."},
     {"cpu", as_method(tensor_cpu), METH_NOARGS,
      "cpu() -> Tensor\n\nThe tensor on the host: self itself when it already is."},
     {"numpy", as_method(tensor_numpy), kFastcall,

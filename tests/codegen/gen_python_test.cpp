@@ -208,9 +208,9 @@ TEST_CASE("functions take an operator's function entries, methods its method ent
                  "        {.name = \"other\", .type = ParamType::Tensor},\n"));
   CHECK(contains(binding("method_where"), "return bp::where(condition, self, other);"));
   CHECK(contains(binding("function_where"), "{.name = \"input\", .type = ParamType::Tensor},\n"));
-  // Tensor.to is written by hand, over more than its schemas.
-  CHECK(!contains(bindings(), "PyObject* method_to("));
-  CHECK(!contains(bindings(), "\"to.dtype("));
+  // Tensor.to is its three schemas, tried in ops.yaml order: dtype, device, other.
+  CHECK(contains(binding("method_to"), "\"to.dtype(Tensor(a) self, ScalarType dtype, "));
+  CHECK(contains(binding("method_to"), "return bp::detail::method_to_other(self, other, "));
 }
 
 TEST_CASE("method tables with docstrings, and the list of schemas bound") {
@@ -239,10 +239,10 @@ TEST_CASE("method tables with docstrings, and the list of schemas bound") {
                  "indices)\\n\"\n"));
   CHECK(contains(bindings(), "    {nullptr, nullptr, 0, nullptr},\n};\n"));
 
-  // Every entry once, in ops.yaml order, but the two that Tensor.to binds by hand.
+  // Every entry once, in ops.yaml order.
   std::string expected = "const char* const generated_schemas[] = {\n";
   for (const NativeFunction& f : ops().functions) {
-    if (f.func.name.name != "to") expected += fmt::format("    \"{}\",\n", f.func.str());
+    expected += fmt::format("    \"{}\",\n", f.func.str());
   }
   expected += "    nullptr,\n};\n";
   CHECK(contains(bindings(), expected));
@@ -293,11 +293,11 @@ TEST_CASE("_C.pyi: every function and method, @overload'ed when it has several s
                  "def native_layer_norm(input: Tensor, normalized_shape: Sequence[_int], "
                  "weight: Optional[Tensor], bias: Optional[Tensor], eps: _float) -> "
                  "Tuple[Tensor, Tensor, Tensor]: ...\n"));
-  // The hand-written part of the skeleton is there, with the one `to`.
+  // The hand-written part of the skeleton is there; `to` is generated like any method.
   CHECK(contains(stubs(),
                  "class Tensor:\n    @property\n    def shape(self) -> Tuple[_int, ...]: ..."));
-  CHECK(contains(stubs(), "    def to(self, dtype: _dtype, copy: _bool = False) -> Tensor: ...\n"));
-  CHECK(!contains(stubs(), "def to(self, dtype: _dtype) -> Tensor"));
+  CHECK(contains(stubs(), "    def to(self, other: Tensor, non_blocking: _bool = False, "
+                          "copy: _bool = False) -> Tensor: ...\n"));
 }
 
 TEST_CASE("entries that Python or the argument parser cannot take are errors at the entry") {

@@ -34,6 +34,16 @@ Tensor transfer_contiguous(const Tensor& source, Device target) {
   return result;
 }
 
+// The same values on another device, through the host when both devices have memory of their
+// own on different backends.
+Tensor transfer(const Tensor& source, Device target) {
+  if (source.device().type() != target.type() && memory_owner(source.device()) &&
+      memory_owner(target)) {
+    return transfer_contiguous(source.contiguous(), Device::cpu()).to(target);
+  }
+  return transfer_contiguous(source.contiguous(), target);
+}
+
 template <typename T>
 void check_element_type(const Tensor& t, const char* op) {
   constexpr DType wanted = detail::dtype_of<T>();
@@ -93,21 +103,29 @@ Tensor clone(const Tensor& self) {
   return result;
 }
 
-Tensor to_device(const Tensor& self, Device device) {
-  if (self.device() == device) return self;
-  const Device source = self.device();
-  // Two backends with memory of their own meet on the host.
-  if (source.type() != device.type() && memory_owner(source) && memory_owner(device)) {
-    return self.to(Device::cpu()).to(device);
-  }
-  return transfer_contiguous(self.contiguous(), device);
+// Copies between devices are synchronous: non_blocking is accepted, as PyTorch's callers pass
+// it, and changes nothing.
+Tensor to_device(const Tensor& self, Device device, std::optional<DType> dtype,
+                 bool /*non_blocking*/, bool copy) {
+  const bool converts = dtype && *dtype != self.dtype();
+  if (self.device() == device && !converts) return copy ? self.clone() : self;
+  // The narrower dtype is the one that crosses between devices.
+  const bool convert_first = converts && element_size(*dtype) < self.element_size();
+  Tensor result = convert_first ? self.to(*dtype) : self;
+  if (result.device() != device) result = transfer(result, device);
+  if (converts && !convert_first) result = result.to(*dtype);
+  return result;
 }
 
-Tensor to_dtype(const Tensor& self, DType dtype) {
-  if (self.dtype() == dtype) return self;
+Tensor to_dtype(const Tensor& self, DType dtype, bool /*non_blocking*/, bool copy) {
+  if (self.dtype() == dtype) return copy ? self.clone() : self;
   Tensor result = empty(self.sizes(), dtype, self.device());
   result.copy_(self);
   return result;
+}
+
+Tensor to_other(const Tensor& self, const Tensor& other, bool non_blocking, bool copy) {
+  return to_device(self, other.device(), other.dtype(), non_blocking, copy);
 }
 
 }  // namespace composite
