@@ -1,7 +1,8 @@
 # `make install PREFIX=...`: headers, libbackplane, bp-codegen, bp-info, every bundled plugin
 # this build made under lib/backplane/plugins, ops.yaml, the docs and the vendor sample the
 # plugin guide walks through under share/backplane, and a CMake package so that vendors can
-# find_package(Backplane) and call backplane_add_plugin.
+# find_package(Backplane) and call backplane_add_plugin. The Python package installs from
+# python/CMakeLists.txt.
 include(CMakePackageConfigHelpers)
 
 set(BACKPLANE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Backplane)

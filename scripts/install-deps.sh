@@ -10,6 +10,9 @@ packages=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
   xz-utils      # make gpu-bundle packs with tar -J
   python3-sklearn  # the handwritten digits that samples/train_digits trains on
+  # The Python package (python/) and its tests; pip and venv for `pip install .`
+  python3-dev python3-numpy python3-torch python3-pytest python3-hypothesis
+  python3-setuptools python3-venv python3-pip
   clang-format  # make format and make format-check: version 14 on Debian 12, as .clang-format
 )
 

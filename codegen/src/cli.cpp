@@ -11,6 +11,7 @@
 #include "file_writer.h"
 #include "gen_backend.h"
 #include "gen_core.h"
+#include "gen_python.h"
 #include "yaml_loader.h"
 
 namespace bp::codegen {
@@ -22,6 +23,7 @@ constexpr const char* kUsage =
     "  bp-codegen core    --ops OPS_YAML --derivatives DERIVATIVES_YAML --public-out DIR\n"
     "                     --internal-out DIR\n"
     "  bp-codegen backend --ops OPS_YAML --backend BACKEND_YAML --out DIR\n"
+    "  bp-codegen python  --ops OPS_YAML --output-dir DIR\n"
     "  bp-codegen check   --ops OPS_YAML [--derivatives DERIVATIVES_YAML] "
     "[--backend BACKEND_YAML]\n";
 
@@ -74,6 +76,11 @@ void run_command(const std::vector<std::string>& args, std::ostream& out) {
     const std::string& out_dir = required(options, "--out");
     const NativeFunctions functions = load_native_functions(ops);
     write_files(generate_backend(load_backend_config(backend, functions), out_dir));
+  } else if (command == "python") {
+    const Options options = parse_options(args, {"--ops", "--output-dir"});
+    const std::string& ops = required(options, "--ops");
+    const std::string& out_dir = required(options, "--output-dir");
+    write_files(generate_python(load_native_functions(ops), out_dir));
   } else if (command == "check") {
     const Options options = parse_options(args, {"--ops", "--derivatives", "--backend"});
     const NativeFunctions functions = load_native_functions(required(options, "--ops"));

@@ -1,6 +1,7 @@
 // The bp-codegen command line, as a function so that tests run it in-process:
 //   bp-codegen core    --ops F --derivatives F --public-out D --internal-out D
 //   bp-codegen backend --ops F --backend F --out D
+//   bp-codegen python  --ops F --output-dir D
 //   bp-codegen check   --ops F [--derivatives F] [--backend F]
 #pragma once
 

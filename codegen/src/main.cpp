@@ -1,4 +1,5 @@
-// bp-codegen: ops.yaml (and a backend YAML) -> generated C++. See docs/generated-code.md.
+// bp-codegen: ops.yaml (and a backend YAML) -> generated C++, and the Python package's
+// bindings and stubs. See docs/generated-code.md.
 #include <iostream>
 #include <string>
 #include <vector>

@@ -23,22 +23,23 @@ namespace bp::python {
 enum class ParamType : uint8_t {
   Tensor,
   OptionalTensor,
-  TensorList,           // a list or tuple of Tensors
-  Scalar,               // int, float or bool (not a Tensor)
-  Int,                  // int (or an object with __index__), not bool
+  TensorList,  // a list or tuple of Tensors
+  Scalar,      // int, float or bool (not a Tensor)
+  Int,         // int (or an object with __index__), not bool
   OptionalInt,
-  IntList,              // a list or tuple of ints; a single int stands for a list of list_size
+  IntList,  // a list or tuple of ints; a single int stands for a list of list_size;
+            // as the only positional parameter, x.view(2, 3) spreads it
   OptionalIntList,
   Bool,
-  Float,                // float or int
+  Float,  // float or int
   OptionalFloat,
   Str,
-  ScalarType,           // a bp.dtype
+  ScalarType,  // a bp.dtype
   OptionalScalarType,
-  Device,               // a bp.device or a string such as "cuda:0"
+  Device,  // a bp.device or a string such as "cuda:0"
   OptionalDevice,
-  OutTensor,            // out=: one Tensor
-  OutTensorTuple,       // out=: a tuple of list_size Tensors
+  OutTensor,       // out=: one Tensor
+  OutTensorTuple,  // out=: a tuple of list_size Tensors
 };
 
 // A parameter's default, converted by bp-codegen from the schema's spelling.
@@ -101,12 +102,16 @@ class ArgParser {
             ParsedArgs& parsed) const;
 
   const char* python_name() const { return python_name_; }
+  bool is_method() const { return is_method_; }
   std::span<const Signature> signatures() const { return signatures_; }
 
  private:
   const char* python_name_;
   bool is_method_;
   std::vector<Signature> signatures_;
+  // Each signature's parameter names as interned strings, which keyword names given in source
+  // code are too: a keyword is found by comparing pointers.
+  std::vector<std::vector<PyObject*>> interned_names_;
 };
 
 // The arguments of one call, by parameter index of the signature parse() chose. Each reader
@@ -141,8 +146,14 @@ class ParsedArgs {
 
  private:
   friend class ArgParser;
+  const ArgParser* parser_ = nullptr;
   const Signature* signature_ = nullptr;
   PyObject* values_[kMaxParams] = {};  // borrowed; null where the default applies
+  // x.view(2, 3): the positional arguments that together are the one int list parameter
+  // `varargs_param_` (its values_ entry holds the first of them).
+  PyObject* const* varargs_ = nullptr;
+  Py_ssize_t varargs_count_ = 0;
+  size_t varargs_param_ = kMaxParams;
 };
 
 }  // namespace bp::python

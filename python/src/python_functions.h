@@ -9,5 +9,8 @@ namespace bp::python {
 
 extern PyMethodDef generated_functions[];
 extern PyMethodDef generated_tensor_methods[];
+// Every schema string bound by a function or a method, each once, ending with a null pointer:
+// what bp._C._bound_schemas() lists.
+extern const char* const generated_schemas[];
 
 }  // namespace bp::python

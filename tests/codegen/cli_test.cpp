@@ -18,6 +18,8 @@ TEST_CASE("bad usage prints the usage to stderr and exits 2") {
            {"core", "--ops"},
            {"backend", "--ops", "a", "--backend", "b", "--out", "c", "--verbose", "1"},
            {"check", "--ops", "a", "--ops", "b"},
+           {"python", "--ops", "a"},
+           {"python", "--ops", "a", "--output-dir", "b", "--out", "c"},
        }) {
     const CliResult result = run_codegen(args);
     CHECK(result.status == 2);
@@ -27,6 +29,10 @@ TEST_CASE("bad usage prints the usage to stderr and exits 2") {
   CHECK(run_codegen({}).err.starts_with("bp-codegen: missing command\n"));
   CHECK(run_codegen({"core", "--ops", "x"})
             .err.starts_with("bp-codegen: missing option '--public-out'\n"));
+  CHECK(run_codegen({"python", "--ops", "x"})
+            .err.starts_with("bp-codegen: missing option '--output-dir'\n"));
+  CHECK(run_codegen({"help"}).out.find("  bp-codegen python  --ops OPS_YAML --output-dir DIR\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("core writes all eleven files, and a second run rewrites none") {
@@ -53,6 +59,39 @@ TEST_CASE("core writes all eleven files, and a second run rewrites none") {
   result = run_codegen(args);
   CHECK(result.status == 0);
   CHECK(fs::last_write_time(dir / "internal/core_generated/Kernels.h") == before);
+}
+
+TEST_CASE("python writes the bindings and the stubs, and a second run rewrites neither") {
+  TempDir dir;
+  const std::vector<std::string> args = {"python", "--ops", ops_yaml_path().string(),
+                                         "--output-dir", (dir / "generated").string()};
+  CliResult result = run_codegen(args);
+  CHECK(result.err == "");
+  REQUIRE(result.status == 0);
+  CHECK(files_under(dir.path()).size() == 2);
+  CHECK(fs::exists(dir / "generated/python_functions.cpp"));
+  CHECK(fs::exists(dir / "generated/_C.pyi"));
+
+  const auto before = fs::last_write_time(dir / "generated/python_functions.cpp");
+  result = run_codegen(args);
+  CHECK(result.status == 0);
+  CHECK(fs::last_write_time(dir / "generated/python_functions.cpp") == before);
+}
+
+TEST_CASE("python: an entry Python cannot bind exits 1 with its position and writes nothing") {
+  TempDir dir;
+  const std::string ops = dir.file("ops.yaml",
+                                   "- func: neg(Tensor self) -> Tensor\n"
+                                   "  composite: true\n"
+                                   "- func: foo(Tensor self, int lambda) -> Tensor\n"
+                                   "  composite: true\n");
+  const CliResult result =
+      run_codegen({"python", "--ops", ops, "--output-dir", (dir / "generated").string()});
+  CHECK(result.status == 1);
+  CHECK(result.err == ops +
+                          ":3:9: error: 'foo': argument 'lambda' is a Python keyword, which "
+                          "Python cannot take as a parameter name; rename it\n");
+  CHECK(files_under(dir / "generated").empty());
 }
 
 TEST_CASE("bad ops.yaml: exit 1, the positioned message, and no output at all") {

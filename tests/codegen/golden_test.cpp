@@ -6,6 +6,7 @@
 #include "derivatives_loader.h"
 #include "gen_backend.h"
 #include "gen_core.h"
+#include "gen_python.h"
 #include "test_support.h"
 #include "yaml_loader.h"
 
@@ -54,4 +55,11 @@ TEST_CASE("golden: the core files for ops_small.yaml and derivatives_small.yaml"
   const auto files = generate_core(ops, derivatives, "public", "internal");
   REQUIRE(files.size() == 11);
   check_against_golden(files, "core");
+}
+
+TEST_CASE("golden: the Python bindings and stubs for ops_small.yaml") {
+  const NativeFunctions ops = load_native_functions((golden_dir() / "ops_small.yaml").string());
+  const auto files = generate_python(ops, "generated");
+  REQUIRE(files.size() == 2);
+  check_against_golden(files, "python");
 }
