@@ -3,6 +3,7 @@
 
 #include <backplane/autograd.h>
 #include <backplane/device.h>
+#include <backplane/dlpack.h>
 #include <backplane/error.h>
 #include <backplane/event.h>
 #include <backplane/factories.h>

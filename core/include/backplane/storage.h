@@ -1,5 +1,5 @@
 // A block of device memory that tensors view. Freed through the device's caching allocator
-// when the last tensor viewing it goes away.
+// when the last tensor viewing it goes away, unless someone else owns it.
 #pragma once
 
 #include <backplane/device.h>
@@ -15,6 +15,11 @@ class StorageImpl : public RefCounted {
   static IntrusivePtr<StorageImpl> allocate(Device device, size_t nbytes);
   // Host memory the caller owns and keeps alive (bp::from_blob).
   static IntrusivePtr<StorageImpl> borrow_host(void* data, size_t nbytes);
+  // Memory of `device` owned elsewhere (a DLPack producer's): `release(context)` runs once,
+  // when the last tensor viewing it goes away. It runs in a destructor, so it must not throw.
+  using ReleaseFunction = void (*)(void* context);
+  static IntrusivePtr<StorageImpl> adopt(Device device, void* data, size_t nbytes,
+                                         ReleaseFunction release, void* context);
 
   ~StorageImpl() override;
 
@@ -36,14 +41,22 @@ class StorageImpl : public RefCounted {
  private:
   template <typename T, typename... Args>
   friend IntrusivePtr<T> make_intrusive(Args&&... args);
-  StorageImpl(Device device, void* data, size_t nbytes, bool owned)
-      : device_(device), data_(data), nbytes_(nbytes), owned_(owned) {}
+  StorageImpl(Device device, void* data, size_t nbytes, bool owned,
+              ReleaseFunction release = nullptr, void* release_context = nullptr)
+      : device_(device),
+        data_(data),
+        nbytes_(nbytes),
+        release_(release),
+        release_context_(release_context),
+        owned_(owned) {}
 
   Device device_;
   void* data_;
   size_t nbytes_;
   uint64_t version_ = 0;
-  bool owned_;
+  ReleaseFunction release_;
+  void* release_context_;
+  bool owned_;  // by the caching allocator
 };
 
 }  // namespace bp

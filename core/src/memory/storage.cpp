@@ -14,6 +14,11 @@ IntrusivePtr<StorageImpl> StorageImpl::borrow_host(void* data, size_t nbytes) {
   return make_intrusive<StorageImpl>(Device::cpu(), data, nbytes, /*owned=*/false);
 }
 
+IntrusivePtr<StorageImpl> StorageImpl::adopt(Device device, void* data, size_t nbytes,
+                                             ReleaseFunction release, void* context) {
+  return make_intrusive<StorageImpl>(device, data, nbytes, /*owned=*/false, release, context);
+}
+
 void* StorageImpl::operator new(size_t size) {
   return detail::ObjectRecycler<sizeof(StorageImpl)>::allocate(size);
 }
@@ -23,7 +28,11 @@ void StorageImpl::operator delete(void* ptr, size_t size) noexcept {
 }
 
 StorageImpl::~StorageImpl() {
-  if (owned_) detail::release_device_memory(device_, data_, nbytes_);
+  if (owned_) {
+    detail::release_device_memory(device_, data_, nbytes_);
+  } else if (release_ != nullptr) {
+    release_(release_context_);
+  }
 }
 
 }  // namespace bp

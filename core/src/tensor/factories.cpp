@@ -18,29 +18,6 @@ Tensor make_tensor(IntrusivePtr<StorageImpl> storage, IntArrayRef sizes, DimVect
                                            std::move(strides), 0));
 }
 
-// The storage elements a strided layout reaches: one past its farthest element.
-int64_t storage_extent(IntArrayRef sizes, IntArrayRef strides, const char* op) {
-  if (sizes.size() != strides.size()) {
-    throw Error(fmt::format("{}: sizes {} and strides {} differ in length", op,
-                            detail::format_shape(sizes), detail::format_shape(strides)));
-  }
-  if (detail::checked_numel(sizes, op) == 0) return 0;
-  int64_t extent = 1;
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (strides[d] < 0) {
-      throw Error(fmt::format("{}: negative stride {} in strides {}", op, strides[d],
-                              detail::format_shape(strides)));
-    }
-    int64_t reach = 0;
-    if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &reach) ||
-        __builtin_add_overflow(extent, reach, &extent)) {
-      throw Error(fmt::format("{}: sizes {} with strides {} reach past 2^63 elements", op,
-                              detail::format_shape(sizes), detail::format_shape(strides)));
-    }
-  }
-  return extent;
-}
-
 size_t checked_nbytes(int64_t elements, DType dtype, IntArrayRef sizes, const char* op) {
   if (element_size(dtype) == 0) {
     throw Error(
@@ -65,7 +42,7 @@ Tensor empty(IntArrayRef sizes, DType dtype, Device device) {
 }
 
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device) {
-  const int64_t extent = storage_extent(sizes, strides, "empty_strided");
+  const int64_t extent = detail::storage_extent(sizes, strides, "empty_strided");
   auto storage =
       StorageImpl::allocate(device, checked_nbytes(extent, dtype, sizes, "empty_strided"));
   return make_tensor(std::move(storage), sizes, DimVector(strides), dtype);
@@ -98,7 +75,7 @@ Tensor from_blob(void* data, IntArrayRef sizes, DType dtype) {
 }
 
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype) {
-  const int64_t extent = storage_extent(sizes, strides, "from_blob");
+  const int64_t extent = detail::storage_extent(sizes, strides, "from_blob");
   if (data == nullptr && extent > 0) {
     throw Error(
         fmt::format("from_blob: the data pointer is null, but shape {} has {} elements; "

@@ -58,6 +58,28 @@ int64_t checked_numel(IntArrayRef sizes, std::string_view what) {
   return numel;
 }
 
+int64_t storage_extent(IntArrayRef sizes, IntArrayRef strides, std::string_view op) {
+  if (sizes.size() != strides.size()) {
+    throw Error(fmt::format("{}: sizes {} and strides {} differ in length", op, format_shape(sizes),
+                            format_shape(strides)));
+  }
+  if (checked_numel(sizes, op) == 0) return 0;
+  int64_t extent = 1;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (strides[d] < 0) {
+      throw Error(fmt::format("{}: negative stride {} in strides {}", op, strides[d],
+                              format_shape(strides)));
+    }
+    int64_t reach = 0;
+    if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &reach) ||
+        __builtin_add_overflow(extent, reach, &extent)) {
+      throw Error(fmt::format("{}: sizes {} with strides {} reach past 2^63 elements", op,
+                              format_shape(sizes), format_shape(strides)));
+    }
+  }
+  return extent;
+}
+
 DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b) {
   const size_t rank = std::max(a.size(), b.size());
   DimVector result(rank);

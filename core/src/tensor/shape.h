@@ -28,6 +28,11 @@ DimVector contiguous_strides(IntArrayRef sizes);
 // names `what` ("empty", "view").
 int64_t checked_numel(IntArrayRef sizes, std::string_view what);
 
+// The storage elements a strided layout reaches: one past its farthest element, 0 when it
+// has none. Sizes and strides of different lengths, a negative size or stride, or a reach past
+// 2^63 elements is a bp::Error that names `op`.
+int64_t storage_extent(IntArrayRef sizes, IntArrayRef strides, std::string_view op);
+
 // The shape both shapes broadcast to, aligning trailing dims; a dim of size 1 stretches.
 DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b);
 
