@@ -3,6 +3,9 @@ message for what the core refuses; TypeError naming the function, the argument a
 accepts; ValueError and OverflowError for values an argument cannot take; and, after any of
 them, tensors and the module as they were."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -186,6 +189,26 @@ def test_numpy_of_a_device_tensor_is_refused(x):
 def test_a_dtype_backplane_lacks_is_refused_when_shared():
     with pytest.raises(bp.Error, match="DLPack dtype"):
         bp.from_dlpack(np.zeros(3, dtype=np.complex64))
+
+
+@pytest.mark.skipif(not HAS_OPENCL, reason="needs a device other than the host")
+def test_a_device_tensor_pytorch_cannot_take_leaves_the_process_running():
+    # PyTorch 1.13 refuses kDLOpenCL only after it has taken the capsule's tensor, and then
+    # runs its deleter without marking the capsule used: the capsule must not run it again.
+    code = "\n".join([
+        "import backplane as bp, torch",
+        "capsule = bp.zeros(2, device='opencl:0').__dlpack__()",
+        "try:",
+        "    torch.utils.dlpack.from_dlpack(capsule)",
+        "except RuntimeError:",
+        "    pass",
+        "del capsule",
+        "print(bp.add(bp.ones(2), 1).tolist())",
+    ])
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "[2.0, 2.0]"
 
 
 # --- nothing left broken ------------------------------------------------------------------------
