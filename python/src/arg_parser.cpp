@@ -337,7 +337,8 @@ Failure fit(const Signature& signature, const std::vector<PyObject*>& names, boo
             const Call& call, PyObject** values, PyObject* const*& varargs,
             Py_ssize_t& varargs_count, size_t& varargs_param, std::string* reason) {
   const size_t n_params = signature.params.size();
-  std::fill(values, values + ParsedArgs::kMaxParams, nullptr);
+  // Entries past n_params may hold a longer signature's arguments: the readers never look there.
+  std::fill(values, values + n_params, nullptr);
   varargs = nullptr;
   varargs_count = 0;
   varargs_param = ParsedArgs::kMaxParams;

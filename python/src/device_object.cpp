@@ -8,7 +8,8 @@ namespace bp::python {
 namespace {
 
 struct DeviceObject {
-  PyObject_HEAD Device device;
+  PyObject_HEAD
+  Device device;
 };
 
 Device& device_of(PyObject* self) { return reinterpret_cast<DeviceObject*>(self)->device; }

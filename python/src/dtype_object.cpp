@@ -7,7 +7,8 @@ namespace bp::python {
 namespace {
 
 struct DTypeObject {
-  PyObject_HEAD DType dtype;
+  PyObject_HEAD
+  DType dtype;
   const char* name;  // the first of its names: "float32"
 };
 

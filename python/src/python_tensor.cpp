@@ -58,6 +58,31 @@ Py_ssize_t tensor_length(PyObject* self) {
   return static_cast<Py_ssize_t>(tensor.sizes()[0]);
 }
 
+// Over the first dimension: x[0], x[1], ... made up front, as PyTorch does.
+PyObject* tensor_iter(PyObject* self) {
+  const Tensor& tensor = tensor_of(self);
+  if (tensor.dim() == 0) {
+    PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor");
+    return nullptr;
+  }
+  const auto n = static_cast<Py_ssize_t>(tensor.sizes()[0]);
+  PyObject* items = PyTuple_New(n);
+  if (items == nullptr) return nullptr;
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    PyObject* index = PyLong_FromSsize_t(k);
+    PyObject* item = index == nullptr ? nullptr : PyObject_GetItem(self, index);
+    Py_XDECREF(index);
+    if (item == nullptr) {
+      Py_DECREF(items);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(items, k, item);
+  }
+  PyObject* iterator = PyObject_GetIter(items);
+  Py_DECREF(items);
+  return iterator;
+}
+
 // By identity, as PyTorch's tensors: == compares elements, so equal tensors are not one key.
 Py_hash_t tensor_hash(PyObject* self) {
   const auto address = reinterpret_cast<uintptr_t>(self);
@@ -183,6 +208,7 @@ PyTypeObject tensor_type_object = [] {
   type.tp_repr = tensor_str;
   type.tp_str = tensor_str;
   type.tp_hash = tensor_hash;
+  type.tp_iter = tensor_iter;
   type.tp_as_number = &tensor_number_methods;
   type.tp_as_sequence = &tensor_sequence_methods;
   type.tp_as_mapping = &tensor_mapping_methods;

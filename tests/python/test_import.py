@@ -95,6 +95,15 @@ def test_tensor_properties():
         len(bp.tensor(1.0))
 
 
+def test_iteration_goes_over_the_first_dimension():
+    x = bp.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert [row.tolist() for row in x] == [[1.0, 2.0], [3.0, 4.0]]
+    first, second = x
+    assert second.tolist() == [3.0, 4.0]
+    with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
+        iter(bp.tensor(1.0))
+
+
 def test_tensors_hash_by_identity():
     x = bp.tensor([1.0])
     y = bp.tensor([1.0])
