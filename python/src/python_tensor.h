@@ -11,8 +11,7 @@
 namespace bp::python {
 
 struct PythonTensor {
-  PyObject_HEAD
-  Tensor tensor;
+  PyObject_HEAD Tensor tensor;
 };
 
 extern PyTypeObject* tensor_type;

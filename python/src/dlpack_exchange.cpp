@@ -1,0 +1,149 @@
+// DLPack in Python: Tensor.__dlpack__ and __dlpack_device__ for consumers (numpy.from_dlpack,
+// torch.from_dlpack), and bp.from_dlpack for producers, each sharing memory without a copy.
+// Capsules follow DLPack 0.6: named "dltensor", renamed "used_dltensor" by the consumer that
+// takes the DLManagedTensor over.
+#include "tensor_parts.h"
+
+#include "errors.h"
+#include "gil.h"
+#include "parts_support.h"
+#include "python_tensor.h"
+
+#include <backplane/backplane.h>
+#include <backplane/dlpack.h>
+
+namespace bp::python {
+namespace {
+
+constexpr const char* kCapsuleName = "dltensor";
+constexpr const char* kUsedCapsuleName = "used_dltensor";
+
+// A capsule no consumer took still owns its DLManagedTensor.
+void delete_unused_capsule(PyObject* capsule) {
+  if (PyCapsule_IsValid(capsule, kUsedCapsuleName)) return;
+  // A destructor may run while an exception is being raised; keep it.
+  PyObject* type = nullptr;
+  PyObject* value = nullptr;
+  PyObject* traceback = nullptr;
+  PyErr_Fetch(&type, &value, &traceback);
+  auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kCapsuleName));
+  if (managed == nullptr) {
+    PyErr_WriteUnraisable(capsule);
+  } else if (managed->deleter != nullptr) {
+    managed->deleter(managed);
+  }
+  PyErr_Restore(type, value, traceback);
+}
+
+PyObject* tensor_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                        PyObject* kwnames) {
+  return guarded([&]() -> PyObject* {
+    const Arguments arguments("__dlpack__", args, nargs, kwnames, {"stream"}, 1);
+    if (arguments.given(0) && !PyLong_Check(arguments[0])) {
+      throw_argument_type_error("__dlpack__", "stream", "None or an int", arguments[0]);
+    }
+    const Tensor& tensor = unwrap_tensor(self);
+    // Backplane does not name its queues to other libraries: the consumer's stream, whatever
+    // it is, sees the data once the device has finished the work queued so far.
+    DLManagedTensor* managed = without_gil([&] {
+      if (!tensor.device().is_cpu()) synchronize(tensor.device());
+      return to_dlpack(tensor);
+    });
+    PyObject* capsule = PyCapsule_New(managed, kCapsuleName, delete_unused_capsule);
+    if (capsule == nullptr && managed->deleter != nullptr) managed->deleter(managed);
+    return capsule;
+  });
+}
+
+PyObject* tensor_dlpack_device(PyObject* self, PyObject*) {
+  return guarded([&] {
+    const DLDevice device = dlpack_device(unwrap_tensor(self));
+    return Py_BuildValue("(ii)", static_cast<int>(device.device_type),
+                         static_cast<int>(device.device_id));
+  });
+}
+
+// The tensor of an unused capsule, which it consumes.
+Tensor tensor_from_capsule(PyObject* capsule) {
+  auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kCapsuleName));
+  if (managed == nullptr) {
+    PyErr_Clear();
+    throw_python_error(PyExc_ValueError,
+                       "from_dlpack(): the capsule is not an unused DLPack capsule (named "
+                       "'dltensor'); each capsule can be consumed once, so call __dlpack__() "
+                       "again for a new one");
+  }
+  if (PyCapsule_SetName(capsule, kUsedCapsuleName) != 0) throw PythonErrorSet();
+  // from_dlpack owns `managed` from here on, and deletes it if it throws.
+  return from_dlpack(managed);
+}
+
+PyObject* dlpack_method_name() {
+  static PyObject* const name = PyUnicode_InternFromString("__dlpack__");
+  return name;
+}
+
+// Calls object.__dlpack__() without arguments, as host producers (NumPy) require; a device
+// producer then orders its data on its default stream. Null with a Python exception set on
+// failure.
+PyObject* call_dlpack(PyObject* object) {
+  PyObject* capsule = PyObject_CallMethodNoArgs(object, dlpack_method_name());
+  if (capsule != nullptr) return capsule;
+  if (PyErr_ExceptionMatches(PyExc_AttributeError) &&
+      PyObject_HasAttr(object, dlpack_method_name()) == 0) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError,
+                 "from_dlpack(): expected an object with __dlpack__ (a NumPy array, a PyTorch "
+                 "tensor, ...) or a DLPack capsule, got %s",
+                 Py_TYPE(object)->tp_name);
+  }
+  return nullptr;
+}
+
+PyObject* py_from_dlpack(PyObject*, PyObject* object) {
+  return guarded([&]() -> PyObject* {
+    if (PyCapsule_CheckExact(object)) return wrap_tensor(tensor_from_capsule(object));
+    if (is_tensor(object)) return wrap_tensor(unwrap_tensor(object).detach());
+    return wrap_tensor(tensor_from_dlpack_object(object));
+  });
+}
+
+}  // namespace
+
+Tensor tensor_from_dlpack_object(PyObject* object) {
+  PyObject* capsule = call_dlpack(object);
+  if (capsule == nullptr) throw PythonErrorSet();
+  struct Release {
+    PyObject* object;
+    ~Release() { Py_DECREF(object); }
+  } release{capsule};
+  if (!PyCapsule_CheckExact(capsule)) {
+    PyErr_Format(PyExc_TypeError, "%s.__dlpack__() returned %s, not a DLPack capsule",
+                 Py_TYPE(object)->tp_name, Py_TYPE(capsule)->tp_name);
+    throw PythonErrorSet();
+  }
+  return tensor_from_capsule(capsule);
+}
+
+PyMethodDef tensor_dlpack_methods[] = {
+    {"__dlpack__", as_method(tensor_dlpack), METH_FASTCALL | METH_KEYWORDS,
+     "__dlpack__(stream=None) -> PyCapsule\n\n"
+     "A DLPack capsule ('dltensor') viewing the tensor's memory, for another library's\n"
+     "from_dlpack. A device tensor's pending work finishes first, so any stream may read it."},
+    {"__dlpack_device__", as_method(tensor_dlpack_device), METH_NOARGS,
+     "__dlpack_device__() -> (int, int)\n\nThe DLPack device type and index of the tensor."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyMethodDef dlpack_functions[] = {
+    {"from_dlpack", as_method(py_from_dlpack), METH_O,
+     "from_dlpack(ext_tensor) -> Tensor\n\n"
+     "A tensor sharing the memory of ext_tensor: an object with __dlpack__ (a NumPy array, a\n"
+     "PyTorch tensor, ...) or a DLPack capsule, which it consumes. No copy is made."},
+    {"from_numpy", as_method(py_from_dlpack), METH_O,
+     "from_numpy(ndarray) -> Tensor\n\n"
+     "A tensor sharing the memory of a NumPy array (through DLPack); from_dlpack's alias."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+}  // namespace bp::python

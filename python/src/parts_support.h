@@ -1,0 +1,104 @@
+// What the hand-written parts of bp.Tensor and of the module share: reading Python numbers,
+// dtypes, devices and keyword arguments (defined in tensor_factories.cpp), and reading tensor
+// elements back as Python objects (tensor_conversion.cpp).
+#pragma once
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <backplane/backplane.h>
+
+#include <cstddef>
+#include <initializer_list>
+#include <optional>
+
+namespace bp::python {
+
+// A METH_FASTCALL | METH_KEYWORDS (or METH_NOARGS, METH_O) function as PyMethodDef stores it.
+template <typename Function>
+PyCFunction as_method(Function* function) {
+  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(function));
+}
+
+// The number an operand holds as PyTorch reads Python numbers: a bool, int or float (or a
+// subclass, such as numpy.float64); nullopt for anything else. An int beyond int64 raises
+// OverflowError and throws PythonErrorSet.
+std::optional<Scalar> python_scalar(PyObject* object);
+
+// The arguments of a hand-written function, by name. Construct with the vectorcall arguments:
+// the first `positional` names may be given by position, every name by keyword. Too many
+// positional arguments, an unknown keyword or one given twice raise TypeError naming
+// `function` and throw PythonErrorSet.
+class Arguments {
+ public:
+  static constexpr size_t kMaxNames = 8;
+
+  Arguments(const char* function, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+            std::initializer_list<const char*> names, size_t positional);
+
+  // The object given for name i (borrowed), or null when it was not given.
+  PyObject* operator[](size_t i) const { return values_[i]; }
+  // Absent and None both read as not given.
+  bool given(size_t i) const { return values_[i] != nullptr && values_[i] != Py_None; }
+
+  // Readers of argument i: `fallback` when it is absent (or None, for the optional ones); the
+  // wrong type raises TypeError naming the function and the argument.
+  std::optional<DType> optional_dtype(size_t i) const;
+  std::optional<Device> optional_device(size_t i) const;
+  bool to_bool(size_t i, bool fallback) const;
+  // A bp.Tensor argument (required): the tensor object itself, borrowed.
+  PyObject* tensor_object(size_t i) const;
+
+  const char* function() const { return function_; }
+  const char* name(size_t i) const { return names_[i]; }
+
+ private:
+  const char* function_;
+  const char* names_[kMaxNames] = {};
+  PyObject* values_[kMaxNames] = {};
+};
+
+// The dtype's name in Python: "float32", "int64", ...
+constexpr const char* python_dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return "float32";
+    case DType::Float64: return "float64";
+    case DType::Float16: return "float16";
+    case DType::BFloat16: return "bfloat16";
+    case DType::Int8: return "int8";
+    case DType::UInt8: return "uint8";
+    case DType::Int32: return "int32";
+    case DType::Int64: return "int64";
+    case DType::Bool: return "bool";
+  }
+  return "?";
+}
+
+// Raises TypeError "<function>: argument '<name>' must be <expected>, not <type>" and throws
+// PythonErrorSet.
+[[noreturn]] void throw_argument_type_error(const char* function, const char* name,
+                                            const char* expected, PyObject* got);
+
+// Raises `type` with `message` and throws PythonErrorSet.
+[[noreturn]] void throw_python_error(PyObject* type, const char* message);
+
+// The element at `data` of a host tensor of `dtype`, as a Python bool, int or float.
+PyObject* python_value(const void* data, DType dtype);
+
+// The value of a one-element tensor on any device, as a Python bool, int or float;
+// `function` names the caller in the error for other sizes, which is PyTorch's ValueError
+// for int() and float() and its RuntimeError for item().
+PyObject* one_element_value(const Tensor& tensor, const char* function, PyObject* error_type);
+
+// A tensor holding a copy of Python data, as bp.tensor makes it: nested sequences of numbers,
+// a number, an object with the buffer protocol or __dlpack__, or a bp.Tensor. Without
+// `dtype`, the data decides it (PyTorch's rules: bool, int64 or float32 for Python numbers);
+// without `device`, the host. Throws PythonErrorSet with TypeError or ValueError for data
+// it cannot read.
+Tensor tensor_from_data(PyObject* data, std::optional<DType> dtype, std::optional<Device> device);
+
+// The tensor that shares the memory of an object with __dlpack__ (dlpack_exchange.cpp).
+// Throws PythonErrorSet when its __dlpack__ fails or returns no DLPack capsule.
+Tensor tensor_from_dlpack_object(PyObject* object);
+
+}  // namespace bp::python
