@@ -94,8 +94,10 @@ std::string accepted(const Param& param) {
     case ParamType::Int: return "int";
     case ParamType::OptionalInt: return "int or None";
     case ParamType::IntList:
+      if (param.list_size == 1) return "an int or a list of ints";
       return param.list_size > 0 ? "an int or a list of " + size + " ints" : "a list of ints";
     case ParamType::OptionalIntList:
+      if (param.list_size == 1) return "an int, a list of ints or None";
       return param.list_size > 0 ? "an int, a list of " + size + " ints or None"
                                  : "a list of ints or None";
     case ParamType::Bool: return "bool";
@@ -275,8 +277,9 @@ Failure check_value(const Param& param, size_t i, size_t first, PyObject* object
         return wrong_type(" (item " + std::to_string(bad) + " is " +
                           type_name(PySequence_Fast_ITEMS(object)[bad]) + ")");
       }
+      // int[1] (dims to reduce over) lets one int stand for a list; its lists have any length.
       const Py_ssize_t n = PySequence_Fast_GET_SIZE(object);
-      if (param.list_size == 0 || n == param.list_size) return Failure::None;
+      if (param.list_size <= 1 || n == param.list_size) return Failure::None;
       return wrong_value("a " + type_name(object) + " of " + std::to_string(n));
     }
     case ParamType::Bool: return PyBool_Check(object) ? Failure::None : wrong_type();
