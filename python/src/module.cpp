@@ -7,20 +7,24 @@
 #include "python_tensor.h"
 #include "tensor_parts.h"
 
+#include <initializer_list>
+
 namespace bp::python {
 namespace {
 
 PyObject* bound_schemas(PyObject*, PyObject*) {
   PyObject* list = PyList_New(0);
   if (list == nullptr) return nullptr;
-  for (const char* const* schema = generated_schemas; *schema != nullptr; ++schema) {
-    PyObject* text = PyUnicode_FromString(*schema);
-    if (text == nullptr || PyList_Append(list, text) < 0) {
-      Py_XDECREF(text);
-      Py_DECREF(list);
-      return nullptr;
+  for (const char* const* schemas : {generated_schemas, written_schemas}) {
+    for (const char* const* schema = schemas; *schema != nullptr; ++schema) {
+      PyObject* text = PyUnicode_FromString(*schema);
+      if (text == nullptr || PyList_Append(list, text) < 0) {
+        Py_XDECREF(text);
+        Py_DECREF(list);
+        return nullptr;
+      }
+      Py_DECREF(text);
     }
-    Py_DECREF(text);
   }
   return list;
 }

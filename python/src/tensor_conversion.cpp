@@ -346,13 +346,21 @@ constexpr int kFastcall = METH_FASTCALL | METH_KEYWORDS;
 
 }  // namespace
 
+const char* const written_schemas[] = {
+    "to.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)",
+    "to.device(Tensor(a) self, Device device) -> Tensor(a)",
+    nullptr,
+};
+
 PyMethodDef tensor_conversion_methods[] = {
     {"to", as_method(tensor_to), kFastcall,
      "to(device=None, dtype=None, non_blocking=False, copy=False) -> Tensor\n"
      "to(dtype, non_blocking=False, copy=False) -> Tensor\n"
      "to(other, non_blocking=False, copy=False) -> Tensor\n\n"
      "The tensor on that device with that dtype: self itself when it already is, unless\n"
-     "copy=True. Copies are synchronous; non_blocking is accepted for PyTorch's sake."},
+     "copy=True. Copies are synchronous; non_blocking is accepted for PyTorch's sake.\n\n"
+     "to.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)\n"
+     "to.device(Tensor(a) self, Device device) -> Tensor(a)"},
     {"cpu", as_method(tensor_cpu), METH_NOARGS,
      "cpu() -> Tensor\n\nThe tensor on the host: self itself when it already is."},
     {"numpy", as_method(tensor_numpy), kFastcall,

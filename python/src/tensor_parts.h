@@ -19,6 +19,9 @@ extern PyMappingMethods tensor_mapping_methods;
 // dlpack_exchange.cpp).
 extern PyMethodDef tensor_conversion_methods[];
 extern PyMethodDef tensor_dlpack_methods[];
+// The ops.yaml schemas that those written methods bind (Tensor.to: to.dtype and to.device),
+// ending with a null pointer; bp._C._bound_schemas() lists them after the generated ones.
+extern const char* const written_schemas[];
 
 // requires_grad_, backward, detach and the autograd properties (autograd_functions.cpp).
 extern PyMethodDef tensor_autograd_methods[];
