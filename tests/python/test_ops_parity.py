@@ -84,14 +84,19 @@ def parity(name: str, inputs, reference=None, **tolerance):
 
 
 def aliased(result, *expected):
-    """The result of an in-place or out= call: the very objects written, as in PyTorch."""
+    """The result of an in-place or out= call. One tensor written: the very object passed, as in
+    PyTorch. Several: a tuple of tensors that share their memory with the ones passed (which
+    PyTorch returns themselves), seen by writing through each; their values before that are
+    returned."""
     if len(expected) == 1:
         assert result is expected[0], "the result is not the tensor written"
-    else:
-        assert len(result) == len(expected)
-        for index, (got, want) in enumerate(zip(result, expected)):
-            assert got is want, f"result {index} is not the tensor passed as out[{index}]"
-    return result
+        return result
+    assert isinstance(result, tuple) and len(result) == len(expected)
+    values = [each.clone() for each in result]
+    for index, (got, want) in enumerate(zip(result, expected)):
+        got.fill_(7)
+        assert (want.cpu().numpy() == 7).all(), f"result {index} is not out[{index}]'s memory"
+    return values
 
 
 # --- inputs --------------------------------------------------------------------------------
@@ -520,8 +525,9 @@ def _(L, x, i, b):
 @parity("max.dim_max", reduction_inputs)
 def _(L, x, i, b):
     values, indices = L.empty([2, 1, 4]), L.empty([2, 1, 4], "int64")
-    result = aliased(L.max(x, 1, True, out=(values, indices)), values, indices)
-    return result.values, result.indices
+    result = L.max(x, 1, True, out=(values, indices))
+    assert result.values is result[0] and result.indices is result[1]
+    return aliased(result, values, indices)
 
 
 @parity("argmax", reduction_inputs)
@@ -1223,10 +1229,12 @@ def _(L, x, column, ones):
 
 @parity("contiguous", view_inputs)
 def _(L, x, column, ones):
+    # Already contiguous: self's memory, seen by writing through it.
     transposed = x.transpose(0, 2).contiguous()
     assert transposed.is_contiguous()
-    assert x.contiguous() is x
-    return transposed, x.contiguous()
+    same = x.contiguous()
+    same.select(0, 1).fill_(5)
+    return transposed, x
 
 
 @parity("clone", view_inputs)
