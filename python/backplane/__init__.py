@@ -14,6 +14,14 @@ import functools as _functools
 from backplane import _C
 from backplane._C import *  # noqa: F401,F403 (the ops, the types and the dtype objects)
 
+# `import *` leaves out the names that start with an underscore, which some ops have (the kernels
+# behind composites, the optimizer steps): every op function the module binds is re-exported.
+globals().update({
+    name: getattr(_C, name)
+    for name in {schema.split("(", 1)[0].split(".", 1)[0] for schema in _C._bound_schemas()}
+    if name.startswith("_") and hasattr(_C, name)
+})
+
 # The dtype objects bool, float, int and long replace the builtins of those names here;
 # annotations below are strings and the code uses _builtins.
 
