@@ -12,25 +12,57 @@
 #include <backplane/backplane.h>
 #include <backplane/dlpack.h>
 
+#include <atomic>
+
 namespace bp::python {
 namespace {
 
 constexpr const char* kCapsuleName = "dltensor";
 constexpr const char* kUsedCapsuleName = "used_dltensor";
 
-// A capsule no consumer took still owns its DLManagedTensor.
-void delete_unused_capsule(PyObject* capsule) {
-  if (PyCapsule_IsValid(capsule, kUsedCapsuleName)) return;
+// What a capsule holds: the core's DLManagedTensor behind one whose deleter runs it at most
+// once. A consumer that fails may call the deleter without renaming the capsule (PyTorch 1.13
+// does for a device it cannot take), and the capsule must then not delete it again. The
+// capsule and the consumer each hold a reference to this record; the last one frees it.
+struct CapsuleExport {
+  DLManagedTensor exposed;
+  DLManagedTensor* exported;
+  std::atomic<int> references{2};
+  std::atomic<bool> deleted{false};
+
+  void delete_exported() {
+    if (!deleted.exchange(true) && exported->deleter != nullptr) exported->deleter(exported);
+  }
+  void release() {
+    if (references.fetch_sub(1) == 1) delete this;
+  }
+};
+
+void delete_from_consumer(DLManagedTensor* managed) {
+  auto* record = static_cast<CapsuleExport*>(managed->manager_ctx);
+  record->delete_exported();
+  record->release();
+}
+
+void delete_capsule(PyObject* capsule) {
+  const bool consumed = PyCapsule_IsValid(capsule, kUsedCapsuleName);
   // A destructor may run while an exception is being raised; keep it.
   PyObject* type = nullptr;
   PyObject* value = nullptr;
   PyObject* traceback = nullptr;
   PyErr_Fetch(&type, &value, &traceback);
-  auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kCapsuleName));
+  auto* managed = static_cast<DLManagedTensor*>(
+      PyCapsule_GetPointer(capsule, consumed ? kUsedCapsuleName : kCapsuleName));
   if (managed == nullptr) {
     PyErr_WriteUnraisable(capsule);
-  } else if (managed->deleter != nullptr) {
-    managed->deleter(managed);
+  } else {
+    auto* record = static_cast<CapsuleExport*>(managed->manager_ctx);
+    if (!consumed && !record->deleted) {
+      // No consumer took it: the capsule releases the consumer's share too.
+      record->delete_exported();
+      record->release();
+    }
+    record->release();
   }
   PyErr_Restore(type, value, traceback);
 }
@@ -49,8 +81,14 @@ PyObject* tensor_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
       if (!tensor.device().is_cpu()) synchronize(tensor.device());
       return to_dlpack(tensor);
     });
-    PyObject* capsule = PyCapsule_New(managed, kCapsuleName, delete_unused_capsule);
-    if (capsule == nullptr && managed->deleter != nullptr) managed->deleter(managed);
+    auto* record = new CapsuleExport{*managed, managed};
+    record->exposed.manager_ctx = record;
+    record->exposed.deleter = delete_from_consumer;
+    PyObject* capsule = PyCapsule_New(&record->exposed, kCapsuleName, delete_capsule);
+    if (capsule == nullptr) {
+      record->delete_exported();
+      delete record;
+    }
     return capsule;
   });
 }

@@ -129,10 +129,16 @@ TEST_CASE("views and copies: const methods returning the view, same call syntax 
                  "\nTensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt, "
                  "std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;\n"));
   CHECK(contains(inc, "\nTensor squeeze() const;\nTensor squeeze(int64_t dim) const;\n"));
-  CHECK(contains(inc, "\nTensor to(DType dtype) const;\nTensor to(Device device) const;\n"));
+  CHECK(contains(inc,
+                 "\nTensor to(DType dtype, bool non_blocking = false, bool copy = false) const;\n"
+                 "Tensor to(Device device, std::optional<DType> dtype = std::nullopt, "
+                 "bool non_blocking = false, bool copy = false) const;\n"
+                 "Tensor to(const Tensor& other, bool non_blocking = false, bool copy = false) "
+                 "const;\n"));
   const std::string h = generate_functions_h(ops());
   CHECK(contains(h, "\nTensor transpose(const Tensor& self, int64_t dim0, int64_t dim1);\n"));
-  CHECK(contains(h, "\nTensor method_to_dtype(const Tensor& self, DType dtype);\n"));
+  CHECK(contains(h, "\nTensor method_to_dtype(const Tensor& self, DType dtype, bool non_blocking, "
+                    "bool copy);\n"));
   CHECK_FALSE(contains(h, "\nTensor view("));  // method only, as in PyTorch
 }
 

@@ -1262,6 +1262,17 @@ def _(L, x):
     return on_host, back
 
 
+@parity("to.other", lambda r: [normal(r, 2, 3), integers(r, -3, 3, 4)])
+def _(L, x, i):
+    # The other tensor's dtype and device; copy=True copies even when nothing changes.
+    assert x.to(x) is x
+    copied = x.to(x, copy=True)
+    assert copied is not x
+    as_int = x.to(i)
+    assert as_int.dtype == L.int64 and str(as_int.device) == L.device
+    return as_int, i.to(x), copied, x.to(L.device, L.float64, copy=False)
+
+
 # --- losses -----------------------------------------------------------------------------------
 
 
