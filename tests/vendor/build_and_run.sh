@@ -35,3 +35,22 @@ grep -E '"command": .* -O2 .*ops/elementwise\.cpp' "$scratch/build/compile_comma
   fail "a project without CMAKE_BUILD_TYPE built the plugin's kernels without -O2"
 cmake --build "$scratch/build" >/dev/null
 BACKPLANE_PLUGIN_PATH="$scratch/build/libbackplane_acme.so" "$scratch/build/acme_check"
+
+# The installed Python package, where the build made one: it finds the installed libbackplane by
+# itself (nothing in the environment but the plugin's path), and the vendor's device works from
+# Python. The prefix stands in for /usr/local, whose folder Debian's Python searches already.
+module=$(find "$prefix" -path '*/backplane/_C*.so' -print -quit)
+[ -n "$module" ] || exit 0
+package_parent=$(dirname "$(dirname "$module")")
+python=$(sed -n 's/^Python3_EXECUTABLE:FILEPATH=//p' "$build_dir/CMakeCache.txt")
+env -i BACKPLANE_PLUGIN_PATH="$scratch/build/libbackplane_acme.so" "$python" -I -c "
+import sys
+sys.path.insert(0, '$package_parent')
+import backplane as bp
+assert bp.__file__.startswith('$prefix'), bp.__file__
+x = bp.tensor([[1., -2.], [3., 4.]], device='acme:0')
+y = bp.relu(x * 2 + x)
+assert str(y.device) == 'acme:0', y.device
+assert y.cpu().tolist() == [[3., 0.], [9., 12.]], y
+print(bp.softmax(bp.tensor([[1., 2.], [3., 4.]]), dim=1))
+" || fail "the installed Python package does not run the vendor's plugin"
