@@ -84,9 +84,9 @@ std::string type_name(PyObject* object) {
 
 // What a parameter accepts, as the messages say it.
 std::string accepted(const Param& param) {
-  const std::string ints =
-      param.list_size > 1 ? "a list of " + std::to_string(param.list_size) + " ints"
-                          : "a list of ints";
+  const std::string ints = param.list_size > 1
+                               ? "a list of " + std::to_string(param.list_size) + " ints"
+                               : "a list of ints";
   switch (param.type) {
     case ParamType::Tensor:
     case ParamType::OutTensor: return "Tensor";
@@ -95,8 +95,7 @@ std::string accepted(const Param& param) {
     case ParamType::Scalar: return "a number (int, float or bool)";
     case ParamType::Int: return "int";
     case ParamType::OptionalInt: return "int or None";
-    case ParamType::IntList:
-      return param.list_size > 0 ? "an int or " + ints : ints;
+    case ParamType::IntList: return param.list_size > 0 ? "an int or " + ints : ints;
     case ParamType::OptionalIntList:
       return param.list_size > 0 ? "an int, " + ints + " or None" : ints + " or None";
     case ParamType::Bool: return "bool";
@@ -107,7 +106,8 @@ std::string accepted(const Param& param) {
     case ParamType::OptionalScalarType: return "dtype or None";
     case ParamType::Device: return "device or str";
     case ParamType::OptionalDevice: return "device, str or None";
-    case ParamType::OutTensorTuple: return "a tuple of " + std::to_string(param.list_size) + " Tensors";
+    case ParamType::OutTensorTuple:
+      return "a tuple of " + std::to_string(param.list_size) + " Tensors";
   }
   return "?";
 }

@@ -137,8 +137,9 @@ TEST_CASE("views and copies: const methods returning the view, same call syntax 
                  "const;\n"));
   const std::string h = generate_functions_h(ops());
   CHECK(contains(h, "\nTensor transpose(const Tensor& self, int64_t dim0, int64_t dim1);\n"));
-  CHECK(contains(h, "\nTensor method_to_dtype(const Tensor& self, DType dtype, bool non_blocking, "
-                    "bool copy);\n"));
+  CHECK(contains(h,
+                 "\nTensor method_to_dtype(const Tensor& self, DType dtype, bool non_blocking, "
+                 "bool copy);\n"));
   CHECK_FALSE(contains(h, "\nTensor view("));  // method only, as in PyTorch
 }
 

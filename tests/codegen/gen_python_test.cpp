@@ -296,8 +296,9 @@ TEST_CASE("_C.pyi: every function and method, @overload'ed when it has several s
   // The hand-written part of the skeleton is there; `to` is generated like any method.
   CHECK(contains(stubs(),
                  "class Tensor:\n    @property\n    def shape(self) -> Tuple[_int, ...]: ..."));
-  CHECK(contains(stubs(), "    def to(self, other: Tensor, non_blocking: _bool = False, "
-                          "copy: _bool = False) -> Tensor: ...\n"));
+  CHECK(contains(stubs(),
+                 "    def to(self, other: Tensor, non_blocking: _bool = False, "
+                 "copy: _bool = False) -> Tensor: ...\n"));
 }
 
 TEST_CASE("entries that Python or the argument parser cannot take are errors at the entry") {
