@@ -68,11 +68,12 @@ Py_ssize_t first_non_int(PyObject* sequence) {
   return -1;
 }
 
-Py_ssize_t first_non_tensor(PyObject* sequence) {
+// Index of the first item that is not a Tensor (nor None, where `none_allowed`), or -1.
+Py_ssize_t first_non_tensor(PyObject* sequence, bool none_allowed = false) {
   const Py_ssize_t n = PySequence_Fast_GET_SIZE(sequence);
   PyObject** items = PySequence_Fast_ITEMS(sequence);
   for (Py_ssize_t k = 0; k < n; ++k) {
-    if (!is_tensor_object(items[k])) return k;
+    if (!is_tensor_object(items[k]) && !(none_allowed && items[k] == Py_None)) return k;
   }
   return -1;
 }
@@ -108,6 +109,11 @@ std::string accepted(const Param& param) {
     case ParamType::OptionalDevice: return "device, str or None";
     case ParamType::OutTensorTuple:
       return "a tuple of " + std::to_string(param.list_size) + " Tensors";
+    case ParamType::OptionalBool: return "bool or None";
+    case ParamType::Tensors: return "a Tensor or a list or tuple of Tensors";
+    case ParamType::OptionalTensors:
+      return "a Tensor, a list or tuple of Tensors (or None) or None";
+    case ParamType::Object: return "any object";
   }
   return "?";
 }
@@ -134,6 +140,10 @@ std::string annotation(const Param& param) {
     case ParamType::Device: return "device | str";
     case ParamType::OptionalDevice: return "device | str | None";
     case ParamType::OutTensorTuple: return "tuple[Tensor, ...]";
+    case ParamType::OptionalBool: return "bool | None";
+    case ParamType::Tensors: return "Tensor | Sequence[Tensor]";
+    case ParamType::OptionalTensors: return "Tensor | Sequence[Tensor | None] | None";
+    case ParamType::Object: return "Any";
   }
   return "?";
 }
@@ -282,6 +292,9 @@ Failure check_value(const Param& param, size_t i, size_t first, PyObject* object
       if (param.list_size <= 1 || n == param.list_size) return Failure::None;
       return wrong_value("a " + type_name(object) + " of " + std::to_string(n));
     }
+    case ParamType::OptionalBool:
+      if (none) return Failure::None;
+      [[fallthrough]];
     case ParamType::Bool: return PyBool_Check(object) ? Failure::None : wrong_type();
     case ParamType::OptionalFloat:
       if (none) return Failure::None;
@@ -297,6 +310,18 @@ Failure check_value(const Param& param, size_t i, size_t first, PyObject* object
       [[fallthrough]];
     case ParamType::Device:
       return is_device(object) || PyUnicode_Check(object) ? Failure::None : wrong_type();
+    case ParamType::OptionalTensors:
+      if (none) return Failure::None;
+      [[fallthrough]];
+    case ParamType::Tensors: {
+      if (is_tensor_object(object)) return Failure::None;
+      if (!is_sequence(object)) return wrong_type();
+      const Py_ssize_t bad = first_non_tensor(object, param.type == ParamType::OptionalTensors);
+      if (bad < 0) return Failure::None;
+      return wrong_type(" (item " + std::to_string(bad) + " is " +
+                        type_name(PySequence_Fast_ITEMS(object)[bad]) + ")");
+    }
+    case ParamType::Object: return Failure::None;
   }
   return wrong_type();
 }
@@ -527,12 +552,15 @@ namespace {
   throw PythonErrorSet();
 }
 
-int64_t read_int64(PyObject* object, const std::string& what) {
+// `what()` makes the start of the message only when there is a message to give: an op call
+// does not pay for text it never shows.
+template <typename What>
+int64_t read_int64(PyObject* object, const What& what) {
   if (PyLong_Check(object)) {
     int overflow = 0;
     const long long value = PyLong_AsLongLongAndOverflow(object, &overflow);
     if (overflow != 0) {
-      raise(PyExc_OverflowError, what + " is out of the range of a 64-bit signed integer");
+      raise(PyExc_OverflowError, what() + " is out of the range of a 64-bit signed integer");
     }
     if (value == -1 && PyErr_Occurred()) throw PythonErrorSet();
     return value;
@@ -543,7 +571,7 @@ int64_t read_int64(PyObject* object, const std::string& what) {
   const long long value = PyLong_AsLongLongAndOverflow(index, &overflow);
   Py_DECREF(index);
   if (overflow != 0) {
-    raise(PyExc_OverflowError, what + " is out of the range of a 64-bit signed integer");
+    raise(PyExc_OverflowError, what() + " is out of the range of a 64-bit signed integer");
   }
   if (value == -1 && PyErr_Occurred()) throw PythonErrorSet();
   return value;
@@ -567,7 +595,7 @@ static std::string describe_argument(const ArgParser& parser, const Signature& s
          (i < first ? "" : position_text(param, i, first));
 }
 
-Tensor ParsedArgs::tensor(size_t i) const { return unwrap_tensor(values_[i]); }
+const Tensor& ParsedArgs::tensor(size_t i) const { return unwrap_tensor(values_[i]); }
 
 std::optional<Tensor> ParsedArgs::optional_tensor(size_t i) const {
   if (values_[i] == nullptr || values_[i] == Py_None) return std::nullopt;
@@ -597,7 +625,7 @@ Scalar ParsedArgs::scalar(size_t i) const {
   if (PyFloat_CheckExact(object)) return Scalar(PyFloat_AS_DOUBLE(object));
   if (PyBool_Check(object)) return Scalar(object == Py_True);
   if (PyLong_Check(object) || PyIndex_Check(object)) {
-    return Scalar(read_int64(object, describe_argument(*parser_, *signature_, i)));
+    return Scalar(read_int64(object, [&] { return describe_argument(*parser_, *signature_, i); }));
   }
   return Scalar(read_double(object));
 }
@@ -605,7 +633,7 @@ Scalar ParsedArgs::scalar(size_t i) const {
 int64_t ParsedArgs::to_int(size_t i) const {
   PyObject* object = values_[i];
   if (object == nullptr) return signature_->params[i].default_value.int_value;
-  return read_int64(object, describe_argument(*parser_, *signature_, i));
+  return read_int64(object, [&] { return describe_argument(*parser_, *signature_, i); });
 }
 
 std::optional<int64_t> ParsedArgs::optional_int(size_t i) const {
@@ -616,7 +644,7 @@ std::optional<int64_t> ParsedArgs::optional_int(size_t i) const {
     return std::nullopt;
   }
   if (object == Py_None) return std::nullopt;
-  return read_int64(object, describe_argument(*parser_, *signature_, i));
+  return read_int64(object, [&] { return describe_argument(*parser_, *signature_, i); });
 }
 
 DimVector ParsedArgs::int_list(size_t i) const {
@@ -625,22 +653,21 @@ DimVector ParsedArgs::int_list(size_t i) const {
   if (object == nullptr) {
     return DimVector(IntArrayRef(param.default_value.list, param.default_value.list_length));
   }
+  auto what = [&] { return describe_argument(*parser_, *signature_, i); };
   DimVector result;
   if (i == varargs_param_) {
-    for (Py_ssize_t k = 0; k < varargs_count_; ++k) {
-      result.push_back(read_int64(varargs_[k], describe_argument(*parser_, *signature_, i)));
-    }
+    for (Py_ssize_t k = 0; k < varargs_count_; ++k) result.push_back(read_int64(varargs_[k], what));
     return result;
   }
   if (!is_sequence(object)) {
-    const int64_t value = read_int64(object, describe_argument(*parser_, *signature_, i));
+    const int64_t value = read_int64(object, what);
     result.assign(static_cast<size_t>(param.list_size), value);
     return result;
   }
   const Py_ssize_t n = PySequence_Fast_GET_SIZE(object);
   PyObject** items = PySequence_Fast_ITEMS(object);
   for (Py_ssize_t k = 0; k < n; ++k) {
-    result.push_back(read_int64(items[k], describe_argument(*parser_, *signature_, i)));
+    result.push_back(read_int64(items[k], what));
   }
   return result;
 }
@@ -657,6 +684,17 @@ std::optional<DimVector> ParsedArgs::optional_int_list(size_t i) const {
 bool ParsedArgs::to_bool(size_t i) const {
   PyObject* object = values_[i];
   if (object == nullptr) return signature_->params[i].default_value.bool_value;
+  return object == Py_True;
+}
+
+std::optional<bool> ParsedArgs::optional_bool(size_t i) const {
+  PyObject* object = values_[i];
+  if (object == Py_None) return std::nullopt;
+  if (object == nullptr) {
+    const Default& value = signature_->params[i].default_value;
+    if (value.kind != Default::Kind::Bool) return std::nullopt;
+    return value.bool_value;
+  }
   return object == Py_True;
 }
 
@@ -707,6 +745,23 @@ Device ParsedArgs::device(size_t i) const {
 std::optional<Device> ParsedArgs::optional_device(size_t i) const {
   if (values_[i] == nullptr || values_[i] == Py_None) return std::nullopt;
   return device(i);
+}
+
+std::vector<Tensor> ParsedArgs::tensors(size_t i) const {
+  PyObject* object = values_[i];
+  if (object == nullptr || object == Py_None) return {};
+  if (is_tensor_object(object)) return {unwrap_tensor(object)};
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(object);
+  PyObject** items = PySequence_Fast_ITEMS(object);
+  std::vector<Tensor> result(static_cast<size_t>(n));
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    if (items[k] != Py_None) result[static_cast<size_t>(k)] = unwrap_tensor(items[k]);
+  }
+  return result;
+}
+
+PyObject* ParsedArgs::object(size_t i) const {
+  return values_[i] == nullptr ? Py_None : values_[i];
 }
 
 Tensor ParsedArgs::out_tensor(size_t i, size_t k) const {

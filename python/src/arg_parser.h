@@ -1,7 +1,8 @@
-// Argument parsing for the generated bindings: each Python function or method is a list of
-// signatures (one per ops.yaml overload, in ops.yaml order); a call takes the first signature
-// its arguments fit, then reads each argument as the C++ type the public API takes.
-// bp-codegen writes the signature tables (python_functions.cpp); nothing here knows an op.
+// Argument parsing for every Python function and method of backplane._C: each is a list of
+// signatures (for an op, one per ops.yaml overload, in ops.yaml order); a call takes the first
+// signature its arguments fit, then reads each argument as the C++ type the public API takes.
+// bp-codegen writes the signature tables of the op bindings (python_functions.cpp), the
+// hand-written functions declare theirs beside their code; nothing here knows a function.
 #pragma once
 
 #define PY_SSIZE_T_CLEAN
@@ -19,7 +20,7 @@
 namespace bp::python {
 
 // What a parameter accepts from Python; one per row of codegen's TypeCategory, plus the
-// `out=` forms.
+// `out=` forms and the types that only hand-written functions take (after OutTensorTuple).
 enum class ParamType : uint8_t {
   Tensor,
   OptionalTensor,
@@ -28,7 +29,8 @@ enum class ParamType : uint8_t {
   Int,         // int (or an object with __index__), not bool
   OptionalInt,
   IntList,  // a list or tuple of ints; a single int stands for a list of list_size;
-            // as the only positional parameter, x.view(2, 3) spreads it
+            // as the only positional parameter, separate ints are the list: x.view(2, 3),
+            // bp.zeros(2, 3)
   OptionalIntList,
   Bool,
   Float,  // float or int
@@ -40,6 +42,10 @@ enum class ParamType : uint8_t {
   OptionalDevice,
   OutTensor,       // out=: one Tensor
   OutTensorTuple,  // out=: a tuple of list_size Tensors
+  OptionalBool,
+  Tensors,          // a Tensor, or a list or tuple of Tensors
+  OptionalTensors,  // as Tensors, and None, for the whole or for an item of the list
+  Object,           // any object: the function reads it itself
 };
 
 // A parameter's default, converted by bp-codegen from the schema's spelling.
@@ -122,7 +128,8 @@ class ParsedArgs {
  public:
   static constexpr size_t kMaxParams = 16;
 
-  Tensor tensor(size_t i) const;
+  // The tensor of the object given, which the caller holds for the length of the call.
+  const Tensor& tensor(size_t i) const;
   std::optional<Tensor> optional_tensor(size_t i) const;
   std::vector<Tensor> tensor_list(size_t i) const;
   Scalar scalar(size_t i) const;
@@ -131,6 +138,7 @@ class ParsedArgs {
   DimVector int_list(size_t i) const;
   std::optional<DimVector> optional_int_list(size_t i) const;
   bool to_bool(size_t i) const;
+  std::optional<bool> optional_bool(size_t i) const;
   double to_double(size_t i) const;
   std::optional<double> optional_double(size_t i) const;
   std::string_view string(size_t i) const;
@@ -138,6 +146,12 @@ class ParsedArgs {
   std::optional<DType> optional_scalar_type(size_t i) const;
   Device device(size_t i) const;
   std::optional<Device> optional_device(size_t i) const;
+  // A Tensors or OptionalTensors parameter as a list: a lone Tensor is a list of one, a None
+  // item an undefined Tensor, None (or no argument) the empty list.
+  std::vector<Tensor> tensors(size_t i) const;
+  // The object given for parameter i (borrowed), or None when it was not given: an Object
+  // parameter's value, or one the function reads itself (a seed beyond int64).
+  PyObject* object(size_t i) const;
   // out=(a, b): the k-th tensor of an OutTensorTuple parameter.
   Tensor out_tensor(size_t i, size_t k) const;
   // The Python object given for parameter i (a new reference), for ops that return an
@@ -151,7 +165,9 @@ class ParsedArgs {
   friend class ArgParser;
   const ArgParser* parser_ = nullptr;
   const Signature* signature_ = nullptr;
-  PyObject* values_[kMaxParams] = {};  // borrowed; null where the default applies
+  // Borrowed; null where the default applies. Left uninitialised here, as zeroing the whole
+  // array costs a call more than parsing it: parse() sets the chosen signature's entries.
+  PyObject* values_[kMaxParams];
   // x.view(2, 3): the positional arguments that together are the one int list parameter
   // `varargs_param_` (its values_ entry holds the first of them).
   PyObject* const* varargs_ = nullptr;

@@ -3,6 +3,7 @@
 // PyTorch's names and meaning over bp's autograd (docs/autograd.md).
 #include "tensor_parts.h"
 
+#include "arg_parser.h"
 #include "errors.h"
 #include "gil.h"
 #include "parts_support.h"
@@ -215,16 +216,21 @@ PyObject* get_version(PyObject* self, void*) {
 // -------------------------------------------------------------------------------
 
 // retain_graph=None means False: Backplane has no create_graph for it to follow.
-bool read_retain_graph(const Arguments& arguments, size_t i) {
-  if (!arguments.given(i)) return false;
-  return arguments.to_bool(i, false);
-}
+constexpr bool kRetainGraphByDefault = false;
 
 PyObject* tensor_requires_grad_(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                                 PyObject* kwnames) {
   return guarded([&]() -> PyObject* {
-    const Arguments arguments("requires_grad_", args, nargs, kwnames, {"requires_grad"}, 1);
-    const bool requires_grad = arguments.to_bool(0, true);
+    static constexpr Param params[] = {
+        {.name = "self", .type = ParamType::Tensor},
+        {.name = "requires_grad", .type = ParamType::Bool, .default_value = Default::boolean(true)},
+    };
+    static const ArgParser parser(
+        "requires_grad_", true,
+        {Signature{"requires_grad_(Tensor self, bool requires_grad=True) -> Tensor", params}});
+    ParsedArgs parsed;
+    if (parser.parse(self, args, nargs, kwnames, parsed) < 0) return nullptr;
+    const bool requires_grad = parsed.to_bool(1);
     Tensor tensor = unwrap_tensor(self);
     tensor.requires_grad_(requires_grad);
     Py_INCREF(self);
@@ -235,15 +241,19 @@ PyObject* tensor_requires_grad_(PyObject* self, PyObject* const* args, Py_ssize_
 PyObject* tensor_backward(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                           PyObject* kwnames) {
   return guarded([&]() -> PyObject* {
-    const Arguments arguments("backward", args, nargs, kwnames, {"gradient", "retain_graph"}, 2);
-    Tensor gradient;
-    if (arguments.given(0)) {
-      if (!is_tensor(arguments[0])) {
-        throw_argument_type_error("backward", "gradient", "a Tensor or None", arguments[0]);
-      }
-      gradient = unwrap_tensor(arguments[0]);
-    }
-    const bool retain_graph = read_retain_graph(arguments, 1);
+    static constexpr Param params[] = {
+        {.name = "self", .type = ParamType::Tensor},
+        {.name = "gradient", .type = ParamType::OptionalTensor, .default_value = Default::none()},
+        {.name = "retain_graph", .type = ParamType::OptionalBool, .default_value = Default::none()},
+    };
+    static const ArgParser parser(
+        "backward", true,
+        {Signature{"backward(Tensor self, Tensor? gradient=None, bool? retain_graph=None)",
+                   params}});
+    ParsedArgs parsed;
+    if (parser.parse(self, args, nargs, kwnames, parsed) < 0) return nullptr;
+    const Tensor gradient = parsed.optional_tensor(1).value_or(Tensor());
+    const bool retain_graph = parsed.optional_bool(2).value_or(kRetainGraphByDefault);
     const Tensor& tensor = unwrap_tensor(self);
     without_gil([&] { tensor.backward(gradient, retain_graph); });
     Py_RETURN_NONE;
@@ -259,65 +269,42 @@ PyObject* tensor_detach(PyObject* self, PyObject*) {
 
 PyObject* py_is_grad_enabled(PyObject*, PyObject*) { return PyBool_FromLong(is_grad_enabled()); }
 
-PyObject* py_set_grad_enabled(PyObject*, PyObject* mode) {
-  if (!PyBool_Check(mode)) {
-    PyErr_Format(PyExc_TypeError, "_set_grad_enabled(): argument 'mode' must be bool, not %s",
-                 Py_TYPE(mode)->tp_name);
-    return nullptr;
-  }
-  set_grad_enabled(mode == Py_True);
-  Py_RETURN_NONE;
-}
-
-// A Tensor or a sequence of Tensors (None entries too, as undefined tensors, where
-// `none_allowed`).
-std::vector<Tensor> read_tensors(const Arguments& arguments, size_t i, bool none_allowed) {
-  PyObject* value = arguments[i];
-  if (is_tensor(value)) return {unwrap_tensor(value)};
-  if (!PyList_Check(value) && !PyTuple_Check(value)) {
-    throw_argument_type_error(arguments.function(), arguments.name(i),
-                              "a Tensor or a sequence of Tensors", value);
-  }
-  const Py_ssize_t count = PySequence_Fast_GET_SIZE(value);
-  PyObject** items = PySequence_Fast_ITEMS(value);
-  std::vector<Tensor> tensors;
-  tensors.reserve(static_cast<size_t>(count));
-  for (Py_ssize_t k = 0; k < count; ++k) {
-    if (is_tensor(items[k])) {
-      tensors.push_back(unwrap_tensor(items[k]));
-    } else if (none_allowed && items[k] == Py_None) {
-      tensors.emplace_back();
-    } else {
-      PyErr_Format(PyExc_TypeError, "%s(): element %zd of argument '%s' must be a Tensor%s, not %s",
-                   arguments.function(), k, arguments.name(i), none_allowed ? " or None" : "",
-                   Py_TYPE(items[k])->tp_name);
-      throw PythonErrorSet();
-    }
-  }
-  return tensors;
-}
-
-void require(const Arguments& arguments, size_t i) {
-  if (arguments[i] == nullptr) {
-    PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", arguments.function(),
-                 arguments.name(i));
-    throw PythonErrorSet();
-  }
+PyObject* py_set_grad_enabled(PyObject*, PyObject* const* args, Py_ssize_t nargs,
+                              PyObject* kwnames) {
+  return guarded([&]() -> PyObject* {
+    static constexpr Param params[] = {{.name = "mode", .type = ParamType::Bool}};
+    static const ArgParser parser("_set_grad_enabled", false,
+                                  {Signature{"_set_grad_enabled(bool mode)", params}});
+    ParsedArgs parsed;
+    if (parser.parse(nullptr, args, nargs, kwnames, parsed) < 0) return nullptr;
+    set_grad_enabled(parsed.to_bool(0));
+    Py_RETURN_NONE;
+  });
 }
 
 PyObject* py_grad(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   return guarded([&]() -> PyObject* {
-    const Arguments arguments("grad", args, nargs, kwnames,
-                              {"outputs", "inputs", "grad_outputs", "retain_graph", "allow_unused"},
-                              5);
-    require(arguments, 0);
-    require(arguments, 1);
-    const std::vector<Tensor> outputs = read_tensors(arguments, 0, false);
-    const std::vector<Tensor> inputs = read_tensors(arguments, 1, false);
-    const std::vector<Tensor> grad_outputs =
-        arguments.given(2) ? read_tensors(arguments, 2, true) : std::vector<Tensor>{};
-    const bool retain_graph = read_retain_graph(arguments, 3);
-    const bool allow_unused = arguments.to_bool(4, false);
+    static constexpr Param params[] = {
+        {.name = "outputs", .type = ParamType::Tensors},
+        {.name = "inputs", .type = ParamType::Tensors},
+        {.name = "grad_outputs",
+         .type = ParamType::OptionalTensors,
+         .default_value = Default::none()},
+        {.name = "retain_graph", .type = ParamType::OptionalBool, .default_value = Default::none()},
+        {.name = "allow_unused", .type = ParamType::Bool, .default_value = Default::boolean(false)},
+    };
+    static const ArgParser parser(
+        "grad", false,
+        {Signature{"grad(Tensor[] outputs, Tensor[] inputs, Tensor?[]? grad_outputs=None, "
+                   "bool? retain_graph=None, bool allow_unused=False) -> Tensor?[]",
+                   params}});
+    ParsedArgs parsed;
+    if (parser.parse(nullptr, args, nargs, kwnames, parsed) < 0) return nullptr;
+    const std::vector<Tensor> outputs = parsed.tensors(0);
+    const std::vector<Tensor> inputs = parsed.tensors(1);
+    const std::vector<Tensor> grad_outputs = parsed.tensors(2);
+    const bool retain_graph = parsed.optional_bool(3).value_or(kRetainGraphByDefault);
+    const bool allow_unused = parsed.to_bool(4);
     const std::vector<Tensor> grads = without_gil(
         [&] { return autograd::grad(outputs, inputs, grad_outputs, retain_graph, allow_unused); });
     PyObject* result = PyTuple_New(static_cast<Py_ssize_t>(grads.size()));
@@ -336,13 +323,23 @@ PyObject* py_grad(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* 
 
 PyObject* py_backward(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   return guarded([&]() -> PyObject* {
-    const Arguments arguments("backward", args, nargs, kwnames,
-                              {"tensors", "grad_tensors", "retain_graph"}, 3);
-    require(arguments, 0);
-    const std::vector<Tensor> tensors = read_tensors(arguments, 0, false);
-    const std::vector<Tensor> grad_tensors =
-        arguments.given(1) ? read_tensors(arguments, 1, true) : std::vector<Tensor>{};
-    const bool retain_graph = read_retain_graph(arguments, 2);
+    static constexpr Param params[] = {
+        {.name = "tensors", .type = ParamType::Tensors},
+        {.name = "grad_tensors",
+         .type = ParamType::OptionalTensors,
+         .default_value = Default::none()},
+        {.name = "retain_graph", .type = ParamType::OptionalBool, .default_value = Default::none()},
+    };
+    static const ArgParser parser(
+        "backward", false,
+        {Signature{"backward(Tensor[] tensors, Tensor?[]? grad_tensors=None, "
+                   "bool? retain_graph=None)",
+                   params}});
+    ParsedArgs parsed;
+    if (parser.parse(nullptr, args, nargs, kwnames, parsed) < 0) return nullptr;
+    const std::vector<Tensor> tensors = parsed.tensors(0);
+    const std::vector<Tensor> grad_tensors = parsed.tensors(1);
+    const bool retain_graph = parsed.optional_bool(2).value_or(kRetainGraphByDefault);
     without_gil([&] { autograd::backward(tensors, grad_tensors, retain_graph); });
     Py_RETURN_NONE;
   });
@@ -385,7 +382,7 @@ PyGetSetDef tensor_autograd_properties[] = {
 PyMethodDef autograd_functions[] = {
     {"is_grad_enabled", as_method(py_is_grad_enabled), METH_NOARGS,
      "is_grad_enabled() -> bool\n\nWhether ops on this thread record the autograd graph."},
-    {"_set_grad_enabled", as_method(py_set_grad_enabled), METH_O,
+    {"_set_grad_enabled", as_method(py_set_grad_enabled), kFastcall,
      "_set_grad_enabled(mode)\n\nTurns graph recording on or off on this thread."},
     {"grad", as_method(py_grad), kFastcall,
      "grad(outputs, inputs, grad_outputs=None, retain_graph=None, allow_unused=False) -> "

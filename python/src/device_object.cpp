@@ -1,5 +1,6 @@
 #include "device_object.h"
 
+#include "arg_parser.h"
 #include "errors.h"
 
 #include <string>
@@ -27,51 +28,68 @@ std::optional<Device> parse(std::string_view spec, const char* what) {
   return std::nullopt;
 }
 
+// device(type, index=None), as the type's vectorcall, which the argument parser takes. The
+// arguments are read here, where the messages can show what a device string looks like.
+PyObject* device_vectorcall(PyObject* type_object, PyObject* const* args, size_t nargsf,
+                            PyObject* kwnames) {
+  return guarded([&]() -> PyObject* {
+    static constexpr Param params[] = {
+        {.name = "type", .type = ParamType::Object},
+        {.name = "index", .type = ParamType::Object, .default_value = Default::none()},
+    };
+    static const ArgParser parser("device", false,
+                                  {Signature{"device(Object type, int? index=None)", params}});
+    ParsedArgs parsed;
+    if (parser.parse(nullptr, args, PyVectorcall_NARGS(nargsf), kwnames, parsed) < 0) {
+      return nullptr;
+    }
+    PyObject* spec = parsed.object(0);
+    PyObject* index = parsed.object(1);
+    if (is_device(spec) && index == Py_None) return Py_NewRef(spec);
+    if (!PyUnicode_Check(spec)) {
+      PyErr_Format(PyExc_TypeError,
+                   "device(): argument 'type' must be str (\"cuda\", \"cuda:1\") or device, not %s",
+                   Py_TYPE(spec)->tp_name);
+      return nullptr;
+    }
+    const char* text = PyUnicode_AsUTF8(spec);
+    if (text == nullptr) return nullptr;
+    std::string full = text;
+    if (index != Py_None) {
+      if (!PyLong_Check(index) || PyBool_Check(index)) {
+        PyErr_Format(PyExc_TypeError, "device(): argument 'index' must be int or None, not %s",
+                     Py_TYPE(index)->tp_name);
+        return nullptr;
+      }
+      if (full.find(':') != std::string::npos) {
+        PyErr_Format(PyExc_ValueError,
+                     "device(): '%s' already has an index; give the index either in the string "
+                     "or as 'index', not both",
+                     text);
+        return nullptr;
+      }
+      const long long value = PyLong_AsLongLong(index);
+      if (value == -1 && PyErr_Occurred()) return nullptr;
+      if (value < 0) {
+        PyErr_Format(PyExc_ValueError, "device(): argument 'index' must not be negative, got %lld",
+                     value);
+        return nullptr;
+      }
+      full += ":" + std::to_string(value);
+    }
+    const std::optional<Device> device = parse(full, "device()");
+    if (!device) return nullptr;
+    auto* type = reinterpret_cast<PyTypeObject*>(type_object);
+    PyObject* self = type->tp_alloc(type, 0);
+    if (self != nullptr) device_of(self) = *device;
+    return self;
+  });
+}
+
+// device.__new__(device, ...), which Python calls with a tuple and a dict: the vectorcall over
+// them.
 PyObject* device_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  static const char* keywords[] = {"type", "index", nullptr};
-  PyObject* spec = nullptr;
-  PyObject* index = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:device", const_cast<char**>(keywords), &spec,
-                                   &index)) {
-    return nullptr;
-  }
-  if (is_device(spec) && index == Py_None) return Py_NewRef(spec);
-  if (!PyUnicode_Check(spec)) {
-    PyErr_Format(PyExc_TypeError,
-                 "device(): argument 'type' must be str (\"cuda\", \"cuda:1\") or device, not %s",
-                 Py_TYPE(spec)->tp_name);
-    return nullptr;
-  }
-  const char* text = PyUnicode_AsUTF8(spec);
-  if (text == nullptr) return nullptr;
-  std::string full = text;
-  if (index != Py_None) {
-    if (!PyLong_Check(index) || PyBool_Check(index)) {
-      PyErr_Format(PyExc_TypeError, "device(): argument 'index' must be int or None, not %s",
-                   Py_TYPE(index)->tp_name);
-      return nullptr;
-    }
-    if (full.find(':') != std::string::npos) {
-      PyErr_Format(PyExc_ValueError,
-                   "device(): '%s' already has an index; give the index either in the string "
-                   "or as 'index', not both",
-                   text);
-      return nullptr;
-    }
-    const long long value = PyLong_AsLongLong(index);
-    if (value == -1 && PyErr_Occurred()) return nullptr;
-    if (value < 0) {
-      PyErr_Format(PyExc_ValueError, "device(): argument 'index' must not be negative, got %lld",
-                   value);
-      return nullptr;
-    }
-    full += ":" + std::to_string(value);
-  }
-  const std::optional<Device> device = parse(full, "device()");
-  if (!device) return nullptr;
-  PyObject* self = type->tp_alloc(type, 0);
-  if (self != nullptr) device_of(self) = *device;
-  return self;
+  return PyVectorcall_Call(reinterpret_cast<PyObject*>(type), args, kwargs);
 }
 
 PyObject* device_str(PyObject* self) {
@@ -158,6 +176,7 @@ PyTypeObject device_type_object = [] {
       "device(type, index=None): a device of a loaded backend, from a string such as 'cpu', "
       "'cuda' or 'opencl:1', or a type and an index.";
   type.tp_new = device_new;
+  type.tp_vectorcall = device_vectorcall;
   type.tp_repr = device_repr;
   type.tp_str = device_str;
   type.tp_hash = device_hash;

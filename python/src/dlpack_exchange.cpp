@@ -4,6 +4,7 @@
 // takes the DLManagedTensor over.
 #include "tensor_parts.h"
 
+#include "arg_parser.h"
 #include "errors.h"
 #include "gil.h"
 #include "parts_support.h"
@@ -70,10 +71,14 @@ void delete_capsule(PyObject* capsule) {
 PyObject* tensor_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                         PyObject* kwnames) {
   return guarded([&]() -> PyObject* {
-    const Arguments arguments("__dlpack__", args, nargs, kwnames, {"stream"}, 1);
-    if (arguments.given(0) && !PyLong_Check(arguments[0])) {
-      throw_argument_type_error("__dlpack__", "stream", "None or an int", arguments[0]);
-    }
+    static constexpr Param params[] = {
+        {.name = "self", .type = ParamType::Tensor},
+        {.name = "stream", .type = ParamType::OptionalInt, .default_value = Default::none()},
+    };
+    static const ArgParser parser("__dlpack__", true,
+                                  {Signature{"__dlpack__(Tensor self, int? stream=None)", params}});
+    ParsedArgs parsed;
+    if (parser.parse(self, args, nargs, kwnames, parsed) < 0) return nullptr;
     const Tensor& tensor = unwrap_tensor(self);
     // Backplane does not name its queues to other libraries: the consumer's stream, whatever
     // it is, sees the data once the device has finished the work queued so far.
@@ -138,11 +143,32 @@ PyObject* call_dlpack(PyObject* object) {
   return nullptr;
 }
 
-PyObject* py_from_dlpack(PyObject*, PyObject* object) {
+// An object with __dlpack__ or a capsule: what from_dlpack and from_numpy take.
+PyObject* shared_tensor(PyObject* object) {
+  if (PyCapsule_CheckExact(object)) return wrap_tensor(tensor_from_capsule(object));
+  if (is_tensor(object)) return wrap_tensor(unwrap_tensor(object).detach());
+  return wrap_tensor(tensor_from_dlpack_object(object));
+}
+
+PyObject* py_from_dlpack(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   return guarded([&]() -> PyObject* {
-    if (PyCapsule_CheckExact(object)) return wrap_tensor(tensor_from_capsule(object));
-    if (is_tensor(object)) return wrap_tensor(unwrap_tensor(object).detach());
-    return wrap_tensor(tensor_from_dlpack_object(object));
+    static constexpr Param params[] = {{.name = "ext_tensor", .type = ParamType::Object}};
+    static const ArgParser parser("from_dlpack", false,
+                                  {Signature{"from_dlpack(Object ext_tensor) -> Tensor", params}});
+    ParsedArgs parsed;
+    if (parser.parse(nullptr, args, nargs, kwnames, parsed) < 0) return nullptr;
+    return shared_tensor(parsed.object(0));
+  });
+}
+
+PyObject* py_from_numpy(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return guarded([&]() -> PyObject* {
+    static constexpr Param params[] = {{.name = "ndarray", .type = ParamType::Object}};
+    static const ArgParser parser("from_numpy", false,
+                                  {Signature{"from_numpy(Object ndarray) -> Tensor", params}});
+    ParsedArgs parsed;
+    if (parser.parse(nullptr, args, nargs, kwnames, parsed) < 0) return nullptr;
+    return shared_tensor(parsed.object(0));
   });
 }
 
@@ -174,11 +200,11 @@ PyMethodDef tensor_dlpack_methods[] = {
 };
 
 PyMethodDef dlpack_functions[] = {
-    {"from_dlpack", as_method(py_from_dlpack), METH_O,
+    {"from_dlpack", as_method(py_from_dlpack), METH_FASTCALL | METH_KEYWORDS,
      "from_dlpack(ext_tensor) -> Tensor\n\n"
      "A tensor sharing the memory of ext_tensor: an object with __dlpack__ (a NumPy array, a\n"
      "PyTorch tensor, ...) or a DLPack capsule, which it consumes. No copy is made."},
-    {"from_numpy", as_method(py_from_dlpack), METH_O,
+    {"from_numpy", as_method(py_from_numpy), METH_FASTCALL | METH_KEYWORDS,
      "from_numpy(ndarray) -> Tensor\n\n"
      "A tensor sharing the memory of a NumPy array (through DLPack); from_dlpack's alias."},
     {nullptr, nullptr, 0, nullptr},

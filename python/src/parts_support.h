@@ -1,6 +1,6 @@
-// What the hand-written parts of bp.Tensor and of the module share: reading Python numbers,
-// dtypes, devices and keyword arguments (defined in tensor_factories.cpp), and reading tensor
-// elements back as Python objects (tensor_conversion.cpp).
+// What the hand-written parts of bp.Tensor and of the module share besides the argument parser
+// (arg_parser.h): reading Python numbers and raising errors (defined in tensor_factories.cpp),
+// and reading tensor elements back as Python objects (tensor_conversion.cpp).
 #pragma once
 
 #define PY_SSIZE_T_CLEAN
@@ -8,8 +8,6 @@
 
 #include <backplane/backplane.h>
 
-#include <cstddef>
-#include <initializer_list>
 #include <optional>
 
 namespace bp::python {
@@ -24,39 +22,6 @@ PyCFunction as_method(Function* function) {
 // subclass, such as numpy.float64); nullopt for anything else. An int beyond int64 raises
 // OverflowError and throws PythonErrorSet.
 std::optional<Scalar> python_scalar(PyObject* object);
-
-// The arguments of a hand-written function, by name. Construct with the vectorcall arguments:
-// the first `positional` names may be given by position, every name by keyword. Too many
-// positional arguments, an unknown keyword or one given twice raise TypeError naming
-// `function` and throw PythonErrorSet.
-class Arguments {
- public:
-  static constexpr size_t kMaxNames = 8;
-
-  Arguments(const char* function, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
-            std::initializer_list<const char*> names, size_t positional);
-
-  // The object given for name i (borrowed), or null when it was not given.
-  PyObject* operator[](size_t i) const { return values_[i]; }
-  // Absent and None both read as not given.
-  bool given(size_t i) const { return values_[i] != nullptr && values_[i] != Py_None; }
-
-  // Readers of argument i: `fallback` when it is absent (or None, for the optional ones); the
-  // wrong type raises TypeError naming the function and the argument.
-  std::optional<DType> optional_dtype(size_t i) const;
-  std::optional<Device> optional_device(size_t i) const;
-  bool to_bool(size_t i, bool fallback) const;
-  // A bp.Tensor argument (required): the tensor object itself, borrowed.
-  PyObject* tensor_object(size_t i) const;
-
-  const char* function() const { return function_; }
-  const char* name(size_t i) const { return names_[i]; }
-
- private:
-  const char* function_;
-  const char* names_[kMaxNames] = {};
-  PyObject* values_[kMaxNames] = {};
-};
 
 // The dtype's name in Python: "float32", "int64", ...
 constexpr const char* python_dtype_name(DType dtype) {

@@ -2,6 +2,7 @@
 // data), load_plugin, manual_seed, _backend_counters, and bp.Event.
 #include "tensor_parts.h"
 
+#include "arg_parser.h"
 #include "device_object.h"
 #include "errors.h"
 #include "gil.h"
@@ -161,10 +162,16 @@ PyObject* py_runtime_info(PyObject*, PyObject*) {
   });
 }
 
-PyObject* py_load_plugin(PyObject*, PyObject* path_object) {
+PyObject* py_load_plugin(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   return guarded([&]() -> PyObject* {
+    // A str, bytes or os.PathLike, as os.fspath takes it: PyUnicode_FSConverter checks it.
+    static constexpr Param params[] = {{.name = "path", .type = ParamType::Object}};
+    static const ArgParser parser("load_plugin", false,
+                                  {Signature{"load_plugin(Object path) -> dict", params}});
+    ParsedArgs parsed;
+    if (parser.parse(nullptr, args, nargs, kwnames, parsed) < 0) return nullptr;
     PyObject* encoded = nullptr;
-    if (PyUnicode_FSConverter(path_object, &encoded) == 0) throw PythonErrorSet();
+    if (PyUnicode_FSConverter(parsed.object(0), &encoded) == 0) throw PythonErrorSet();
     const Ref owned(encoded);
     const std::string path(PyBytes_AS_STRING(encoded),
                            static_cast<size_t>(PyBytes_GET_SIZE(encoded)));
@@ -178,15 +185,15 @@ PyObject* py_load_plugin(PyObject*, PyObject* path_object) {
   });
 }
 
-PyObject* py_backend_counters(PyObject*, PyObject* name) {
+PyObject* py_backend_counters(PyObject*, PyObject* const* args, Py_ssize_t nargs,
+                              PyObject* kwnames) {
   return guarded([&]() -> PyObject* {
-    if (!PyUnicode_Check(name)) {
-      throw_argument_type_error("_backend_counters", "backend", "str", name);
-    }
-    Py_ssize_t length = 0;
-    const char* data = PyUnicode_AsUTF8AndSize(name, &length);
-    if (data == nullptr) throw PythonErrorSet();
-    const std::string backend(data, static_cast<size_t>(length));
+    static constexpr Param params[] = {{.name = "backend", .type = ParamType::Str}};
+    static const ArgParser parser("_backend_counters", false,
+                                  {Signature{"_backend_counters(str backend) -> dict", params}});
+    ParsedArgs parsed;
+    if (parser.parse(nullptr, args, nargs, kwnames, parsed) < 0) return nullptr;
+    const std::string backend(parsed.string(0));
     const std::vector<BackendCounter> counters =
         without_gil([&] { return backend_counters(backend); });
     return counters_dict(counters);
@@ -210,8 +217,14 @@ PyObject* py_default_device(PyObject*, PyObject*) {
 
 PyObject* py_synchronize(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   return guarded([&]() -> PyObject* {
-    const Arguments arguments("synchronize", args, nargs, kwnames, {"device"}, 1);
-    const std::optional<Device> device = arguments.optional_device(0);
+    static constexpr Param params[] = {
+        {.name = "device", .type = ParamType::OptionalDevice, .default_value = Default::none()},
+    };
+    static const ArgParser parser("synchronize", false,
+                                  {Signature{"synchronize(Device? device=None)", params}});
+    ParsedArgs parsed;
+    if (parser.parse(nullptr, args, nargs, kwnames, parsed) < 0) return nullptr;
+    const std::optional<Device> device = parsed.optional_device(0);
     without_gil([&] {
       if (device) {
         synchronize(*device);
@@ -223,11 +236,16 @@ PyObject* py_synchronize(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyO
   });
 }
 
-PyObject* py_manual_seed(PyObject*, PyObject* seed) {
+PyObject* py_manual_seed(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   return guarded([&]() -> PyObject* {
-    if (PyBool_Check(seed) || !PyLong_Check(seed)) {
-      throw_argument_type_error("manual_seed", "seed", "an int", seed);
-    }
+    static constexpr Param params[] = {{.name = "seed", .type = ParamType::Int}};
+    static const ArgParser parser("manual_seed", false,
+                                  {Signature{"manual_seed(int seed)", params}});
+    ParsedArgs parsed;
+    if (parser.parse(nullptr, args, nargs, kwnames, parsed) < 0) return nullptr;
+    // Read here rather than by to_int: seeds go up to 2**64, past int64.
+    const Ref owned(PyNumber_Index(parsed.object(0)));
+    PyObject* seed = owned.get();
     int overflow = 0;
     const long long value = PyLong_AsLongLongAndOverflow(seed, &overflow);
     uint64_t bits = static_cast<uint64_t>(value);
@@ -259,23 +277,34 @@ PyTypeObject* event_type = nullptr;
 
 Event& unwrap_event(PyObject* self) { return *reinterpret_cast<PythonEvent*>(self)->event; }
 
-PyObject* event_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  static const char* keywords[] = {"device", nullptr};
-  PyObject* device_object = Py_None;
-  if (PyArg_ParseTupleAndKeywords(args, kwargs, "|O:Event", const_cast<char**>(keywords),
-                                  &device_object) == 0) {
-    return nullptr;
-  }
+// Event(device=None), as the type's vectorcall, which the argument parser takes.
+PyObject* event_vectorcall(PyObject* type_object, PyObject* const* args, size_t nargsf,
+                           PyObject* kwnames) {
   return guarded([&]() -> PyObject* {
-    const Device device = device_object == Py_None
-                              ? without_gil([] { return default_device(); })
-                              : device_from_python(device_object, "Event(): argument 'device'");
+    static constexpr Param params[] = {
+        {.name = "device", .type = ParamType::OptionalDevice, .default_value = Default::none()},
+    };
+    static const ArgParser parser("Event", false,
+                                  {Signature{"Event(Device? device=None)", params}});
+    ParsedArgs parsed;
+    if (parser.parse(nullptr, args, PyVectorcall_NARGS(nargsf), kwnames, parsed) < 0) {
+      return nullptr;
+    }
+    const std::optional<Device> given = parsed.optional_device(0);
+    const Device device = given ? *given : without_gil([] { return default_device(); });
     auto event = std::make_unique<Event>(device);
+    auto* type = reinterpret_cast<PyTypeObject*>(type_object);
     PyObject* self = type->tp_alloc(type, 0);
     if (self == nullptr) return nullptr;
     reinterpret_cast<PythonEvent*>(self)->event = event.release();
     return self;
   });
+}
+
+// Event.__new__(Event, ...), which Python calls with a tuple and a dict: the vectorcall over
+// them.
+PyObject* event_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  return PyVectorcall_Call(reinterpret_cast<PyObject*>(type), args, kwargs);
 }
 
 void event_dealloc(PyObject* self) {
@@ -308,8 +337,19 @@ PyObject* event_query(PyObject* self, PyObject*) {
   });
 }
 
-PyObject* event_elapsed_time(PyObject* self, PyObject* end) {
+PyObject* event_elapsed_time(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                             PyObject* kwnames) {
   return guarded([&]() -> PyObject* {
+    static constexpr Param params[] = {
+        {.name = "self", .type = ParamType::Object},
+        {.name = "end_event", .type = ParamType::Object},
+    };
+    static const ArgParser parser(
+        "elapsed_time", true,
+        {Signature{"elapsed_time(Event self, Event end_event) -> float", params}});
+    ParsedArgs parsed;
+    if (parser.parse(self, args, nargs, kwnames, parsed) < 0) return nullptr;
+    PyObject* end = parsed.object(1);
     if (!PyObject_TypeCheck(end, event_type)) {
       throw_argument_type_error("elapsed_time", "end_event", "a bp.Event", end);
     }
@@ -343,7 +383,7 @@ PyMethodDef event_methods[] = {
     {"query", as_method(event_query), METH_NOARGS,
      "query() -> bool\n\nWhether the work before the mark has finished (True when never "
      "recorded). Never waits."},
-    {"elapsed_time", as_method(event_elapsed_time), METH_O,
+    {"elapsed_time", as_method(event_elapsed_time), METH_FASTCALL | METH_KEYWORDS,
      "elapsed_time(end_event) -> float\n\nMilliseconds from this event's mark to end_event's, "
      "waiting for both."},
     {nullptr, nullptr, 0, nullptr},
@@ -381,6 +421,7 @@ bool add_event_type(PyObject* module) {
   PyObject* type = PyType_FromSpec(&event_spec);
   if (type == nullptr) return false;
   event_type = reinterpret_cast<PyTypeObject*>(type);
+  event_type->tp_vectorcall = event_vectorcall;
   const int added = PyModule_AddObjectRef(module, "Event", type);
   Py_DECREF(type);
   return added == 0;
@@ -401,13 +442,13 @@ PyMethodDef runtime_functions[] = {
      "What `bp-info --json` prints, as a dict: the loaded plugins (name, path, version, abi,\n"
      "devices, ops, missing_ops, refused_kernels, counters, events, ...), the plugins that\n"
      "failed to load and why, the default device, and warnings about BACKPLANE_* variables."},
-    {"load_plugin", as_method(py_load_plugin), METH_O,
+    {"load_plugin", as_method(py_load_plugin), kFastcall,
      "load_plugin(path) -> dict\n\n"
      "Loads one more plugin now and returns its description, as runtime_info() lists it.\n"
      "A file already loaded is not loaded again. Raises bp.Error with the reason on failure."},
-    {"manual_seed", as_method(py_manual_seed), METH_O,
+    {"manual_seed", as_method(py_manual_seed), kFastcall,
      "manual_seed(seed)\n\nSeeds the generator of rand and randn (and their _like forms)."},
-    {"_backend_counters", as_method(py_backend_counters), METH_O,
+    {"_backend_counters", as_method(py_backend_counters), kFastcall,
      "_backend_counters(backend) -> dict\n\n"
      "The numbers the loaded backend named backend (\"cpu\") reports about itself now."},
     {nullptr, nullptr, 0, nullptr},

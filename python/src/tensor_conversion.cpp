@@ -1,6 +1,7 @@
 // Tensor.to, cpu, numpy, tolist and item, and the element readers of parts_support.h.
 #include "tensor_parts.h"
 
+#include "arg_parser.h"
 #include "device_object.h"
 #include "dtype_object.h"
 #include "errors.h"
@@ -186,8 +187,18 @@ PyObject* shared_array(PyObject* tensor_object) {
 
 PyObject* tensor_numpy(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   return guarded([&]() -> PyObject* {
-    const Arguments arguments("numpy", args, nargs, kwnames, {"force"}, 0);
-    const bool force = arguments.to_bool(0, false);
+    static constexpr Param params[] = {
+        {.name = "self", .type = ParamType::Tensor},
+        {.name = "force",
+         .type = ParamType::Bool,
+         .keyword_only = true,
+         .default_value = Default::boolean(false)},
+    };
+    static const ArgParser parser("numpy", true,
+                                  {Signature{"numpy(Tensor self, *, bool force=False)", params}});
+    ParsedArgs parsed;
+    if (parser.parse(self, args, nargs, kwnames, parsed) < 0) return nullptr;
+    const bool force = parsed.to_bool(1);
     const Tensor& tensor = unwrap_tensor(self);
     if (tensor.dtype() == kBFloat16) {
       throw_python_error(PyExc_TypeError,

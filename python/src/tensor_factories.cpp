@@ -1,9 +1,8 @@
 // bp.tensor and the factories (empty, zeros, ones, full, rand, randn and their _like forms),
-// and the argument helpers of parts_support.h that every hand-written part uses.
+// and the error and number helpers of parts_support.h that every hand-written part uses.
 #include "tensor_parts.h"
 
-#include "dtype_object.h"
-#include "device_object.h"
+#include "arg_parser.h"
 #include "errors.h"
 #include "gil.h"
 #include "parts_support.h"
@@ -19,7 +18,7 @@
 
 namespace bp::python {
 
-// --- parts_support.h: arguments ---------------------------------------------------------------
+// --- parts_support.h: errors and numbers ------------------------------------------------------
 
 void throw_python_error(PyObject* type, const char* message) {
   PyErr_SetString(type, message);
@@ -48,74 +47,6 @@ std::optional<Scalar> python_scalar(PyObject* object) {
     return Scalar(static_cast<int64_t>(value));
   }
   return std::nullopt;
-}
-
-Arguments::Arguments(const char* function, PyObject* const* args, Py_ssize_t nargs,
-                     PyObject* kwnames, std::initializer_list<const char*> names, size_t positional)
-    : function_(function) {
-  size_t count = 0;
-  for (const char* name : names) names_[count++] = name;
-  if (static_cast<size_t>(nargs) > positional) {
-    PyErr_Format(PyExc_TypeError, "%s() takes %zu positional argument%s but %zd were given",
-                 function, positional, positional == 1 ? "" : "s", nargs);
-    throw PythonErrorSet();
-  }
-  for (Py_ssize_t i = 0; i < nargs; ++i) values_[i] = args[i];
-  if (kwnames == nullptr) return;
-  const Py_ssize_t keywords = PyTuple_GET_SIZE(kwnames);
-  for (Py_ssize_t k = 0; k < keywords; ++k) {
-    PyObject* key = PyTuple_GET_ITEM(kwnames, k);
-    size_t found = count;
-    for (size_t j = 0; j < count; ++j) {
-      if (PyUnicode_CompareWithASCIIString(key, names_[j]) == 0) {
-        found = j;
-        break;
-      }
-    }
-    if (found == count) {
-      PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", function, key);
-      throw PythonErrorSet();
-    }
-    if (values_[found] != nullptr) {
-      PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", function,
-                   names_[found]);
-      throw PythonErrorSet();
-    }
-    values_[found] = args[nargs + k];
-  }
-}
-
-std::optional<DType> Arguments::optional_dtype(size_t i) const {
-  if (!given(i)) return std::nullopt;
-  if (!is_dtype(values_[i])) {
-    throw_argument_type_error(function_, names_[i], "a bp.dtype (such as backplane.float32)",
-                              values_[i]);
-  }
-  return unwrap_dtype(values_[i]);
-}
-
-std::optional<Device> Arguments::optional_device(size_t i) const {
-  if (!given(i)) return std::nullopt;
-  const std::string what = std::string(function_) + "(): argument '" + names_[i] + "'";
-  return device_from_python(values_[i], what.c_str());
-}
-
-bool Arguments::to_bool(size_t i, bool fallback) const {
-  if (values_[i] == nullptr) return fallback;
-  if (!PyBool_Check(values_[i]))
-    throw_argument_type_error(function_, names_[i], "bool", values_[i]);
-  return values_[i] == Py_True;
-}
-
-PyObject* Arguments::tensor_object(size_t i) const {
-  if (values_[i] == nullptr) {
-    PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", function_, names_[i]);
-    throw PythonErrorSet();
-  }
-  if (!is_tensor(values_[i])) {
-    throw_argument_type_error(function_, names_[i], "a bp.Tensor", values_[i]);
-  }
-  return values_[i];
 }
 
 namespace {
@@ -517,67 +448,39 @@ namespace {
 
 // --- module functions ----------------------------------------------------------------------------
 
-int64_t read_size_element(const char* function, PyObject* item) {
-  if (PyBool_Check(item) || !PyIndex_Check(item)) {
-    throw_argument_type_error(function, "size", "a sequence of ints", item);
-  }
-  const Py_ssize_t value = PyNumber_AsSsize_t(item, PyExc_OverflowError);
-  if (value == -1 && PyErr_Occurred()) throw PythonErrorSet();
-  return value;
-}
-
-// A size given as one sequence (or int) argument.
-DimVector read_size(const char* function, PyObject* size) {
-  if (PyList_Check(size) || PyTuple_Check(size)) {
-    DimVector sizes;
-    const Py_ssize_t count = PySequence_Fast_GET_SIZE(size);
-    PyObject** items = PySequence_Fast_ITEMS(size);
-    for (Py_ssize_t i = 0; i < count; ++i) sizes.push_back(read_size_element(function, items[i]));
-    return sizes;
-  }
-  return DimVector{read_size_element(function, size)};
-}
-
-// `*size` of empty(2, 3) and empty((2, 3)), or the size= keyword.
-DimVector read_sizes(const char* function, PyObject* const* args, Py_ssize_t nargs,
-                     PyObject* size_keyword) {
-  if (size_keyword != nullptr) {
-    if (nargs > 0) {
-      PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument 'size'", function);
-      throw PythonErrorSet();
-    }
-    return read_size(function, size_keyword);
-  }
-  if (nargs == 0) {
-    PyErr_Format(PyExc_TypeError,
-                 "%s() missing its size: pass ints (%s(2, 3)) or one sequence (%s((2, 3)))",
-                 function, function, function);
-    throw PythonErrorSet();
-  }
-  if (nargs == 1) return read_size(function, args[0]);
-  DimVector sizes;
-  for (Py_ssize_t i = 0; i < nargs; ++i) sizes.push_back(read_size_element(function, args[i]));
-  return sizes;
-}
-
 using SizeFactory = Tensor (*)(IntArrayRef, DType, Device);
 
-// empty(*size, dtype=None, device=None, requires_grad=False) and its siblings.
-PyObject* size_factory(const char* function, SizeFactory make, PyObject* const* args,
+// empty(*size, dtype=None, device=None, requires_grad=False) and its siblings. int[1]: one int
+// stands for the list, by keyword (size=3) as by position.
+constexpr Param kSizeFactoryParams[] = {
+    {.name = "size", .type = ParamType::IntList, .list_size = 1},
+    {.name = "dtype",
+     .type = ParamType::OptionalScalarType,
+     .keyword_only = true,
+     .default_value = Default::none()},
+    {.name = "device",
+     .type = ParamType::OptionalDevice,
+     .keyword_only = true,
+     .default_value = Default::none()},
+    {.name = "requires_grad",
+     .type = ParamType::Bool,
+     .keyword_only = true,
+     .default_value = Default::boolean(false)},
+};
+
+PyObject* size_factory(const ArgParser& parser, SizeFactory make, PyObject* const* args,
                        Py_ssize_t nargs, PyObject* kwnames) {
-  return guarded([&]() -> PyObject* {
-    const Arguments arguments(function, args + nargs, 0, kwnames,
-                              {"size", "dtype", "device", "requires_grad"}, 0);
-    const DimVector sizes = read_sizes(function, args, nargs, arguments[0]);
-    const DType dtype = arguments.optional_dtype(1).value_or(kFloat32);
-    const std::optional<Device> device = arguments.optional_device(2);
-    const bool requires_grad = arguments.to_bool(3, false);
-    return wrap_tensor(without_gil([&] {
-      Tensor result = make(sizes, dtype, device.value_or(default_device()));
-      if (requires_grad) result.requires_grad_(true);
-      return result;
-    }));
-  });
+  ParsedArgs parsed;
+  if (parser.parse(nullptr, args, nargs, kwnames, parsed) < 0) return nullptr;
+  const DimVector sizes = parsed.int_list(0);
+  const DType dtype = parsed.optional_scalar_type(1).value_or(kFloat32);
+  const std::optional<Device> device = parsed.optional_device(2);
+  const bool requires_grad = parsed.to_bool(3);
+  return wrap_tensor(without_gil([&] {
+    Tensor result = make(sizes, dtype, device.value_or(default_device()));
+    if (requires_grad) result.requires_grad_(true);
+    return result;
+  }));
 }
 
 Tensor make_empty(IntArrayRef sizes, DType dtype, Device device) {
@@ -597,44 +500,86 @@ Tensor make_randn(IntArrayRef sizes, DType dtype, Device device) {
 }
 
 PyObject* py_empty(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return size_factory("empty", make_empty, args, nargs, kwnames);
+  return guarded([&] {
+    static const ArgParser parser(
+        "empty", false,
+        {Signature{"empty(int[1] size, *, ScalarType? dtype=None, Device? device=None, "
+                   "bool requires_grad=False) -> Tensor",
+                   kSizeFactoryParams}});
+    return size_factory(parser, make_empty, args, nargs, kwnames);
+  });
 }
 PyObject* py_zeros(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return size_factory("zeros", make_zeros, args, nargs, kwnames);
+  return guarded([&] {
+    static const ArgParser parser(
+        "zeros", false,
+        {Signature{"zeros(int[1] size, *, ScalarType? dtype=None, Device? device=None, "
+                   "bool requires_grad=False) -> Tensor",
+                   kSizeFactoryParams}});
+    return size_factory(parser, make_zeros, args, nargs, kwnames);
+  });
 }
 PyObject* py_ones(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return size_factory("ones", make_ones, args, nargs, kwnames);
+  return guarded([&] {
+    static const ArgParser parser(
+        "ones", false,
+        {Signature{"ones(int[1] size, *, ScalarType? dtype=None, Device? device=None, "
+                   "bool requires_grad=False) -> Tensor",
+                   kSizeFactoryParams}});
+    return size_factory(parser, make_ones, args, nargs, kwnames);
+  });
 }
 PyObject* py_rand(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return size_factory("rand", make_rand, args, nargs, kwnames);
+  return guarded([&] {
+    static const ArgParser parser(
+        "rand", false,
+        {Signature{"rand(int[1] size, *, ScalarType? dtype=None, Device? device=None, "
+                   "bool requires_grad=False) -> Tensor",
+                   kSizeFactoryParams}});
+    return size_factory(parser, make_rand, args, nargs, kwnames);
+  });
 }
 PyObject* py_randn(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return size_factory("randn", make_randn, args, nargs, kwnames);
-}
-
-Scalar read_fill_value(const char* function, PyObject* value) {
-  if (value == nullptr) {
-    PyErr_Format(PyExc_TypeError, "%s() missing required argument 'fill_value'", function);
-    throw PythonErrorSet();
-  }
-  std::optional<Scalar> number = python_scalar(value);
-  if (!number) throw_argument_type_error(function, "fill_value", "a number", value);
-  return *number;
+  return guarded([&] {
+    static const ArgParser parser(
+        "randn", false,
+        {Signature{"randn(int[1] size, *, ScalarType? dtype=None, Device? device=None, "
+                   "bool requires_grad=False) -> Tensor",
+                   kSizeFactoryParams}});
+    return size_factory(parser, make_randn, args, nargs, kwnames);
+  });
 }
 
 PyObject* py_full(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   return guarded([&]() -> PyObject* {
-    const Arguments arguments("full", args, nargs, kwnames,
-                              {"size", "fill_value", "dtype", "device", "requires_grad"}, 2);
-    if (arguments[0] == nullptr) {
-      PyErr_SetString(PyExc_TypeError, "full() missing required argument 'size'");
-      throw PythonErrorSet();
-    }
-    const DimVector sizes = read_size("full", arguments[0]);
-    const Scalar value = read_fill_value("full", arguments[1]);
-    const DType dtype = arguments.optional_dtype(2).value_or(value.default_dtype());
-    const std::optional<Device> device = arguments.optional_device(3);
-    const bool requires_grad = arguments.to_bool(4, false);
+    static constexpr Param params[] = {
+        {.name = "size", .type = ParamType::IntList, .list_size = 1},
+        {.name = "fill_value", .type = ParamType::Scalar},
+        {.name = "dtype",
+         .type = ParamType::OptionalScalarType,
+         .keyword_only = true,
+         .default_value = Default::none()},
+        {.name = "device",
+         .type = ParamType::OptionalDevice,
+         .keyword_only = true,
+         .default_value = Default::none()},
+        {.name = "requires_grad",
+         .type = ParamType::Bool,
+         .keyword_only = true,
+         .default_value = Default::boolean(false)},
+    };
+    static const ArgParser parser(
+        "full", false,
+        {Signature{"full(int[1] size, Scalar fill_value, *, ScalarType? dtype=None, "
+                   "Device? device=None, bool requires_grad=False) -> Tensor",
+                   params}});
+    ParsedArgs parsed;
+    if (parser.parse(nullptr, args, nargs, kwnames, parsed) < 0) return nullptr;
+    const DimVector sizes = parsed.int_list(0);
+    const Scalar value = parsed.scalar(1);
+    const DType dtype = parsed.optional_scalar_type(2).value_or(value.default_dtype());
+    const std::optional<Device> device = parsed.optional_device(3);
+    const bool requires_grad = parsed.to_bool(4);
     return wrap_tensor(without_gil([&] {
       Tensor result = full(sizes, value, dtype, device.value_or(default_device()));
       if (requires_grad) result.requires_grad_(true);
@@ -645,48 +590,118 @@ PyObject* py_full(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* 
 
 // zeros_like(input, *, dtype=None, device=None, requires_grad=False) and its siblings; the
 // new tensor has input's shape, and its dtype and device unless they are given.
-PyObject* like_factory(const char* function, SizeFactory make, PyObject* const* args,
+constexpr Param kLikeFactoryParams[] = {
+    {.name = "input", .type = ParamType::Tensor},
+    {.name = "dtype",
+     .type = ParamType::OptionalScalarType,
+     .keyword_only = true,
+     .default_value = Default::none()},
+    {.name = "device",
+     .type = ParamType::OptionalDevice,
+     .keyword_only = true,
+     .default_value = Default::none()},
+    {.name = "requires_grad",
+     .type = ParamType::Bool,
+     .keyword_only = true,
+     .default_value = Default::boolean(false)},
+};
+
+PyObject* like_factory(const ArgParser& parser, SizeFactory make, PyObject* const* args,
                        Py_ssize_t nargs, PyObject* kwnames) {
-  return guarded([&]() -> PyObject* {
-    const Arguments arguments(function, args, nargs, kwnames,
-                              {"input", "dtype", "device", "requires_grad"}, 1);
-    const Tensor& input = unwrap_tensor(arguments.tensor_object(0));
-    const DType dtype = arguments.optional_dtype(1).value_or(input.dtype());
-    const Device device = arguments.optional_device(2).value_or(input.device());
-    const bool requires_grad = arguments.to_bool(3, false);
-    return wrap_tensor(without_gil([&] {
-      Tensor result = make(input.sizes(), dtype, device);
-      if (requires_grad) result.requires_grad_(true);
-      return result;
-    }));
-  });
+  ParsedArgs parsed;
+  if (parser.parse(nullptr, args, nargs, kwnames, parsed) < 0) return nullptr;
+  const Tensor& input = parsed.tensor(0);
+  const DType dtype = parsed.optional_scalar_type(1).value_or(input.dtype());
+  const Device device = parsed.optional_device(2).value_or(input.device());
+  const bool requires_grad = parsed.to_bool(3);
+  return wrap_tensor(without_gil([&] {
+    Tensor result = make(input.sizes(), dtype, device);
+    if (requires_grad) result.requires_grad_(true);
+    return result;
+  }));
 }
 
 PyObject* py_empty_like(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return like_factory("empty_like", make_empty, args, nargs, kwnames);
+  return guarded([&] {
+    static const ArgParser parser(
+        "empty_like", false,
+        {Signature{"empty_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, "
+                   "bool requires_grad=False) -> Tensor",
+                   kLikeFactoryParams}});
+    return like_factory(parser, make_empty, args, nargs, kwnames);
+  });
 }
 PyObject* py_zeros_like(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return like_factory("zeros_like", make_zeros, args, nargs, kwnames);
+  return guarded([&] {
+    static const ArgParser parser(
+        "zeros_like", false,
+        {Signature{"zeros_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, "
+                   "bool requires_grad=False) -> Tensor",
+                   kLikeFactoryParams}});
+    return like_factory(parser, make_zeros, args, nargs, kwnames);
+  });
 }
 PyObject* py_ones_like(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return like_factory("ones_like", make_ones, args, nargs, kwnames);
+  return guarded([&] {
+    static const ArgParser parser(
+        "ones_like", false,
+        {Signature{"ones_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, "
+                   "bool requires_grad=False) -> Tensor",
+                   kLikeFactoryParams}});
+    return like_factory(parser, make_ones, args, nargs, kwnames);
+  });
 }
 PyObject* py_rand_like(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return like_factory("rand_like", make_rand, args, nargs, kwnames);
+  return guarded([&] {
+    static const ArgParser parser(
+        "rand_like", false,
+        {Signature{"rand_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, "
+                   "bool requires_grad=False) -> Tensor",
+                   kLikeFactoryParams}});
+    return like_factory(parser, make_rand, args, nargs, kwnames);
+  });
 }
 PyObject* py_randn_like(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return like_factory("randn_like", make_randn, args, nargs, kwnames);
+  return guarded([&] {
+    static const ArgParser parser(
+        "randn_like", false,
+        {Signature{"randn_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, "
+                   "bool requires_grad=False) -> Tensor",
+                   kLikeFactoryParams}});
+    return like_factory(parser, make_randn, args, nargs, kwnames);
+  });
 }
 
 PyObject* py_full_like(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   return guarded([&]() -> PyObject* {
-    const Arguments arguments("full_like", args, nargs, kwnames,
-                              {"input", "fill_value", "dtype", "device", "requires_grad"}, 2);
-    const Tensor& input = unwrap_tensor(arguments.tensor_object(0));
-    const Scalar value = read_fill_value("full_like", arguments[1]);
-    const DType dtype = arguments.optional_dtype(2).value_or(input.dtype());
-    const Device device = arguments.optional_device(3).value_or(input.device());
-    const bool requires_grad = arguments.to_bool(4, false);
+    static constexpr Param params[] = {
+        {.name = "input", .type = ParamType::Tensor},
+        {.name = "fill_value", .type = ParamType::Scalar},
+        {.name = "dtype",
+         .type = ParamType::OptionalScalarType,
+         .keyword_only = true,
+         .default_value = Default::none()},
+        {.name = "device",
+         .type = ParamType::OptionalDevice,
+         .keyword_only = true,
+         .default_value = Default::none()},
+        {.name = "requires_grad",
+         .type = ParamType::Bool,
+         .keyword_only = true,
+         .default_value = Default::boolean(false)},
+    };
+    static const ArgParser parser(
+        "full_like", false,
+        {Signature{"full_like(Tensor input, Scalar fill_value, *, ScalarType? dtype=None, "
+                   "Device? device=None, bool requires_grad=False) -> Tensor",
+                   params}});
+    ParsedArgs parsed;
+    if (parser.parse(nullptr, args, nargs, kwnames, parsed) < 0) return nullptr;
+    const Tensor& input = parsed.tensor(0);
+    const Scalar value = parsed.scalar(1);
+    const DType dtype = parsed.optional_scalar_type(2).value_or(input.dtype());
+    const Device device = parsed.optional_device(3).value_or(input.device());
+    const bool requires_grad = parsed.to_bool(4);
     return wrap_tensor(without_gil([&] {
       Tensor result = full(input.sizes(), value, dtype, device);
       if (requires_grad) result.requires_grad_(true);
@@ -697,16 +712,32 @@ PyObject* py_full_like(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObj
 
 PyObject* py_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   return guarded([&]() -> PyObject* {
-    const Arguments arguments("tensor", args, nargs, kwnames,
-                              {"data", "dtype", "device", "requires_grad"}, 1);
-    if (arguments[0] == nullptr) {
-      PyErr_SetString(PyExc_TypeError, "tensor() missing required argument 'data'");
-      throw PythonErrorSet();
-    }
-    const std::optional<DType> dtype = arguments.optional_dtype(1);
-    const std::optional<Device> device = arguments.optional_device(2);
-    const bool requires_grad = arguments.to_bool(3, false);
-    Tensor result = tensor_from_data(arguments[0], dtype, device);
+    static constexpr Param params[] = {
+        {.name = "data", .type = ParamType::Object},
+        {.name = "dtype",
+         .type = ParamType::OptionalScalarType,
+         .keyword_only = true,
+         .default_value = Default::none()},
+        {.name = "device",
+         .type = ParamType::OptionalDevice,
+         .keyword_only = true,
+         .default_value = Default::none()},
+        {.name = "requires_grad",
+         .type = ParamType::Bool,
+         .keyword_only = true,
+         .default_value = Default::boolean(false)},
+    };
+    static const ArgParser parser(
+        "tensor", false,
+        {Signature{"tensor(Object data, *, ScalarType? dtype=None, Device? device=None, "
+                   "bool requires_grad=False) -> Tensor",
+                   params}});
+    ParsedArgs parsed;
+    if (parser.parse(nullptr, args, nargs, kwnames, parsed) < 0) return nullptr;
+    const std::optional<DType> dtype = parsed.optional_scalar_type(1);
+    const std::optional<Device> device = parsed.optional_device(2);
+    const bool requires_grad = parsed.to_bool(3);
+    Tensor result = tensor_from_data(parsed.object(0), dtype, device);
     if (requires_grad) without_gil([&] { result.requires_grad_(true); });
     return wrap_tensor(std::move(result));
   });

@@ -1,5 +1,5 @@
-"""The generated functions' argument parsing: which overload a call takes, and the message
-when none fits (python/src/arg_parser.cpp)."""
+"""The argument parsing of the generated functions and of the hand-written ones, which share it:
+which overload a call takes, and the message when none fits (python/src/arg_parser.cpp)."""
 
 import numpy as np
 import pytest
@@ -131,3 +131,84 @@ def test_an_int_list_may_be_spread_as_separate_arguments(x):
     assert x.permute(1, 0).tolist() == [[1.0, 3.0], [2.0, 4.0]]
     with pytest.raises(TypeError, match="argument 2 is str"):
         x.view(2, "2")
+
+
+# --- the hand-written functions ------------------------------------------------------------------
+
+
+def test_a_function_spreads_its_lone_int_list_too():
+    assert bp.zeros(2, 3).shape == (2, 3)
+    assert bp.zeros((2, 3)).shape == (2, 3)
+    assert bp.zeros(3).shape == (3,)
+    assert bp.zeros(size=3).shape == (3,)
+    assert bp.zeros([]).shape == ()
+    assert bp.ones(2, 1, dtype=bp.int64).dtype is bp.int64
+    with pytest.raises(TypeError, match="argument 2 is str"):
+        bp.zeros(2, "3")
+    with pytest.raises(TypeError, match="got multiple values for argument 'size'"):
+        bp.zeros(2, size=3)
+    # full's size is not its only positional parameter: a second int is the fill value.
+    assert bp.full(3, 2).tolist() == [2, 2, 2]
+
+
+def test_hand_written_functions_word_their_errors_as_the_ops_do(x):
+    with pytest.raises(TypeError) as error:
+        bp.full((2,), "a")
+    assert str(error.value) == ("full(): argument 'fill_value' (position 2) must be a number "
+                                "(int, float or bool), not str")
+    with pytest.raises(TypeError) as error:
+        bp.zeros_like(x, colour=1)
+    assert str(error.value) == "zeros_like() got an unexpected keyword argument 'colour'"
+    with pytest.raises(TypeError) as error:
+        bp.manual_seed()
+    assert str(error.value) == "manual_seed() missing required argument 'seed' (position 1)"
+    with pytest.raises(TypeError, match=r"numpy\(\) takes 0 positional arguments but 1 was"):
+        x.numpy(True)
+
+
+def test_every_parameter_of_a_hand_written_function_has_its_keyword(x):
+    bp.manual_seed(seed=3)
+    assert bp.tensor(data=[1, 2]).tolist() == [1, 2]
+    assert bp.from_dlpack(ext_tensor=x).tolist() == x.tolist()
+    assert bp.from_numpy(ndarray=np.zeros(2)).tolist() == [0.0, 0.0]
+    bp._C._set_grad_enabled(mode=True)
+    assert bp._C._backend_counters(backend="cpu") == bp._C._backend_counters("cpu")
+    start = bp.Event(device="cpu")
+    start.record()
+    assert start.elapsed_time(end_event=start) >= 0.0
+
+
+def test_a_tensor_or_a_list_of_tensors():
+    leaf = bp.tensor([1.0, 2.0], requires_grad=True)
+    (got,) = bp.autograd.grad((leaf * 3).sum(), leaf)
+    assert got.tolist() == [3.0, 3.0]
+    unused = bp.tensor([1.0], requires_grad=True)
+    a, b = bp.autograd.grad([(leaf * 2).sum()], (leaf, unused), grad_outputs=[None],
+                            allow_unused=True)
+    assert a.tolist() == [2.0, 2.0] and b is None
+    with pytest.raises(TypeError) as error:
+        bp.autograd.grad(leaf.sum(), [leaf, 3])
+    assert str(error.value) == ("grad(): argument 'inputs' (position 2) must be a Tensor or a "
+                                "list or tuple of Tensors, not list (item 1 is int)")
+    with pytest.raises(TypeError, match=r"'grad_outputs' .*\(item 0 is str\)"):
+        bp.autograd.grad(leaf.sum(), leaf, grad_outputs=["a"])
+
+
+def test_an_optional_bool_takes_none():
+    leaf = bp.tensor([1.0], requires_grad=True)
+    y = leaf * 2
+    y.backward(retain_graph=True)
+    y.backward(retain_graph=None)
+    assert leaf.grad.tolist() == [4.0]
+    with pytest.raises(TypeError, match="'retain_graph' .* must be bool or None, not int"):
+        (leaf * 2).backward(retain_graph=1)
+
+
+def test_constructors_parse_as_functions_do():
+    assert bp.device(type="cpu", index=0) == "cpu"
+    assert bp.device.__new__(bp.device, "cpu") == "cpu"
+    assert bp.Event.__new__(bp.Event, device="cpu").device == "cpu"
+    with pytest.raises(TypeError, match=r"device\(\) takes 2 positional arguments but 3"):
+        bp.device("cpu", 0, 1)
+    with pytest.raises(TypeError, match=r"Event\(\) got an unexpected keyword argument 'dev'"):
+        bp.Event(dev="cpu")
