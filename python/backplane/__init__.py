@@ -88,3 +88,4 @@ class set_grad_enabled(_GradMode):
 
 
 from backplane import autograd  # noqa: E402,F401 (it re-exports the grad modes above)
+from backplane import optim  # noqa: E402,F401

@@ -46,13 +46,13 @@ PyModuleDef module_definition = {
 
 bool fill(PyObject* module) {
   if (!add_error_type(module) || !add_dtype_type(module) || !add_device_type(module) ||
-      !add_tensor_type(module) || !add_event_type(module)) {
+      !add_tensor_type(module) || !add_event_type(module) || !add_optimizer_type(module)) {
     return false;
   }
   // The written functions come after the generated ones, and replace any of the same name
   // (the factories that take sizes as separate arguments).
   for (PyMethodDef* table : {generated_functions, factory_functions, runtime_functions,
-                             autograd_functions, dlpack_functions}) {
+                             autograd_functions, dlpack_functions, optimizer_functions}) {
     if (PyModule_AddFunctions(module, table) < 0) return false;
   }
   return true;

@@ -35,4 +35,8 @@ extern PyMethodDef dlpack_functions[];
 // bp.Event (runtime_functions.cpp); adds the type to the module.
 bool add_event_type(PyObject* module);
 
+// The handles of bp.optim's optimizers, and the functions that make them (optimizers.cpp).
+extern PyMethodDef optimizer_functions[];
+bool add_optimizer_type(PyObject* module);
+
 }  // namespace bp::python
