@@ -68,6 +68,27 @@ TEST_CASE("a leaf that requires grad accumulates the gradient of every path to i
   CHECK(read(x.grad()) == std::vector<float>{6, 24, 54});
 }
 
+TEST_CASE("a leaf's gradient is a dense tensor of its own, updatable in place") {
+  Tensor x = values({1, 2, 3}, {3});
+  x.requires_grad_();
+  // sum's gradient is one value expanded to x's shape (stride 0).
+  const Tensor total = sum(x);
+  total.backward(Tensor(), /*retain_graph=*/true);
+  CHECK(x.grad().is_contiguous());
+  total.backward();
+  CHECK(read(x.grad()) == std::vector<float>{2, 2, 2});
+  fill_(x.mutable_grad(), 0);
+  CHECK(read(x.grad()) == std::vector<float>{0, 0, 0});
+
+  // add passes its gradient through: a view of a tensor the caller keeps is copied, not shared.
+  Tensor z = values({1, 2}, {2});
+  z.requires_grad_();
+  const Tensor given = values({5, 6, 7, 8}, {4});
+  add(z, ones_like(z)).backward(given.slice(0, 0, 2));
+  z.mutable_grad().add_(ones_like(z));
+  CHECK(read(given) == std::vector<float>{5, 6, 7, 8});
+}
+
 TEST_CASE("a second backward through a freed graph says to retain it") {
   Tensor x = values({1, 2}, {2});
   x.requires_grad_();

@@ -14,9 +14,13 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   const std::lock_guard lock(mutex_);
   Tensor& grad = leaf_.impl()->ensure_autograd_meta().grad;
   if (!grad.defined()) {
-    // A formula may hand the same tensor to several inputs (add's grad goes to both), and a
-    // leaf's grad is later updated in place: the leaf keeps a tensor of its own.
-    grad = incoming.impl()->use_count() == 1 ? std::move(incoming) : incoming.clone();
+    // A leaf's grad is later updated in place (by accumulation, optimizers, zero_grad), so the
+    // leaf keeps a dense tensor of its own. A formula may hand one tensor to several inputs
+    // (add's grad goes to both), a view of a larger tensor, or an expanded view of one value
+    // (sum's grad): only a contiguous gradient that nothing else holds is kept as it is.
+    const TensorImpl& impl = *incoming.impl();
+    const bool owned = impl.use_count() == 1 && impl.storage()->use_count() == 1;
+    grad = owned && incoming.is_contiguous() ? std::move(incoming) : incoming.clone();
   } else {
     grad.add_(incoming);
   }
