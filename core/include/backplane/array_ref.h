@@ -55,25 +55,28 @@ class IntArrayRef {
 class OptionalIntArrayRef {
  public:
   OptionalIntArrayRef() = default;
-  OptionalIntArrayRef(std::nullopt_t) {}                       // NOLINT
-  OptionalIntArrayRef(IntArrayRef values) : value_(values) {}  // NOLINT
+  OptionalIntArrayRef(std::nullopt_t) {}                                         // NOLINT
+  OptionalIntArrayRef(IntArrayRef values) : value_(values), has_value_(true) {}  // NOLINT
   OptionalIntArrayRef(std::initializer_list<int64_t> values)
-      : value_(IntArrayRef(values)) {}  // NOLINT
+      : value_(IntArrayRef(values)), has_value_(true) {}  // NOLINT
   OptionalIntArrayRef(const std::vector<int64_t>& values)
-      : value_(IntArrayRef(values)) {}  // NOLINT
+      : value_(IntArrayRef(values)), has_value_(true) {}  // NOLINT
   // An owned `int[]?` (what autograd saves for a backward formula).
   OptionalIntArrayRef(const std::optional<std::vector<int64_t>>& values)  // NOLINT
   {
-    if (values) value_ = IntArrayRef(*values);
+    if (values) *this = OptionalIntArrayRef(*values);
   }
 
-  bool has_value() const { return value_.has_value(); }
+  bool has_value() const { return has_value_; }
   explicit operator bool() const { return has_value(); }
-  IntArrayRef value() const { return *value_; }
-  IntArrayRef operator*() const { return *value_; }
+  IntArrayRef value() const { return value_; }
+  IntArrayRef operator*() const { return value_; }
 
  private:
-  std::optional<IntArrayRef> value_;
+  // Both always initialised (not a std::optional): code that reads the list only when present
+  // may be compiled to load it first, and an empty list is then what it loads.
+  IntArrayRef value_;
+  bool has_value_ = false;
 };
 
 }  // namespace bp
