@@ -468,85 +468,26 @@ constexpr Param kSizeFactoryParams[] = {
      .default_value = Default::boolean(false)},
 };
 
-PyObject* size_factory(const ArgParser& parser, SizeFactory make, PyObject* const* args,
-                       Py_ssize_t nargs, PyObject* kwnames) {
-  ParsedArgs parsed;
-  if (parser.parse(nullptr, args, nargs, kwnames, parsed) < 0) return nullptr;
-  const DimVector sizes = parsed.int_list(0);
-  const DType dtype = parsed.optional_scalar_type(1).value_or(kFloat32);
-  const std::optional<Device> device = parsed.optional_device(2);
-  const bool requires_grad = parsed.to_bool(3);
-  return wrap_tensor(without_gil([&] {
-    Tensor result = make(sizes, dtype, device.value_or(default_device()));
-    if (requires_grad) result.requires_grad_(true);
-    return result;
-  }));
-}
-
-Tensor make_empty(IntArrayRef sizes, DType dtype, Device device) {
-  return empty(sizes, dtype, device);
-}
-Tensor make_zeros(IntArrayRef sizes, DType dtype, Device device) {
-  return zeros(sizes, dtype, device);
-}
-Tensor make_ones(IntArrayRef sizes, DType dtype, Device device) {
-  return ones(sizes, dtype, device);
-}
-Tensor make_rand(IntArrayRef sizes, DType dtype, Device device) {
-  return rand(sizes, dtype, device);
-}
-Tensor make_randn(IntArrayRef sizes, DType dtype, Device device) {
-  return randn(sizes, dtype, device);
-}
-
-PyObject* py_empty(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return guarded([&] {
-    static const ArgParser parser(
-        "empty", false,
-        {Signature{"empty(int[1] size, *, ScalarType? dtype=None, Device? device=None, "
-                   "bool requires_grad=False) -> Tensor",
-                   kSizeFactoryParams}});
-    return size_factory(parser, make_empty, args, nargs, kwnames);
-  });
-}
-PyObject* py_zeros(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return guarded([&] {
-    static const ArgParser parser(
-        "zeros", false,
-        {Signature{"zeros(int[1] size, *, ScalarType? dtype=None, Device? device=None, "
-                   "bool requires_grad=False) -> Tensor",
-                   kSizeFactoryParams}});
-    return size_factory(parser, make_zeros, args, nargs, kwnames);
-  });
-}
-PyObject* py_ones(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return guarded([&] {
-    static const ArgParser parser(
-        "ones", false,
-        {Signature{"ones(int[1] size, *, ScalarType? dtype=None, Device? device=None, "
-                   "bool requires_grad=False) -> Tensor",
-                   kSizeFactoryParams}});
-    return size_factory(parser, make_ones, args, nargs, kwnames);
-  });
-}
-PyObject* py_rand(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return guarded([&] {
-    static const ArgParser parser(
-        "rand", false,
-        {Signature{"rand(int[1] size, *, ScalarType? dtype=None, Device? device=None, "
-                   "bool requires_grad=False) -> Tensor",
-                   kSizeFactoryParams}});
-    return size_factory(parser, make_rand, args, nargs, kwnames);
-  });
-}
-PyObject* py_randn(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return guarded([&] {
-    static const ArgParser parser(
-        "randn", false,
-        {Signature{"randn(int[1] size, *, ScalarType? dtype=None, Device? device=None, "
-                   "bool requires_grad=False) -> Tensor",
-                   kSizeFactoryParams}});
-    return size_factory(parser, make_randn, args, nargs, kwnames);
+// empty, zeros, ones, rand and randn: `name` calls `make` with the size.
+template <const char* name, SizeFactory make>
+PyObject* py_size_factory(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return guarded([&]() -> PyObject* {
+    static const std::string schema =
+        std::string(name) +
+        "(int[1] size, *, ScalarType? dtype=None, Device? device=None, "
+        "bool requires_grad=False) -> Tensor";
+    static const ArgParser parser(name, false, {Signature{schema.c_str(), kSizeFactoryParams}});
+    ParsedArgs parsed;
+    if (parser.parse(nullptr, args, nargs, kwnames, parsed) < 0) return nullptr;
+    const DimVector sizes = parsed.int_list(0);
+    const DType dtype = parsed.optional_scalar_type(1).value_or(kFloat32);
+    const std::optional<Device> device = parsed.optional_device(2);
+    const bool requires_grad = parsed.to_bool(3);
+    return wrap_tensor(without_gil([&] {
+      Tensor result = make(sizes, dtype, device.value_or(default_device()));
+      if (requires_grad) result.requires_grad_(true);
+      return result;
+    }));
   });
 }
 
@@ -606,71 +547,39 @@ constexpr Param kLikeFactoryParams[] = {
      .default_value = Default::boolean(false)},
 };
 
-PyObject* like_factory(const ArgParser& parser, SizeFactory make, PyObject* const* args,
-                       Py_ssize_t nargs, PyObject* kwnames) {
-  ParsedArgs parsed;
-  if (parser.parse(nullptr, args, nargs, kwnames, parsed) < 0) return nullptr;
-  const Tensor& input = parsed.tensor(0);
-  const DType dtype = parsed.optional_scalar_type(1).value_or(input.dtype());
-  const Device device = parsed.optional_device(2).value_or(input.device());
-  const bool requires_grad = parsed.to_bool(3);
-  return wrap_tensor(without_gil([&] {
-    Tensor result = make(input.sizes(), dtype, device);
-    if (requires_grad) result.requires_grad_(true);
-    return result;
-  }));
+// empty_like and its siblings: `name` calls `make` with input's size.
+template <const char* name, SizeFactory make>
+PyObject* py_like_factory(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return guarded([&]() -> PyObject* {
+    static const std::string schema =
+        std::string(name) +
+        "(Tensor input, *, ScalarType? dtype=None, Device? device=None, "
+        "bool requires_grad=False) -> Tensor";
+    static const ArgParser parser(name, false, {Signature{schema.c_str(), kLikeFactoryParams}});
+    ParsedArgs parsed;
+    if (parser.parse(nullptr, args, nargs, kwnames, parsed) < 0) return nullptr;
+    const Tensor& input = parsed.tensor(0);
+    const DType dtype = parsed.optional_scalar_type(1).value_or(input.dtype());
+    const Device device = parsed.optional_device(2).value_or(input.device());
+    const bool requires_grad = parsed.to_bool(3);
+    return wrap_tensor(without_gil([&] {
+      Tensor result = make(input.sizes(), dtype, device);
+      if (requires_grad) result.requires_grad_(true);
+      return result;
+    }));
+  });
 }
 
-PyObject* py_empty_like(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return guarded([&] {
-    static const ArgParser parser(
-        "empty_like", false,
-        {Signature{"empty_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, "
-                   "bool requires_grad=False) -> Tensor",
-                   kLikeFactoryParams}});
-    return like_factory(parser, make_empty, args, nargs, kwnames);
-  });
-}
-PyObject* py_zeros_like(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return guarded([&] {
-    static const ArgParser parser(
-        "zeros_like", false,
-        {Signature{"zeros_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, "
-                   "bool requires_grad=False) -> Tensor",
-                   kLikeFactoryParams}});
-    return like_factory(parser, make_zeros, args, nargs, kwnames);
-  });
-}
-PyObject* py_ones_like(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return guarded([&] {
-    static const ArgParser parser(
-        "ones_like", false,
-        {Signature{"ones_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, "
-                   "bool requires_grad=False) -> Tensor",
-                   kLikeFactoryParams}});
-    return like_factory(parser, make_ones, args, nargs, kwnames);
-  });
-}
-PyObject* py_rand_like(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return guarded([&] {
-    static const ArgParser parser(
-        "rand_like", false,
-        {Signature{"rand_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, "
-                   "bool requires_grad=False) -> Tensor",
-                   kLikeFactoryParams}});
-    return like_factory(parser, make_rand, args, nargs, kwnames);
-  });
-}
-PyObject* py_randn_like(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return guarded([&] {
-    static const ArgParser parser(
-        "randn_like", false,
-        {Signature{"randn_like(Tensor input, *, ScalarType? dtype=None, Device? device=None, "
-                   "bool requires_grad=False) -> Tensor",
-                   kLikeFactoryParams}});
-    return like_factory(parser, make_randn, args, nargs, kwnames);
-  });
-}
+constexpr char kEmpty[] = "empty";
+constexpr char kZeros[] = "zeros";
+constexpr char kOnes[] = "ones";
+constexpr char kRand[] = "rand";
+constexpr char kRandn[] = "randn";
+constexpr char kEmptyLike[] = "empty_like";
+constexpr char kZerosLike[] = "zeros_like";
+constexpr char kOnesLike[] = "ones_like";
+constexpr char kRandLike[] = "rand_like";
+constexpr char kRandnLike[] = "randn_like";
 
 PyObject* py_full_like(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   return guarded([&]() -> PyObject* {
@@ -754,31 +663,31 @@ PyMethodDef factory_functions[] = {
      "(or any object with the buffer protocol or __dlpack__) or a Tensor. Without dtype, the\n"
      "data decides: float32 for Python floats, int64 for ints, bool for bools; an array keeps\n"
      "its own dtype."},
-    {"empty", as_method(py_empty), kFastcall,
+    {"empty", as_method(py_size_factory<kEmpty, &bp::empty>), kFastcall,
      "empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor\n\n"
      "An uninitialised tensor of the size (ints, or one sequence of ints)."},
-    {"zeros", as_method(py_zeros), kFastcall,
+    {"zeros", as_method(py_size_factory<kZeros, &bp::zeros>), kFastcall,
      "zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor"},
-    {"ones", as_method(py_ones), kFastcall,
+    {"ones", as_method(py_size_factory<kOnes, &bp::ones>), kFastcall,
      "ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor"},
-    {"rand", as_method(py_rand), kFastcall,
+    {"rand", as_method(py_size_factory<kRand, &bp::rand>), kFastcall,
      "rand(*size, dtype=None, device=None, requires_grad=False) -> Tensor\n\n"
      "Uniform values in [0, 1) from the generator that manual_seed seeds."},
-    {"randn", as_method(py_randn), kFastcall,
+    {"randn", as_method(py_size_factory<kRandn, &bp::randn>), kFastcall,
      "randn(*size, dtype=None, device=None, requires_grad=False) -> Tensor\n\n"
      "Standard normal values from the generator that manual_seed seeds."},
     {"full", as_method(py_full), kFastcall,
      "full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor\n\n"
      "Without dtype, fill_value decides it: bool, int64 for an int, float32 for a float."},
-    {"empty_like", as_method(py_empty_like), kFastcall,
+    {"empty_like", as_method(py_like_factory<kEmptyLike, &bp::empty>), kFastcall,
      "empty_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor"},
-    {"zeros_like", as_method(py_zeros_like), kFastcall,
+    {"zeros_like", as_method(py_like_factory<kZerosLike, &bp::zeros>), kFastcall,
      "zeros_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor"},
-    {"ones_like", as_method(py_ones_like), kFastcall,
+    {"ones_like", as_method(py_like_factory<kOnesLike, &bp::ones>), kFastcall,
      "ones_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor"},
-    {"rand_like", as_method(py_rand_like), kFastcall,
+    {"rand_like", as_method(py_like_factory<kRandLike, &bp::rand>), kFastcall,
      "rand_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor"},
-    {"randn_like", as_method(py_randn_like), kFastcall,
+    {"randn_like", as_method(py_like_factory<kRandnLike, &bp::randn>), kFastcall,
      "randn_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor"},
     {"full_like", as_method(py_full_like), kFastcall,
      "full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor"},
