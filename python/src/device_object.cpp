@@ -192,9 +192,8 @@ PyTypeObject* device_type = &device_type_object;
 
 bool add_device_type(PyObject* module) {
   if (PyType_Ready(&device_type_object) < 0) return false;
-  Py_INCREF(&device_type_object);
-  if (PyModule_AddObject(module, "device", reinterpret_cast<PyObject*>(&device_type_object)) < 0) {
-    Py_DECREF(&device_type_object);
+  if (PyModule_AddObjectRef(module, "device", reinterpret_cast<PyObject*>(&device_type_object)) <
+      0) {
     return false;
   }
   return true;

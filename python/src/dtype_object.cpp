@@ -91,9 +91,7 @@ PyTypeObject* dtype_type = &dtype_type_object;
 
 bool add_dtype_type(PyObject* module) {
   if (PyType_Ready(&dtype_type_object) < 0) return false;
-  Py_INCREF(&dtype_type_object);
-  if (PyModule_AddObject(module, "dtype", reinterpret_cast<PyObject*>(&dtype_type_object)) < 0) {
-    Py_DECREF(&dtype_type_object);
+  if (PyModule_AddObjectRef(module, "dtype", reinterpret_cast<PyObject*>(&dtype_type_object)) < 0) {
     return false;
   }
   for (size_t k = 0; k < kCount; ++k) {

@@ -15,13 +15,8 @@ bool add_error_type(PyObject* module) {
       "A failure that Backplane's core or one of its backends reported: bad arguments to an op, "
       "a device out of memory, an op no loaded backend provides, a failing kernel.",
       PyExc_RuntimeError, nullptr);
-  if (error_type == nullptr) return false;
-  Py_INCREF(error_type);  // the module's reference; error_type keeps its own
-  if (PyModule_AddObject(module, "Error", error_type) < 0) {
-    Py_DECREF(error_type);
-    return false;
-  }
-  return true;
+  // The module takes a reference of its own; error_type keeps the one made here.
+  return error_type != nullptr && PyModule_AddObjectRef(module, "Error", error_type) == 0;
 }
 
 void set_python_error_from_current_exception() {

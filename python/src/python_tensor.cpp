@@ -257,9 +257,8 @@ bool add_tensor_type(PyObject* module) {
   Py_DECREF(priority);
   PyType_Modified(&tensor_type_object);
 
-  Py_INCREF(&tensor_type_object);
-  if (PyModule_AddObject(module, "Tensor", reinterpret_cast<PyObject*>(&tensor_type_object)) < 0) {
-    Py_DECREF(&tensor_type_object);
+  if (PyModule_AddObjectRef(module, "Tensor", reinterpret_cast<PyObject*>(&tensor_type_object)) <
+      0) {
     return false;
   }
   return true;
