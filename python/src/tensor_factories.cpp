@@ -450,22 +450,27 @@ namespace {
 
 using SizeFactory = Tensor (*)(IntArrayRef, DType, Device);
 
+// The keyword-only options every factory takes, as PyTorch's do.
+constexpr Param kDTypeParam = {.name = "dtype",
+                               .type = ParamType::OptionalScalarType,
+                               .keyword_only = true,
+                               .default_value = Default::none()};
+constexpr Param kDeviceParam = {.name = "device",
+                                .type = ParamType::OptionalDevice,
+                                .keyword_only = true,
+                                .default_value = Default::none()};
+constexpr Param kRequiresGradParam = {.name = "requires_grad",
+                                      .type = ParamType::Bool,
+                                      .keyword_only = true,
+                                      .default_value = Default::boolean(false)};
+
 // empty(*size, dtype=None, device=None, requires_grad=False) and its siblings. int[1]: one int
 // stands for the list, by keyword (size=3) as by position.
 constexpr Param kSizeFactoryParams[] = {
     {.name = "size", .type = ParamType::IntList, .list_size = 1},
-    {.name = "dtype",
-     .type = ParamType::OptionalScalarType,
-     .keyword_only = true,
-     .default_value = Default::none()},
-    {.name = "device",
-     .type = ParamType::OptionalDevice,
-     .keyword_only = true,
-     .default_value = Default::none()},
-    {.name = "requires_grad",
-     .type = ParamType::Bool,
-     .keyword_only = true,
-     .default_value = Default::boolean(false)},
+    kDTypeParam,
+    kDeviceParam,
+    kRequiresGradParam,
 };
 
 // empty, zeros, ones, rand and randn: `name` calls `make` with the size.
@@ -496,18 +501,9 @@ PyObject* py_full(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* 
     static constexpr Param params[] = {
         {.name = "size", .type = ParamType::IntList, .list_size = 1},
         {.name = "fill_value", .type = ParamType::Scalar},
-        {.name = "dtype",
-         .type = ParamType::OptionalScalarType,
-         .keyword_only = true,
-         .default_value = Default::none()},
-        {.name = "device",
-         .type = ParamType::OptionalDevice,
-         .keyword_only = true,
-         .default_value = Default::none()},
-        {.name = "requires_grad",
-         .type = ParamType::Bool,
-         .keyword_only = true,
-         .default_value = Default::boolean(false)},
+        kDTypeParam,
+        kDeviceParam,
+        kRequiresGradParam,
     };
     static const ArgParser parser(
         "full", false,
@@ -533,18 +529,9 @@ PyObject* py_full(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* 
 // new tensor has input's shape, and its dtype and device unless they are given.
 constexpr Param kLikeFactoryParams[] = {
     {.name = "input", .type = ParamType::Tensor},
-    {.name = "dtype",
-     .type = ParamType::OptionalScalarType,
-     .keyword_only = true,
-     .default_value = Default::none()},
-    {.name = "device",
-     .type = ParamType::OptionalDevice,
-     .keyword_only = true,
-     .default_value = Default::none()},
-    {.name = "requires_grad",
-     .type = ParamType::Bool,
-     .keyword_only = true,
-     .default_value = Default::boolean(false)},
+    kDTypeParam,
+    kDeviceParam,
+    kRequiresGradParam,
 };
 
 // empty_like and its siblings: `name` calls `make` with input's size.
@@ -586,18 +573,9 @@ PyObject* py_full_like(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObj
     static constexpr Param params[] = {
         {.name = "input", .type = ParamType::Tensor},
         {.name = "fill_value", .type = ParamType::Scalar},
-        {.name = "dtype",
-         .type = ParamType::OptionalScalarType,
-         .keyword_only = true,
-         .default_value = Default::none()},
-        {.name = "device",
-         .type = ParamType::OptionalDevice,
-         .keyword_only = true,
-         .default_value = Default::none()},
-        {.name = "requires_grad",
-         .type = ParamType::Bool,
-         .keyword_only = true,
-         .default_value = Default::boolean(false)},
+        kDTypeParam,
+        kDeviceParam,
+        kRequiresGradParam,
     };
     static const ArgParser parser(
         "full_like", false,
@@ -623,18 +601,9 @@ PyObject* py_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
   return guarded([&]() -> PyObject* {
     static constexpr Param params[] = {
         {.name = "data", .type = ParamType::Object},
-        {.name = "dtype",
-         .type = ParamType::OptionalScalarType,
-         .keyword_only = true,
-         .default_value = Default::none()},
-        {.name = "device",
-         .type = ParamType::OptionalDevice,
-         .keyword_only = true,
-         .default_value = Default::none()},
-        {.name = "requires_grad",
-         .type = ParamType::Bool,
-         .keyword_only = true,
-         .default_value = Default::boolean(false)},
+        kDTypeParam,
+        kDeviceParam,
+        kRequiresGradParam,
     };
     static const ArgParser parser(
         "tensor", false,
