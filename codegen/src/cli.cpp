@@ -11,6 +11,7 @@
 #include "file_writer.h"
 #include "gen_backend.h"
 #include "gen_core.h"
+#include "gen_ops_support.h"
 #include "gen_python.h"
 #include "yaml_loader.h"
 
@@ -25,17 +26,21 @@ constexpr const char* kUsage =
     "  bp-codegen backend --ops OPS_YAML --backend BACKEND_YAML --out DIR\n"
     "  bp-codegen python  --ops OPS_YAML --output-dir DIR\n"
     "  bp-codegen check   --ops OPS_YAML [--derivatives DERIVATIVES_YAML] "
-    "[--backend BACKEND_YAML]\n";
+    "[--backend BACKEND_YAML]\n"
+    "  bp-codegen ops-support --ops OPS_YAML --backend BACKEND_YAML [--backend ...] "
+    "--output FILE\n";
 
 struct UsageError {
   std::string message;
 };
 
-using Options = std::map<std::string, std::string>;
+// In the order given, so that a repeated option keeps its values' order.
+using Options = std::multimap<std::string, std::string>;
 
-// `--name value` pairs after the command; only the names in `allowed`, each once.
-Options parse_options(const std::vector<std::string>& args,
-                      const std::vector<std::string>& allowed) {
+// `--name value` pairs after the command; only the names in `allowed`, each once unless it is
+// one of `repeatable`.
+Options parse_options(const std::vector<std::string>& args, const std::vector<std::string>& allowed,
+                      const std::vector<std::string>& repeatable = {}) {
   Options options;
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& name = args[i];
@@ -43,9 +48,11 @@ Options parse_options(const std::vector<std::string>& args,
       throw UsageError{fmt::format("unknown option '{}' for '{}'", name, args[0])};
     }
     if (i + 1 >= args.size()) throw UsageError{fmt::format("option '{}' needs a value", name)};
-    if (!options.emplace(name, args[++i]).second) {
+    if (options.count(name) != 0 &&
+        std::find(repeatable.begin(), repeatable.end(), name) == repeatable.end()) {
       throw UsageError{fmt::format("option '{}' is given twice", name)};
     }
+    options.emplace(name, args[++i]);
   }
   return options;
 }
@@ -90,6 +97,17 @@ void run_command(const std::vector<std::string>& args, std::ostream& out) {
     if (auto it = options.find("--backend"); it != options.end()) {
       load_backend_config(it->second, functions);
     }
+  } else if (command == "ops-support") {
+    const Options options = parse_options(args, {"--ops", "--backend", "--output"}, {"--backend"});
+    const std::string& ops = required(options, "--ops");
+    required(options, "--backend");  // at least one; each is read below
+    const std::string& output = required(options, "--output");
+    const NativeFunctions functions = load_native_functions(ops);
+    std::vector<BackendConfig> backends;
+    const auto [first, last] = options.equal_range("--backend");
+    for (auto it = first; it != last; ++it)
+      backends.push_back(load_backend_config(it->second, functions));
+    write_files({{output, generate_ops_support_md(functions, backends)}});
   } else if (command == "--help" || command == "-h" || command == "help") {
     out << kUsage;
   } else {

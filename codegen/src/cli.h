@@ -3,6 +3,7 @@
 //   bp-codegen backend --ops F --backend F --out D
 //   bp-codegen python  --ops F --output-dir D
 //   bp-codegen check   --ops F [--derivatives F] [--backend F]
+//   bp-codegen ops-support --ops F --backend F [--backend F ...] --output F
 #pragma once
 
 #include <ostream>
