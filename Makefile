@@ -1,11 +1,12 @@
 # The two commands: `make demo` and `make test`. Both install missing system packages, then
 # configure and build with CMake presets (Ninja, ccache). `make format` formats the sources;
 # `make format-check` fails on what is not formatted (.clang-format, scripts/format.sh).
+# `make ops-support` regenerates docs/ops-support.md.
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
 .PHONY: demo train-digits test test-full sanitize tsan bench install gpu-bundle deps build clean \
-	format format-check
+	format format-check ops-support
 
 deps:
 	@scripts/install-deps.sh
@@ -74,6 +75,13 @@ bench: build
 # build dependencies: see plugins/cuda/README.md.
 gpu-bundle: build
 	scripts/make-gpu-bundle.sh build build/backplane-gpu.tar.xz
+
+# docs/ops-support.md from ops.yaml and the bundled backends' YAMLs (scripts/ops-support.sh);
+# `make test` fails while the committed page differs from what this writes.
+ops-support: deps
+	cmake --preset release
+	cmake --build --preset release -j $(JOBS) --target bp-codegen
+	scripts/ops-support.sh build/bin/bp-codegen
 
 format: deps
 	scripts/format.sh
