@@ -5,7 +5,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
 .PHONY: demo train-digits test test-full sanitize tsan bench install gpu-bundle deps build clean \
-	format format-check
+	format format-check check-abi
 
 deps:
 	@scripts/install-deps.sh
@@ -80,6 +80,10 @@ format: deps
 
 format-check: deps
 	scripts/format.sh --check
+
+# abidiff between today's abi.h and the newest released one (docs/abi-policy.md).
+check-abi: deps
+	scripts/check-abi.sh
 
 install: build
 	cmake --install build --prefix "$(PREFIX)"
