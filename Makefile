@@ -6,7 +6,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
 .PHONY: demo train-digits test test-full sanitize tsan bench install gpu-bundle deps build clean \
-	format format-check ops-support
+	format format-check ops-support check-abi
 
 deps:
 	@scripts/install-deps.sh
@@ -88,6 +88,10 @@ format: deps
 
 format-check: deps
 	scripts/format.sh --check
+
+# abidiff between today's abi.h and the newest released one (docs/abi-policy.md).
+check-abi: deps
+	scripts/check-abi.sh
 
 install: build
 	cmake --install build --prefix "$(PREFIX)"

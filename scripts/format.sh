@@ -2,7 +2,8 @@
 # Formats the C++, CUDA and OpenCL C sources that git tracks with the root .clang-format
 # (`make format`), or with --check changes nothing and fails when any of them is not formatted
 # or when a CMake, shell, YAML or JSON file has a line over 100 columns (`make format-check`).
-# Golden files of the code generator are left as the generator writes them.
+# Golden files of the code generator are left as the generator writes them, and the frozen ABI
+# headers of tests/abi/frozen as they were released.
 #
 # usage: scripts/format.sh [--check] [ROOT]     (ROOT: a git work tree, by default this one)
 #
@@ -43,12 +44,13 @@ find_clang_format() {
 git rev-parse --is-inside-work-tree >/dev/null 2>&1 || fail "$PWD is not a git work tree"
 [ -f .clang-format ] || fail "$PWD has no .clang-format"
 
-# Tracked files whose names match the patterns, one per line, without the golden files and
+# Tracked files whose names match the patterns, one per line, without the golden files, the
+# frozen ABI headers and
 # without files deleted from the work tree but not yet from git.
 tracked() {
   git ls-files -- "$@" | while IFS= read -r file; do
     case $file in
-      tests/codegen/golden/*) ;;
+      tests/codegen/golden/* | tests/abi/frozen/*) ;;
       *) [ ! -f "$file" ] || echo "$file" ;;
     esac
   done

@@ -14,6 +14,7 @@ packages=(
   python3-dev python3-numpy python3-torch python3-pytest python3-hypothesis
   python3-setuptools python3-venv python3-pip
   clang-format  # make format and make format-check: version 14 on Debian 12, as .clang-format
+  abigail-tools  # abidiff, for scripts/check-abi.sh
 )
 
 missing=()
@@ -28,7 +29,7 @@ else
   echo "backplane: install the equivalents of: ${packages[*]}" >&2
   echo "backplane: (CMake >= 3.25, Ninja, a C++20 compiler, Boost.DLL + Boost.Filesystem >= 1.74," \
     "fmt, yaml-cpp, DLPack, doctest, oneDNN 2.x built with OpenMP, zlib, clang-format 14," \
-    "scikit-learn's data sets for samples/train_digits)" >&2
+    "libabigail's abidiff, scikit-learn's data sets for samples/train_digits)" >&2
   exit 0  # let CMake report precisely what it cannot find
 fi
 
