@@ -63,6 +63,9 @@ TemplateValues kernel_wrapper(const NativeFunction& op) {
   std::vector<std::string> abi_arguments;
   std::vector<std::string> host_arguments;  // the same call, on host copies
   std::vector<std::string> argument_names;
+  // BACKPLANE_VALIDATE's view of the call: the tensors the kernel writes and those it reads.
+  std::vector<std::string> written_tensors;
+  std::vector<std::string> read_tensors;
   for (const Argument& a : op.func.arguments) {
     argument_names.push_back(a.name);
     switch (classify(a.type)) {
@@ -71,6 +74,8 @@ TemplateValues kernel_wrapper(const NativeFunction& op) {
       case TypeCategory::TensorList:
         host_arguments.push_back(
             fmt::format("fallback.{}({})", a.is_write() ? "output" : "input", a.name));
+        (a.is_write() ? written_tensors : read_tensors)
+            .push_back(fmt::format("{{\"{0}\", {0}}}", a.name));
         break;
       default: host_arguments.push_back(a.name); break;
     }
@@ -112,6 +117,8 @@ TemplateValues kernel_wrapper(const NativeFunction& op) {
       {"abi_conversions", conversions},
       {"version_bumps", version_bumps},
       {"abi_arguments", comma_list(abi_arguments)},
+      {"written_tensors", comma_list(written_tensors)},
+      {"read_tensors", comma_list(read_tensors)},
   };
 }
 

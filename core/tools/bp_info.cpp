@@ -29,7 +29,8 @@ constexpr std::string_view kUsage =
     "  --json     print the same as one JSON object:\n"
     "             {\"plugins\": [{\"name\", \"path\", \"version\", \"abi\", \"devices\", \"ops\",\n"
     "                           \"counters\": {\"<name>\": <value>, ...}, ...}],\n"
-    "              \"failures\": [{\"path\", \"reason\"}], \"warnings\": [...]}\n"
+    "              \"failures\": [{\"path\", \"reason\"}], \"warnings\": [...],\n"
+    "              \"validation_findings\": [...]}\n"
     "  --check    exit with status 1 when a plugin failed to load or a plugin's kernel was\n"
     "             refused, 0 otherwise (warnings do not count); print only those problems\n"
     "             with their reasons, or with --json the JSON object as usual\n"
@@ -120,6 +121,10 @@ void print_human(const bp::RuntimeInfo& runtime) {
     fmt::print("Warnings:\n");
     for (const std::string& warning : runtime.warnings) fmt::print("  {}\n", warning);
   }
+  if (!runtime.validation_findings.empty()) {
+    fmt::print("Validation findings (BACKPLANE_VALIDATE):\n");
+    for (const std::string& finding : runtime.validation_findings) fmt::print("  {}\n", finding);
+  }
 }
 
 std::string plugin_json(const bp::RuntimeInfo& runtime, const bp::PluginInfo& plugin) {
@@ -170,7 +175,9 @@ void print_json(const bp::RuntimeInfo& runtime) {
   fmt::print("{}\n", json_object({{"plugins", json_array(plugins)},
                                   {"failures", json_array(failures)},
                                   {"default_device", json_string(runtime.default_device.str())},
-                                  {"warnings", json_string_array(runtime.warnings)}}));
+                                  {"warnings", json_string_array(runtime.warnings)},
+                                  {"validation_findings",
+                                   json_string_array(runtime.validation_findings)}}));
 }
 
 // What --check fails for: every plugin that failed to load and every kernel that a loaded

@@ -158,6 +158,7 @@ PyObject* py_runtime_info(PyObject*, PyObject*) {
     set(result.get(), "failures", failures.release());
     set(result.get(), "default_device", text(runtime.default_device.str()));
     set(result.get(), "warnings", text_list(runtime.warnings));
+    set(result.get(), "validation_findings", text_list(runtime.validation_findings));
     return result.release();
   });
 }

@@ -393,7 +393,8 @@ TEST_CASE("Kernels: the device is the first written tensor's, and arguments beco
   const std::string cpp = generate_kernels_h(ops());
   // Read tensors go by their TensorImpl's view; a written one by a copy the kernel may change.
   // The written tensor's storage counts the write (autograd's version counter). The whole call
-  // is one traced op (BACKPLANE_TRACE). Without a kernel (BACKPLANE_FALLBACK=cpu),
+  // is one traced op (BACKPLANE_TRACE). BACKPLANE_VALIDATE gets the call with the written and the
+  // read tensors by name. Without a kernel (BACKPLANE_FALLBACK=cpu),
   // the same call on host copies: read tensors as inputs, written ones as outputs that are copied
   // back.
   CHECK(contains(cpp,
@@ -410,6 +411,12 @@ TEST_CASE("Kernels: the device is the first written tensor's, and arguments beco
                  "  auto fn = kernel_as<add_out_kernel>(kernel);\n"
                  "  DLTensor out_dl = to_dlpack_view(out);\n"
                  "  out.impl()->storage()->bump_version();\n"
+                 "  if (g_validating.load(std::memory_order_relaxed)) [[unlikely]] {\n"
+                 "    const auto call = [&] { check_kernel_status(fn(to_dlpack_input(self), "
+                 "to_dlpack_input(other), to_abi(alpha), &out_dl), OpId::add_out, device); };\n"
+                 "    return validate_kernel_call(OpId::add_out, device, {{\"out\", out}}, "
+                 "{{\"self\", self}, {\"other\", other}}, KernelCall(call));\n"
+                 "  }\n"
                  "  check_kernel_status(fn(to_dlpack_input(self), to_dlpack_input(other), "
                  "to_abi(alpha), &out_dl), OpId::add_out, device);\n"
                  "}\n"));
@@ -427,6 +434,12 @@ TEST_CASE("Kernels: the device is the first written tensor's, and arguments beco
                  "}\n"));
   CHECK(contains(cpp, "  const Device device = max.device();\n"));
   CHECK(contains(cpp, "  const DLTensorList tensors_dl(tensors);\n"));
+  CHECK(contains(cpp,
+                 "validate_kernel_call(OpId::cat_out, device, {{\"out\", out}}, "
+                 "{{\"tensors\", tensors}}, KernelCall(call));\n"));
+  CHECK(contains(cpp,
+                 "validate_kernel_call(OpId::arange_start_out, device, {{\"out\", out}}, "
+                 "{}, KernelCall(call));\n"));
   CHECK(contains(cpp, "  const OptionalDLTensor weight_dl(weight);\n"));
   CHECK(contains(cpp, "  const std::string approximate_str = to_abi(approximate);\n"));
   CHECK(contains(cpp, "fn(to_dlpack_input(self), approximate_str.c_str(), &out_dl)"));

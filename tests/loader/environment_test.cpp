@@ -1,5 +1,5 @@
-// BACKPLANE_BACKENDS, BACKPLANE_PLUGIN_PATH and BACKPLANE_LOG_LEVEL, parsed as the loader parses
-// them.
+// BACKPLANE_BACKENDS, BACKPLANE_PLUGIN_PATH, BACKPLANE_LOG_LEVEL, BACKPLANE_FALLBACK and
+// BACKPLANE_VALIDATE(_FATAL), parsed as the loader parses them.
 #include "runtime/environment.h"
 
 #include <doctest/doctest.h>
@@ -143,4 +143,32 @@ TEST_CASE("a bad BACKPLANE_FALLBACK warns with the choices and keeps off") {
   CHECK(*parsed.warning ==
         "BACKPLANE_FALLBACK='host' is not a fallback policy: use cpu (run ops a backend lacks on "
         "the CPU) or off; using off");
+}
+
+TEST_CASE("BACKPLANE_VALIDATE and BACKPLANE_VALIDATE_FATAL take 1 or 0") {
+  using bp::detail::parse_validate;
+  using bp::detail::parse_validate_fatal;
+  CHECK(parse_validate("1").on);
+  CHECK(parse_validate(" 1 ").on);
+  CHECK_FALSE(parse_validate("0").on);
+  CHECK_FALSE(parse_validate("1").warning);
+  CHECK_FALSE(parse_validate("0").warning);
+  CHECK(parse_validate_fatal("1").on);
+  CHECK_FALSE(parse_validate_fatal("0").on);
+  CHECK_FALSE(parse_validate_fatal("0").warning);
+}
+
+TEST_CASE("a bad BACKPLANE_VALIDATE or BACKPLANE_VALIDATE_FATAL warns with the values and is off") {
+  const auto validate = bp::detail::parse_validate("on");
+  CHECK_FALSE(validate.on);
+  REQUIRE(validate.warning);
+  CHECK(*validate.warning ==
+        "BACKPLANE_VALIDATE='on' is not a validation setting: use 1 (check that every kernel "
+        "writes all of its outputs and none of its inputs) or 0; validation stays off");
+  const auto fatal = bp::detail::parse_validate_fatal("yes");
+  CHECK_FALSE(fatal.on);
+  REQUIRE(fatal.warning);
+  CHECK(*fatal.warning ==
+        "BACKPLANE_VALIDATE_FATAL='yes' is not a setting: use 1 (a finding of BACKPLANE_VALIDATE "
+        "throws a bp::Error) or 0 (it is logged); using 0");
 }

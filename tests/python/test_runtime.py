@@ -34,7 +34,9 @@ def test_runtime_info_is_bp_info_json():
 
 def test_runtime_info_shape():
     info = bp.runtime_info()
-    assert list(info) == ["plugins", "failures", "default_device", "warnings"]
+    assert list(info) == [
+        "plugins", "failures", "default_device", "warnings", "validation_findings",
+    ]
     cpu = next(plugin for plugin in info["plugins"] if plugin["name"] == "cpu")
     assert set(cpu) == {
         "name", "path", "version", "abi", "devices", "device_note", "ops", "missing_ops",

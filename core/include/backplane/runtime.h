@@ -54,6 +54,9 @@ struct RuntimeInfo {
   std::vector<std::string> warnings;    // bad BACKPLANE_* values and the like
   std::vector<std::string> kernel_ops;  // every op of ops.yaml that backends implement
   Device default_device;                // bp::default_device()
+  // With BACKPLANE_VALIDATE=1, what it found so far: each kernel that left part of an output
+  // unwritten or wrote an input, once per op, device type, argument and kind.
+  std::vector<std::string> validation_findings;
 };
 
 // Loads plugins on first use (thread-safe), then describes the runtime.

@@ -13,10 +13,13 @@
 namespace bp::detail {
 namespace {
 
-// The bytes a view's elements span, from the start of its storage: [begin, end).
-struct ByteSpan {
-  int64_t begin, end;
-};
+bool same_view(const Tensor& a, const Tensor& b) {
+  return a.impl()->storage().get() == b.impl()->storage().get() &&
+         a.storage_offset() == b.storage_offset() && a.dtype() == b.dtype() &&
+         std::ranges::equal(a.sizes(), b.sizes()) && std::ranges::equal(a.strides(), b.strides());
+}
+
+}  // namespace
 
 ByteSpan byte_span(const Tensor& t) {
   int64_t low = 0, high = 0;  // element offsets of the farthest elements from the first
@@ -29,9 +32,6 @@ ByteSpan byte_span(const Tensor& t) {
   return {(t.storage_offset() + low) * element, (t.storage_offset() + high + 1) * element};
 }
 
-// Whether two tensors may have an element in common: their spans overlap in one storage, or in
-// host memory (host storages may borrow the same buffer). Conservative: views that interleave
-// without sharing an element count as sharing.
 bool may_share_memory(const Tensor& a, const Tensor& b) {
   if (a.numel() == 0 || b.numel() == 0 || a.device() != b.device()) return false;
   const StorageImpl* a_storage = a.impl()->storage().get();
@@ -45,14 +45,6 @@ bool may_share_memory(const Tensor& a, const Tensor& b) {
   const ByteSpan x = byte_span(a), y = byte_span(b);
   return a_base + x.begin < b_base + y.end && b_base + y.begin < a_base + x.end;
 }
-
-bool same_view(const Tensor& a, const Tensor& b) {
-  return a.impl()->storage().get() == b.impl()->storage().get() &&
-         a.storage_offset() == b.storage_offset() && a.dtype() == b.dtype() &&
-         std::ranges::equal(a.sizes(), b.sizes()) && std::ranges::equal(a.strides(), b.strides());
-}
-
-}  // namespace
 
 OutArg::OutArg(Tensor& given, const OutputSpec& spec, Kind kind, const char* op, const char* arg,
                const ReadTensors& inputs, Aliasing aliasing)

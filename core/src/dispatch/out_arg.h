@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -36,6 +37,18 @@ enum class Aliasing {
   SameView,  // an output may be an input exactly (same memory, sizes and strides): pointwise ops
   None,      // an output may share no memory with an input
 };
+
+// The bytes a view's elements span, from the start of its storage: [begin, end). A view with no
+// elements spans one element's bytes from its offset.
+struct ByteSpan {
+  int64_t begin, end;
+};
+ByteSpan byte_span(const Tensor& t);
+
+// Whether two tensors may have an element in common: their spans overlap in one storage, or in
+// host memory (host storages may borrow the same buffer). Conservative: views that interleave
+// without sharing an element count as sharing.
+bool may_share_memory(const Tensor& a, const Tensor& b);
 
 // The tensors an op reads, as its meta step leaves them: what its outputs are checked against.
 // Holds pointers to the caller's locals, without allocating.

@@ -154,6 +154,24 @@ FallbackPolicyParse parse_fallback_policy(std::string_view value) {
                       quote_for_message(value))};
 }
 
+SwitchParse parse_validate(std::string_view value) {
+  const std::string_view trimmed = trim(value);
+  if (trimmed == "1" || trimmed == "0") return {trimmed == "1", std::nullopt};
+  return {false, fmt::format("BACKPLANE_VALIDATE={} is not a validation setting: use 1 (check "
+                             "that every kernel writes all of its outputs and none of its "
+                             "inputs) or 0; validation stays off",
+                             quote_for_message(value))};
+}
+
+SwitchParse parse_validate_fatal(std::string_view value) {
+  const std::string_view trimmed = trim(value);
+  if (trimmed == "1" || trimmed == "0") return {trimmed == "1", std::nullopt};
+  return {false, fmt::format("BACKPLANE_VALIDATE_FATAL={} is not a setting: use 1 (a finding of "
+                             "BACKPLANE_VALIDATE throws a bp::Error) or 0 (it is logged); "
+                             "using 0",
+                             quote_for_message(value))};
+}
+
 LoaderEnvironment read_loader_environment() {
   LoaderEnvironment environment;
   if (auto level = read_variable("BACKPLANE_LOG_LEVEL")) {
@@ -176,6 +194,21 @@ LoaderEnvironment read_loader_environment() {
     environment.default_device = std::string(trim(*device));
   }
   environment.trace_path = read_variable("BACKPLANE_TRACE");
+  if (auto validate = read_variable("BACKPLANE_VALIDATE")) {
+    SwitchParse parsed = parse_validate(*validate);
+    environment.validate = parsed.on;
+    if (parsed.warning) environment.warnings.push_back(*parsed.warning);
+  }
+  if (auto fatal = read_variable("BACKPLANE_VALIDATE_FATAL")) {
+    SwitchParse parsed = parse_validate_fatal(*fatal);
+    environment.validate_fatal = parsed.on;
+    if (parsed.warning) environment.warnings.push_back(*parsed.warning);
+    if (environment.validate_fatal && !environment.validate) {
+      environment.warnings.push_back(
+          "BACKPLANE_VALIDATE_FATAL=1 has no effect without BACKPLANE_VALIDATE=1: set both to "
+          "stop at a kernel's first finding");
+    }
+  }
   if (auto path = read_variable("BACKPLANE_PLUGIN_PATH")) {
     environment.plugin_path = parse_plugin_path(*path);
   }

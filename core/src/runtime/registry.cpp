@@ -4,6 +4,7 @@
 
 #include "dispatch/dispatch.h"
 #include "dispatch/op_trace.h"
+#include "dispatch/validation.h"
 #include "memory/caching_allocator.h"
 #include "runtime/core_services.h"
 #include "runtime/dlpack_device_type.h"
@@ -76,6 +77,7 @@ RuntimeInfo Registry::info() const {
   info.warnings = warnings_.all();
   info.kernel_ops.assign(std::begin(kOpNames), std::end(kOpNames));
   info.default_device = default_device_;
+  info.validation_findings = validation_findings();
   return info;
 }
 
@@ -110,6 +112,7 @@ void Registry::load_from_environment() {
   if (environment_.trace_path) {
     if (auto failure = start_tracing(*environment_.trace_path)) record_warning(*failure);
   }
+  if (environment_.validate) start_validation(environment_.validate_fatal);
 
   const std::filesystem::path default_folder = default_plugin_folder();
   PluginSearch search = find_plugin_files(environment_.plugin_path, default_folder);

@@ -1,0 +1,277 @@
+#include "dispatch/validation.h"
+
+#include "dispatch/out_arg.h"
+#include "runtime/registry.h"
+#include "support/log.h"
+
+#include <backplane/error.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <string_view>
+
+namespace bp::detail {
+
+constinit std::atomic<bool> g_validating{false};
+
+namespace {
+
+std::atomic<bool> g_fatal{false};
+
+enum class FindingKind { Unwritten, InputWritten };
+
+struct FindingStore {
+  std::mutex mutex;                // guards both members
+  std::set<std::string> reported;  // op, device type, argument and kind of each finding
+  std::vector<std::string> messages;
+};
+
+FindingStore& store() {
+  // Never freed: a kernel may run in a static destructor at exit.
+  static FindingStore* const findings = new FindingStore();
+  return *findings;
+}
+
+void report(OpId op, Device device, std::string_view argument, FindingKind kind,
+            std::string_view what) {
+  const std::string message = fmt::format("BACKPLANE_VALIDATE: {} on {}: {}",
+                                          kOpNames[static_cast<size_t>(op)], device.str(), what);
+  bool first = false;
+  {
+    FindingStore& findings = store();
+    std::lock_guard lock(findings.mutex);
+    first = findings.reported
+                .insert(fmt::format("{}/{}/{}/{}", static_cast<size_t>(op), device.type(), argument,
+                                    static_cast<int>(kind)))
+                .second;
+    if (first) findings.messages.push_back(message);
+  }
+  if (g_fatal.load(std::memory_order_relaxed)) throw Error(ErrorCode::Backend, message);
+  if (first) log(LogLevel::Error, "{}", message);
+}
+
+// One tensor the kernel writes or reads, named as its argument ("tensors[1]" in a list).
+struct Checked {
+  std::string name;
+  const Tensor* tensor;
+};
+
+// The arguments' tensors that have elements.
+std::vector<Checked> tensors_of(std::initializer_list<ValidatedArgument> arguments) {
+  std::vector<Checked> tensors;
+  for (const ValidatedArgument& argument : arguments) {
+    if (argument.tensor() && argument.tensor()->defined() && argument.tensor()->numel() > 0) {
+      tensors.push_back({argument.name(), argument.tensor()});
+    }
+    if (argument.list()) {
+      const std::vector<Tensor>& list = *argument.list();
+      for (size_t i = 0; i < list.size(); ++i) {
+        if (list[i].defined() && list[i].numel() > 0) {
+          tensors.push_back({fmt::format("{}[{}]", argument.name(), i), &list[i]});
+        }
+      }
+    }
+  }
+  return tensors;
+}
+
+// The bytes a tensor spans as the host sees them: its memory itself where the host can address
+// it, else a copy, which write_back() returns to the device.
+class HostBytes {
+ public:
+  explicit HostBytes(const Tensor& t) : tensor_(t), span_(byte_span(t)) {
+    const Device device = t.device();
+    if (!device.is_cpu()) {
+      const Backend* backend = Registry::get().backend(device.type());
+      if (backend && !backend->uses_host_memory()) backend_ = backend;
+    }
+    auto* const base = static_cast<std::byte*>(t.impl()->storage()->data());
+    if (!backend_) {
+      data_ = base + span_.begin;
+      return;
+    }
+    copy_.resize(size());
+    backend_->copy_device_to_host(device.index(), copy_.data(), base,
+                                  static_cast<uint64_t>(span_.begin), size());
+    data_ = copy_.data();
+  }
+
+  std::byte* data() { return data_; }
+  size_t size() const { return static_cast<size_t>(span_.end - span_.begin); }
+
+  void write_back() {
+    if (!backend_) return;
+    backend_->copy_host_to_device(tensor_.device().index(), tensor_.impl()->storage()->data(),
+                                  static_cast<uint64_t>(span_.begin), copy_.data(), size());
+  }
+
+  // Calls visit(index, element) for each element of the view, in row-major order: only those,
+  // as the span of a view with gaps holds other tensors' elements too.
+  template <typename Visit>
+  void for_each_element(Visit visit) {
+    const IntArrayRef sizes = tensor_.sizes(), strides = tensor_.strides();
+    const auto element_size = static_cast<int64_t>(tensor_.element_size());
+    std::vector<int64_t> position(sizes.size(), 0);
+    int64_t offset = tensor_.storage_offset() * element_size - span_.begin;
+    const int64_t count = tensor_.numel();
+    for (int64_t i = 0; i < count; ++i) {
+      visit(i, data_ + offset);
+      for (size_t d = sizes.size(); d-- > 0;) {
+        if (++position[d] < sizes[d]) {
+          offset += strides[d] * element_size;
+          break;
+        }
+        offset -= (sizes[d] - 1) * strides[d] * element_size;
+        position[d] = 0;
+      }
+    }
+  }
+
+ private:
+  const Tensor& tensor_;
+  ByteSpan span_;
+  const Backend* backend_ = nullptr;
+  std::vector<std::byte> copy_;
+  std::byte* data_ = nullptr;
+};
+
+uint64_t checksum(const Tensor& t) {
+  HostBytes bytes(t);
+  return std::hash<std::string_view>{}(
+      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+
+// Two poisons per dtype, as element bits (the low element_size bytes, little-endian). The
+// floating ones are quiet NaNs with a payload of their own; arithmetic makes NaNs with an empty
+// payload, or passes on an input's.
+uint64_t poison_bits(DType dtype, int round) {
+  switch (dtype) {
+    case kFloat32: return round == 0 ? 0x7FF0A5A5u : 0x7FE15A5Au;
+    case kFloat64: return round == 0 ? 0x7FF8A5A5A5A5A5A5u : 0x7FFC5A5A5A5A5A5Au;
+    case kFloat16: return round == 0 ? 0x7EA5u : 0x7F5Au;
+    case kBFloat16: return round == 0 ? 0x7FE5u : 0x7FDAu;
+    default: return round == 0 ? 0xA5A5A5A5A5A5A5A5u : 0x5A5A5A5A5A5A5A5Au;
+  }
+}
+
+// Whether no kernel computes `dtype`'s poisons from values that hold none: NaNs of their own
+// payload, and bytes that are neither false nor true.
+bool poison_is_distinct(DType dtype) { return is_floating_point(dtype) || dtype == kBool; }
+
+void poison(const Tensor& t, int round) {
+  const uint64_t bits = poison_bits(t.dtype(), round);
+  const size_t element_size = t.element_size();
+  HostBytes bytes(t);
+  bytes.for_each_element(
+      [&](int64_t, std::byte* element) { std::memcpy(element, &bits, element_size); });
+  bytes.write_back();
+}
+
+// Marks the elements of `t` that hold the poison of `round`; with `only`, among those marked
+// there. Returns how many are marked.
+int64_t mark_poisoned(const Tensor& t, int round, std::vector<bool>& marks, bool only) {
+  const uint64_t bits = poison_bits(t.dtype(), round);
+  const size_t element_size = t.element_size();
+  marks.resize(static_cast<size_t>(t.numel()));
+  int64_t count = 0;
+  HostBytes bytes(t);
+  bytes.for_each_element([&](int64_t i, const std::byte* element) {
+    const auto index = static_cast<size_t>(i);
+    const bool poisoned = (!only || marks[index]) && std::memcmp(element, &bits, element_size) == 0;
+    marks[index] = poisoned;
+    count += poisoned ? 1 : 0;
+  });
+  return count;
+}
+
+void report_unwritten(OpId op, Device device, const Checked& output, const std::vector<bool>& marks,
+                      int64_t count) {
+  const auto first = std::find(marks.begin(), marks.end(), true) - marks.begin();
+  report(op, device, output.name, FindingKind::Unwritten,
+         fmt::format("the kernel left {} of {} elements of '{}' unwritten (first at index {})",
+                     count, output.tensor->numel(), output.name, first));
+}
+
+}  // namespace
+
+void start_validation(bool fatal) {
+  g_fatal.store(fatal, std::memory_order_relaxed);
+  g_validating.store(true, std::memory_order_relaxed);
+}
+
+void validate_kernel_call(OpId op, Device device, std::initializer_list<ValidatedArgument> written,
+                          std::initializer_list<ValidatedArgument> read, KernelCall call) {
+  const std::vector<Checked> outputs = tensors_of(written);
+  const std::vector<Checked> inputs = tensors_of(read);
+  const auto shares_memory_with = [](const Checked& tensor, const std::vector<Checked>& others) {
+    return std::any_of(others.begin(), others.end(), [&](const Checked& other) {
+      return may_share_memory(*tensor.tensor, *other.tensor);
+    });
+  };
+
+  // An output that is also an input (in place) keeps its values, and counts as neither.
+  std::vector<const Checked*> poisoned;
+  bool in_place = false;
+  for (const Checked& output : outputs) {
+    if (shares_memory_with(output, inputs)) {
+      in_place = true;
+    } else {
+      poisoned.push_back(&output);
+    }
+  }
+  std::vector<std::pair<const Checked*, uint64_t>> checksums;
+  for (const Checked& input : inputs) {
+    if (!shares_memory_with(input, outputs))
+      checksums.emplace_back(&input, checksum(*input.tensor));
+  }
+  for (const Checked* output : poisoned) poison(*output->tensor, 0);
+
+  call();
+
+  bool input_written = false;
+  for (const auto& [input, sum] : checksums) {
+    if (checksum(*input->tensor) == sum) continue;
+    input_written = true;
+    report(op, device, input->name, FindingKind::InputWritten,
+           fmt::format("the kernel wrote its input '{}'", input->name));
+  }
+
+  std::vector<std::vector<bool>> marks(poisoned.size());
+  std::vector<size_t> suspects;  // indices into poisoned
+  for (size_t i = 0; i < poisoned.size(); ++i) {
+    if (mark_poisoned(*poisoned[i]->tensor, 0, marks[i], false) > 0) suspects.push_back(i);
+  }
+  if (suspects.empty()) return;
+  // Running the kernel again must compute what it computed: its inputs are as they were.
+  if (in_place || input_written) {
+    for (size_t i : suspects) {
+      const Checked& output = *poisoned[i];
+      if (!poison_is_distinct(output.tensor->dtype())) continue;
+      report_unwritten(op, device, output, marks[i],
+                       std::count(marks[i].begin(), marks[i].end(), true));
+    }
+    return;
+  }
+  for (size_t i : suspects) poison(*poisoned[i]->tensor, 1);
+  call();
+  for (size_t i : suspects) {
+    const Checked& output = *poisoned[i];
+    const int64_t count = mark_poisoned(*output.tensor, 1, marks[i], true);
+    if (count > 0) report_unwritten(op, device, output, marks[i], count);
+  }
+}
+
+std::vector<std::string> validation_findings() {
+  FindingStore& findings = store();
+  std::lock_guard lock(findings.mutex);
+  return findings.messages;
+}
+
+}  // namespace bp::detail
