@@ -1,10 +1,11 @@
 #include "dispatch/validation.h"
 
 #include "dispatch/out_arg.h"
-#include "runtime/registry.h"
 #include "support/log.h"
+#include "tensor/copy_contiguous.h"
 
 #include <backplane/error.h>
+#include <backplane/factories.h>
 
 #include <fmt/format.h>
 
@@ -82,34 +83,29 @@ std::vector<Checked> tensors_of(std::initializer_list<ValidatedArgument> argumen
   return tensors;
 }
 
-// The bytes a tensor spans as the host sees them: its memory itself where the host can address
-// it, else a copy, which write_back() returns to the device.
+// The bytes a tensor spans as the host sees them: the host's own memory itself, else a copy
+// (through the backend's copy functions, no kernel), which write_back() returns to the device.
 class HostBytes {
  public:
   explicit HostBytes(const Tensor& t) : tensor_(t), span_(byte_span(t)) {
-    const Device device = t.device();
-    if (!device.is_cpu()) {
-      const Backend* backend = Registry::get().backend(device.type());
-      if (backend && !backend->uses_host_memory()) backend_ = backend;
-    }
     auto* const base = static_cast<std::byte*>(t.impl()->storage()->data());
-    if (!backend_) {
+    if (t.device().is_cpu()) {
       data_ = base + span_.begin;
       return;
     }
-    copy_.resize(size());
-    backend_->copy_device_to_host(device.index(), copy_.data(), base,
-                                  static_cast<uint64_t>(span_.begin), size());
-    data_ = copy_.data();
+    const auto length = static_cast<int64_t>(size());
+    on_device_ = Tensor(make_intrusive<TensorImpl>(t.impl()->storage(), kUInt8, DimVector{length},
+                                                   DimVector{1}, span_.begin));
+    copy_ = empty({length}, kUInt8, Device::cpu());
+    copy_contiguous(on_device_, copy_);
+    data_ = static_cast<std::byte*>(copy_.data_ptr());
   }
 
   std::byte* data() { return data_; }
   size_t size() const { return static_cast<size_t>(span_.end - span_.begin); }
 
   void write_back() {
-    if (!backend_) return;
-    backend_->copy_host_to_device(tensor_.device().index(), tensor_.impl()->storage()->data(),
-                                  static_cast<uint64_t>(span_.begin), copy_.data(), size());
+    if (on_device_.defined()) copy_contiguous(copy_, on_device_);
   }
 
   // Calls visit(index, element) for each element of the view, in row-major order: only those,
@@ -137,8 +133,8 @@ class HostBytes {
  private:
   const Tensor& tensor_;
   ByteSpan span_;
-  const Backend* backend_ = nullptr;
-  std::vector<std::byte> copy_;
+  Tensor on_device_;  // the span as bytes on the device; undefined on the host
+  Tensor copy_;       // its copy on the host
   std::byte* data_ = nullptr;
 };
 
