@@ -6,6 +6,7 @@
 
 #include <backplane/error.h>
 #include <backplane/factories.h>
+#include <backplane/sdk/strided_loop.hpp>
 
 #include <fmt/format.h>
 
@@ -112,22 +113,18 @@ class HostBytes {
   // as the span of a view with gaps holds other tensors' elements too.
   template <typename Visit>
   void for_each_element(Visit visit) {
-    const IntArrayRef sizes = tensor_.sizes(), strides = tensor_.strides();
     const auto element_size = static_cast<int64_t>(tensor_.element_size());
-    std::vector<int64_t> position(sizes.size(), 0);
-    int64_t offset = tensor_.storage_offset() * element_size - span_.begin;
-    const int64_t count = tensor_.numel();
-    for (int64_t i = 0; i < count; ++i) {
-      visit(i, data_ + offset);
-      for (size_t d = sizes.size(); d-- > 0;) {
-        if (++position[d] < sizes[d]) {
-          offset += strides[d] * element_size;
-          break;
-        }
-        offset -= (sizes[d] - 1) * strides[d] * element_size;
-        position[d] = 0;
-      }
-    }
+    const IntArrayRef sizes = tensor_.sizes(), strides = tensor_.strides();
+    const plugin::StridedLoop<1> loop({sizes.data(), sizes.size()},
+                                      {std::span<const int64_t>(strides.data(), strides.size())});
+    int64_t index = 0;
+    loop.for_each_row(
+        [&](const plugin::Offsets<1>& first, const plugin::Offsets<1>& step, int64_t length) {
+          for (int64_t k = 0; k < length; ++k) {
+            visit(index++, data_ + ((first[0] + k * step[0]) * element_size - span_.begin));
+          }
+        },
+        {tensor_.storage_offset()});
   }
 
  private:
