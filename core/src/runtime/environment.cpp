@@ -154,22 +154,28 @@ FallbackPolicyParse parse_fallback_policy(std::string_view value) {
                       quote_for_message(value))};
 }
 
-SwitchParse parse_validate(std::string_view value) {
+namespace {
+
+// A variable that takes 1 or 0; any other value is `refusal`, which names the value, and 0.
+SwitchParse parse_switch(std::string_view value, fmt::format_string<std::string> refusal) {
   const std::string_view trimmed = trim(value);
   if (trimmed == "1" || trimmed == "0") return {trimmed == "1", std::nullopt};
-  return {false, fmt::format("BACKPLANE_VALIDATE={} is not a validation setting: use 1 (check "
-                             "that every kernel writes all of its outputs and none of its "
-                             "inputs) or 0; validation stays off",
-                             quote_for_message(value))};
+  return {false, fmt::format(refusal, quote_for_message(value))};
+}
+
+}  // namespace
+
+SwitchParse parse_validate(std::string_view value) {
+  return parse_switch(value,
+                      "BACKPLANE_VALIDATE={} is not a validation setting: use 1 (check that every "
+                      "kernel writes all of its outputs and none of its inputs) or 0; validation "
+                      "stays off");
 }
 
 SwitchParse parse_validate_fatal(std::string_view value) {
-  const std::string_view trimmed = trim(value);
-  if (trimmed == "1" || trimmed == "0") return {trimmed == "1", std::nullopt};
-  return {false, fmt::format("BACKPLANE_VALIDATE_FATAL={} is not a setting: use 1 (a finding of "
-                             "BACKPLANE_VALIDATE throws a bp::Error) or 0 (it is logged); "
-                             "using 0",
-                             quote_for_message(value))};
+  return parse_switch(value,
+                      "BACKPLANE_VALIDATE_FATAL={} is not a setting: use 1 (a finding of "
+                      "BACKPLANE_VALIDATE throws a bp::Error) or 0 (it is logged); using 0");
 }
 
 LoaderEnvironment read_loader_environment() {
