@@ -112,6 +112,8 @@ bool add_dtype_type(PyObject* module) {
 
 DType unwrap_dtype(PyObject* object) { return as_dtype(object)->dtype; }
 
+const char* python_dtype_name(DType dtype) { return kNames[index_of(dtype)].name; }
+
 PyObject* wrap_dtype(DType dtype) {
   return Py_NewRef(reinterpret_cast<PyObject*>(objects[index_of(dtype)]));
 }

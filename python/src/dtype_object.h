@@ -19,5 +19,7 @@ inline bool is_dtype(PyObject* object) { return Py_TYPE(object) == dtype_type; }
 DType unwrap_dtype(PyObject* object);
 // The bp.dtype object of `dtype`, as a new reference.
 PyObject* wrap_dtype(DType dtype);
+// The dtype's name in Python, as messages spell it: "float32", "int64", ...
+const char* python_dtype_name(DType dtype);
 
 }  // namespace bp::python

@@ -23,22 +23,6 @@ PyCFunction as_method(Function* function) {
 // OverflowError and throws PythonErrorSet.
 std::optional<Scalar> python_scalar(PyObject* object);
 
-// The dtype's name in Python: "float32", "int64", ...
-constexpr const char* python_dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::Float32: return "float32";
-    case DType::Float64: return "float64";
-    case DType::Float16: return "float16";
-    case DType::BFloat16: return "bfloat16";
-    case DType::Int8: return "int8";
-    case DType::UInt8: return "uint8";
-    case DType::Int32: return "int32";
-    case DType::Int64: return "int64";
-    case DType::Bool: return "bool";
-  }
-  return "?";
-}
-
 // Raises TypeError "<function>: argument '<name>' must be <expected>, not <type>" and throws
 // PythonErrorSet.
 [[noreturn]] void throw_argument_type_error(const char* function, const char* name,

@@ -3,6 +3,7 @@
 #include "tensor_parts.h"
 
 #include "arg_parser.h"
+#include "dtype_object.h"
 #include "errors.h"
 #include "gil.h"
 #include "parts_support.h"

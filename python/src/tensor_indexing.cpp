@@ -4,6 +4,7 @@
 // along its dim with index_select, which copies.
 #include "tensor_parts.h"
 
+#include "dtype_object.h"
 #include "errors.h"
 #include "gil.h"
 #include "parts_support.h"

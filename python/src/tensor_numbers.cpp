@@ -3,6 +3,7 @@
 // overloads of the ops or, when it comes first, a 0-dim tensor marked as a wrapped number.
 #include "tensor_parts.h"
 
+#include "dtype_object.h"
 #include "errors.h"
 #include "gil.h"
 #include "parts_support.h"
