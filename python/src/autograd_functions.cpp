@@ -345,8 +345,6 @@ PyObject* py_backward(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObje
   });
 }
 
-constexpr int kFastcall = METH_FASTCALL | METH_KEYWORDS;
-
 }  // namespace
 
 PyMethodDef tensor_autograd_methods[] = {

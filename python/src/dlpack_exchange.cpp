@@ -190,7 +190,7 @@ Tensor tensor_from_dlpack_object(PyObject* object) {
 }
 
 PyMethodDef tensor_dlpack_methods[] = {
-    {"__dlpack__", as_method(tensor_dlpack), METH_FASTCALL | METH_KEYWORDS,
+    {"__dlpack__", as_method(tensor_dlpack), kFastcall,
      "__dlpack__(stream=None) -> PyCapsule\n\n"
      "A DLPack capsule ('dltensor') viewing the tensor's memory, for another library's\n"
      "from_dlpack. A device tensor's pending work finishes first, so any stream may read it."},
@@ -200,11 +200,11 @@ PyMethodDef tensor_dlpack_methods[] = {
 };
 
 PyMethodDef dlpack_functions[] = {
-    {"from_dlpack", as_method(py_from_dlpack), METH_FASTCALL | METH_KEYWORDS,
+    {"from_dlpack", as_method(py_from_dlpack), kFastcall,
      "from_dlpack(ext_tensor) -> Tensor\n\n"
      "A tensor sharing the memory of ext_tensor: an object with __dlpack__ (a NumPy array, a\n"
      "PyTorch tensor, ...) or a DLPack capsule, which it consumes. No copy is made."},
-    {"from_numpy", as_method(py_from_numpy), METH_FASTCALL | METH_KEYWORDS,
+    {"from_numpy", as_method(py_from_numpy), kFastcall,
      "from_numpy(ndarray) -> Tensor\n\n"
      "A tensor sharing the memory of a NumPy array (through DLPack); from_dlpack's alias."},
     {nullptr, nullptr, 0, nullptr},

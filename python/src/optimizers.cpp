@@ -168,8 +168,6 @@ PyType_Spec optimizer_spec = {
     optimizer_slots,
 };
 
-constexpr int kFastcall = METH_FASTCALL | METH_KEYWORDS;
-
 }  // namespace
 
 bool add_optimizer_type(PyObject* module) {

@@ -12,6 +12,9 @@
 
 namespace bp::python {
 
+// The calling convention of every function here that takes arguments (vectorcall).
+inline constexpr int kFastcall = METH_FASTCALL | METH_KEYWORDS;
+
 // A METH_FASTCALL | METH_KEYWORDS (or METH_NOARGS, METH_O) function as PyMethodDef stores it.
 template <typename Function>
 PyCFunction as_method(Function* function) {

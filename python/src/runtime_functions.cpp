@@ -384,7 +384,7 @@ PyMethodDef event_methods[] = {
     {"query", as_method(event_query), METH_NOARGS,
      "query() -> bool\n\nWhether the work before the mark has finished (True when never "
      "recorded). Never waits."},
-    {"elapsed_time", as_method(event_elapsed_time), METH_FASTCALL | METH_KEYWORDS,
+    {"elapsed_time", as_method(event_elapsed_time), kFastcall,
      "elapsed_time(end_event) -> float\n\nMilliseconds from this event's mark to end_event's, "
      "waiting for both."},
     {nullptr, nullptr, 0, nullptr},
@@ -413,8 +413,6 @@ PyType_Slot event_slots[] = {
 PyType_Spec event_spec = {
     "backplane.Event", sizeof(PythonEvent), 0, Py_TPFLAGS_DEFAULT, event_slots,
 };
-
-constexpr int kFastcall = METH_FASTCALL | METH_KEYWORDS;
 
 }  // namespace
 

@@ -263,8 +263,6 @@ PyObject* tensor_item(PyObject* self, PyObject*) {
       [&] { return one_element_value(unwrap_tensor(self), "item", PyExc_RuntimeError); });
 }
 
-constexpr int kFastcall = METH_FASTCALL | METH_KEYWORDS;
-
 }  // namespace
 
 PyMethodDef tensor_conversion_methods[] = {
