@@ -328,6 +328,17 @@ Failure check_value(const Param& param, size_t i, size_t first, PyObject* object
 
 }  // namespace
 
+std::optional<int64_t> python_int64(PyObject* object) {
+  PyObject* integer = PyLong_Check(object) ? Py_NewRef(object) : PyNumber_Index(object);
+  if (integer == nullptr) throw PythonErrorSet();
+  int overflow = 0;
+  const long long value = PyLong_AsLongLongAndOverflow(integer, &overflow);
+  Py_DECREF(integer);
+  if (overflow != 0) return std::nullopt;
+  if (value == -1 && PyErr_Occurred()) throw PythonErrorSet();
+  return value;
+}
+
 ArgParser::ArgParser(const char* python_name, bool is_method,
                      std::initializer_list<Signature> signatures)
     : python_name_(python_name), is_method_(is_method), signatures_(signatures) {
@@ -556,25 +567,8 @@ namespace {
 // does not pay for text it never shows.
 template <typename What>
 int64_t read_int64(PyObject* object, const What& what) {
-  if (PyLong_Check(object)) {
-    int overflow = 0;
-    const long long value = PyLong_AsLongLongAndOverflow(object, &overflow);
-    if (overflow != 0) {
-      raise(PyExc_OverflowError, what() + " is out of the range of a 64-bit signed integer");
-    }
-    if (value == -1 && PyErr_Occurred()) throw PythonErrorSet();
-    return value;
-  }
-  PyObject* index = PyNumber_Index(object);
-  if (index == nullptr) throw PythonErrorSet();
-  int overflow = 0;
-  const long long value = PyLong_AsLongLongAndOverflow(index, &overflow);
-  Py_DECREF(index);
-  if (overflow != 0) {
-    raise(PyExc_OverflowError, what() + " is out of the range of a 64-bit signed integer");
-  }
-  if (value == -1 && PyErr_Occurred()) throw PythonErrorSet();
-  return value;
+  if (const std::optional<int64_t> value = python_int64(object)) return *value;
+  raise(PyExc_OverflowError, what() + " is out of the range of a 64-bit signed integer");
 }
 
 double read_double(PyObject* object) {

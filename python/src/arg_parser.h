@@ -90,6 +90,10 @@ struct Signature {
   std::span<const Param> params;
 };
 
+// The value of a Python int (or of an object with __index__), or nullopt when it lies outside
+// int64. Any other failure raises a Python exception and throws PythonErrorSet.
+std::optional<int64_t> python_int64(PyObject* object);
+
 class ParsedArgs;
 
 // The overloads of one Python function or method. Construct once (a function-local static);

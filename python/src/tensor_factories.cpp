@@ -37,15 +37,14 @@ std::optional<Scalar> python_scalar(PyObject* object) {
   if (PyBool_Check(object)) return Scalar(object == Py_True);
   if (PyFloat_Check(object)) return Scalar(PyFloat_AS_DOUBLE(object));
   if (PyLong_Check(object)) {
-    int overflow = 0;
-    const long long value = PyLong_AsLongLongAndOverflow(object, &overflow);
-    if (overflow != 0) {
+    const std::optional<int64_t> value = python_int64(object);
+    if (!value) {
       PyErr_Format(PyExc_OverflowError,
                    "the Python int %R does not fit in int64, the widest integer a tensor holds",
                    object);
       throw PythonErrorSet();
     }
-    return Scalar(static_cast<int64_t>(value));
+    return Scalar(*value);
   }
   return std::nullopt;
 }
@@ -233,18 +232,13 @@ class NestedData {
     switch (leaf_kind(object)) {
       case Kind::Bool: return {Kind::Bool, object == Py_True ? 1 : 0};
       case Kind::Int: {
-        PyObject* index = PyNumber_Index(object);
-        if (index == nullptr) throw PythonErrorSet();
-        int overflow = 0;
-        const long long value = PyLong_AsLongLongAndOverflow(index, &overflow);
-        Py_DECREF(index);
-        if (overflow != 0) {
+        const std::optional<int64_t> value = python_int64(object);
+        if (!value) {
           PyErr_Format(PyExc_OverflowError, "tensor(): element %s = %R does not fit in int64",
                        format_position(position_).c_str(), object);
           throw PythonErrorSet();
         }
-        if (value == -1 && PyErr_Occurred()) throw PythonErrorSet();
-        return {Kind::Int, value};
+        return {Kind::Int, *value};
       }
       case Kind::Float: {
         const double value = PyFloat_AsDouble(object);
