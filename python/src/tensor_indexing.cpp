@@ -14,6 +14,7 @@
 
 #include <string>
 #include <utility>
+#include <optional>
 #include <vector>
 
 namespace bp::python {
@@ -107,6 +108,25 @@ bool is_int_index(PyObject* item) {
   return !PyBool_Check(item) && !is_tensor(item) && PyIndex_Check(item);
 }
 
+// The int an item selects with: a Python int (or __index__ object, not bool), or a 0-dim
+// integer tensor, which indexes as the int it holds; nullopt for any other item.
+std::optional<int64_t> int_index_value(PyObject* item) {
+  if (is_int_index(item)) {
+    const Py_ssize_t value = PyNumber_AsSsize_t(item, PyExc_IndexError);
+    if (value == -1 && PyErr_Occurred()) throw PythonErrorSet();
+    return value;
+  }
+  if (!is_tensor(item) || unwrap_tensor(item).dim() != 0 ||
+      !is_integral(unwrap_tensor(item).dtype(), /*include_bool=*/false)) {
+    return std::nullopt;
+  }
+  PyObject* value = one_element_value(unwrap_tensor(item), "index", PyExc_IndexError);
+  if (value == nullptr) throw PythonErrorSet();
+  const long long number = PyLong_AsLongLong(value);
+  Py_DECREF(value);
+  return number;
+}
+
 // Whether the item takes one of the tensor's dims (None and Ellipsis do not).
 bool takes_a_dim(PyObject* item) { return item != Py_None && item != Py_Ellipsis; }
 
@@ -161,31 +181,14 @@ IndexPlan plan_index(IntArrayRef sizes, PyObject* index) {
         shape[static_cast<size_t>(dim)] = length;
       }
       ++dim;
-    } else if (is_int_index(item)) {
-      const Py_ssize_t value = PyNumber_AsSsize_t(item, PyExc_IndexError);
-      if (value == -1 && PyErr_Occurred()) throw PythonErrorSet();
+    } else if (const std::optional<int64_t> number = int_index_value(item)) {
       const int64_t size = shape[static_cast<size_t>(dim)];
-      if (value < -size || value >= size) {
+      if (*number < -size || *number >= size) {
         throw_index_error(PyExc_IndexError,
-                          "index %lld is out of bounds for dimension %lld with size %lld", value,
+                          "index %lld is out of bounds for dimension %lld with size %lld", *number,
                           source_dim, size);
       }
-      plan.steps.emplace_back(Step::Kind::Select, dim, value < 0 ? value + size : value);
-      shape.erase(static_cast<size_t>(dim));
-    } else if (is_tensor(item) && unwrap_tensor(item).dim() == 0 &&
-               is_integral(unwrap_tensor(item).dtype(), /*include_bool=*/false)) {
-      // A 0-dim integer tensor indexes as the int it holds.
-      PyObject* value = one_element_value(unwrap_tensor(item), "index", PyExc_IndexError);
-      if (value == nullptr) throw PythonErrorSet();
-      const long long number = PyLong_AsLongLong(value);
-      Py_DECREF(value);
-      const int64_t size = shape[static_cast<size_t>(dim)];
-      if (number < -size || number >= size) {
-        throw_index_error(PyExc_IndexError,
-                          "index %lld is out of bounds for dimension %lld with size %lld", number,
-                          source_dim, size);
-      }
-      plan.steps.emplace_back(Step::Kind::Select, dim, number < 0 ? number + size : number);
+      plan.steps.emplace_back(Step::Kind::Select, dim, *number < 0 ? *number + size : *number);
       shape.erase(static_cast<size_t>(dim));
     } else if (is_tensor(item) || PyList_Check(item)) {
       if (plan.copies) {
