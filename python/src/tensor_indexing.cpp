@@ -12,9 +12,9 @@
 
 #include <backplane/backplane.h>
 
+#include <optional>
 #include <string>
 #include <utility>
-#include <optional>
 #include <vector>
 
 namespace bp::python {
