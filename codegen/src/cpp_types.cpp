@@ -120,22 +120,32 @@ std::string tensor_local_type(const Argument& argument) {
   }
 }
 
+std::vector<std::string> default_list_items(const Argument& argument) {
+  const std::string& value = argument.default_value.value();
+  if (value.front() != '[') {
+    return std::vector<std::string>(static_cast<size_t>(argument.type.list_size.value_or(1)),
+                                    value);
+  }
+  std::vector<std::string> items;
+  const std::string_view inside = std::string_view(value).substr(1, value.size() - 2);
+  if (inside.find_first_not_of(' ') == std::string_view::npos) return items;
+  for (size_t start = 0; start <= inside.size();) {
+    const size_t comma = std::min(inside.find(',', start), inside.size());
+    std::string_view item = inside.substr(start, comma - start);
+    item.remove_prefix(std::min(item.find_first_not_of(' '), item.size()));
+    item.remove_suffix(item.size() - (item.find_last_not_of(' ') + 1));
+    items.emplace_back(item);
+    start = comma + 1;
+  }
+  return items;
+}
+
 std::string cpp_default(const Argument& argument) {
   const std::string& value = argument.default_value.value();
   if (value == "None") return "std::nullopt";
   if (value == "True") return "true";
   if (value == "False") return "false";
-  if (argument.type.is_list) {
-    if (value.front() != '[') {
-      // PyTorch's shorthand: `int[2] stride=1` means [1, 1].
-      std::string items;
-      for (int64_t i = 0; i < argument.type.list_size.value_or(1); ++i) {
-        items += (i > 0 ? ", " : "") + value;
-      }
-      return "{" + items + "}";
-    }
-    return "{" + value.substr(1, value.size() - 2) + "}";
-  }
+  if (argument.type.is_list) return "{" + comma_list(default_list_items(argument)) + "}";
   if (argument.type.base == BaseKind::Str) {
     return "\"" + value.substr(1, value.size() - 2) + "\"";
   }

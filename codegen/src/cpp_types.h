@@ -48,6 +48,10 @@ std::string plugin_cpp_type(const Argument& argument);          // outside names
 // "std::optional<Tensor>", "std::vector<Tensor>").
 std::string tensor_local_type(const Argument& argument);
 
+// The items of a list argument's default as written: "[1, 2]" gives {"1", "2"}, and PyTorch's
+// shorthand `int[2] stride=1` gives {"1", "1"}.
+std::vector<std::string> default_list_items(const Argument& argument);
+
 // The C++ spelling of a schema default ("False" -> "false", "None" -> "std::nullopt").
 std::string cpp_default(const Argument& argument);
 

@@ -240,32 +240,19 @@ std::string cpp_param_default(const NativeFunction& f, const Argument& a) {
   const std::string& value = *a.default_value;
   if (value == "None") return "Default::none()";
   if (a.type.is_list) {
-    const auto too_long = [&](size_t count) {
+    const auto too_long = [&](int64_t count) {
       fail(f, fmt::format("the default of '{}' ({}) has {} values; the Python argument parser "
                           "keeps at most {} (Default::list in python/src/arg_parser.h)",
                           a.name, value, count, kMaxDefaultListLength));
     };
-    std::vector<std::string> items;
-    if (value.front() == '[') {
-      const std::string_view inside = std::string_view(value).substr(1, value.size() - 2);
-      if (inside.find_first_not_of(' ') != std::string_view::npos) {
-        size_t start = 0;
-        while (start <= inside.size()) {
-          const size_t comma = std::min(inside.find(',', start), inside.size());
-          std::string_view item = inside.substr(start, comma - start);
-          item.remove_prefix(std::min(item.find_first_not_of(' '), item.size()));
-          item.remove_suffix(item.size() - (item.find_last_not_of(' ') + 1));
-          items.push_back(cpp_integer(f, a, item));
-          start = comma + 1;
-        }
-      }
-    } else {
-      // `int[2] stride=1` stands for [1, 1].
-      const int64_t count = a.type.list_size.value_or(1);
-      if (count > static_cast<int64_t>(kMaxDefaultListLength)) too_long(static_cast<size_t>(count));
-      items.assign(static_cast<size_t>(count), cpp_integer(f, a, value));
+    // Checked before the shorthand `int[N] size=1` is spelled out N times.
+    const int64_t shorthand_count = a.type.list_size.value_or(1);
+    if (value.front() != '[' && shorthand_count > static_cast<int64_t>(kMaxDefaultListLength)) {
+      too_long(shorthand_count);
     }
-    if (items.size() > kMaxDefaultListLength) too_long(items.size());
+    std::vector<std::string> items = default_list_items(a);
+    if (items.size() > kMaxDefaultListLength) too_long(static_cast<int64_t>(items.size()));
+    for (std::string& item : items) item = cpp_integer(f, a, item);
     return fmt::format("Default::int_list({{{}}})", comma_list(items));
   }
   switch (a.type.base) {
