@@ -139,3 +139,13 @@ def test_arguments_of_the_wrong_type_are_type_errors():
         bp.optim.SGD([w, 3])
     with pytest.raises(ValueError, match="betas"):
         bp.optim.AdamW([w], betas=(0.9,))
+
+
+def test_a_learning_rate_that_is_negative_or_not_a_number_is_refused_and_kept():
+    w = bp.ones(1).requires_grad_()
+    opt = bp.optim.SGD([w], lr=0.5)
+    with pytest.raises(ValueError, match="lr must be at least 0"):
+        opt.lr = -1.0
+    with pytest.raises(TypeError, match="lr must be a float"):
+        opt.lr = "fast"
+    assert opt.lr == 0.5
