@@ -73,7 +73,7 @@ TemplateValues kernel_wrapper(const NativeFunction& op) {
       case TypeCategory::OptionalTensor:
       case TypeCategory::TensorList:
         host_arguments.push_back(
-            fmt::format("fallback.{}({})", a.is_write() ? "output" : "input", a.name));
+            fmt::format("host.{}({})", a.is_write() ? "output" : "input", a.name));
         (a.is_write() ? written_tensors : read_tensors)
             .push_back(fmt::format("{{\"{0}\", {0}}}", a.name));
         break;

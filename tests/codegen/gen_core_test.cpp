@@ -394,9 +394,9 @@ TEST_CASE("Kernels: the device is the first written tensor's, and arguments beco
   // Read tensors go by their TensorImpl's view; a written one by a copy the kernel may change.
   // The written tensor's storage counts the write (autograd's version counter). The whole call
   // is one traced op (BACKPLANE_TRACE). BACKPLANE_VALIDATE gets the call with the written and the
-  // read tensors by name. Without a kernel (BACKPLANE_FALLBACK=cpu),
-  // the same call on host copies: read tensors as inputs, written ones as outputs that are copied
-  // back.
+  // read tensors by name, and the same call on host copies to compare with. Without a kernel
+  // (BACKPLANE_FALLBACK=cpu), the same call on host copies: read tensors as inputs, written ones
+  // as outputs that are copied back.
   CHECK(contains(cpp,
                  "\ninline void add_out(const Tensor& self, const Tensor& other, const Scalar& "
                  "alpha, const Tensor& out) {\n"
@@ -414,8 +414,11 @@ TEST_CASE("Kernels: the device is the first written tensor's, and arguments beco
                  "  if (g_validating.load(std::memory_order_relaxed)) [[unlikely]] {\n"
                  "    const auto call = [&] { check_kernel_status(fn(to_dlpack_input(self), "
                  "to_dlpack_input(other), to_abi(alpha), &out_dl), OpId::add_out, device); };\n"
+                 "    const auto on_host = [&](HostReference& host) { add_out_on_host(self, other, "
+                 "alpha, out, host); };\n"
                  "    return validate_kernel_call(OpId::add_out, device, {{\"out\", out}}, "
-                 "{{\"self\", self}, {\"other\", other}}, KernelCall(call));\n"
+                 "{{\"self\", self}, {\"other\", other}}, KernelCall(call), "
+                 "HostCall(on_host));\n"
                  "  }\n"
                  "  check_kernel_status(fn(to_dlpack_input(self), to_dlpack_input(other), "
                  "to_abi(alpha), &out_dl), OpId::add_out, device);\n"
@@ -427,19 +430,24 @@ TEST_CASE("Kernels: the device is the first written tensor's, and arguments beco
   CHECK(contains(cpp,
                  "\n[[gnu::cold, gnu::noinline]] inline void add_out_on_host(const Tensor& self, "
                  "const Tensor& other, const Scalar& alpha, const Tensor& out, Device device) {\n"
-                 "  HostFallback fallback(OpId::add_out, device);\n"
-                 "  add_out(fallback.input(self), fallback.input(other), alpha, "
-                 "fallback.output(out));\n"
-                 "  fallback.finish();\n"
+                 "  HostFallback host(OpId::add_out, device);\n"
+                 "  add_out(host.input(self), host.input(other), alpha, host.output(out));\n"
+                 "  host.finish();\n"
+                 "}\n"));
+  CHECK(contains(cpp,
+                 "\n[[gnu::cold, gnu::noinline]] inline void add_out_on_host(const Tensor& self, "
+                 "const Tensor& other, const Scalar& alpha, const Tensor& out, HostReference& "
+                 "host) {\n"
+                 "  add_out(host.input(self), host.input(other), alpha, host.output(out));\n"
                  "}\n"));
   CHECK(contains(cpp, "  const Device device = max.device();\n"));
   CHECK(contains(cpp, "  const DLTensorList tensors_dl(tensors);\n"));
   CHECK(contains(cpp,
                  "validate_kernel_call(OpId::cat_out, device, {{\"out\", out}}, "
-                 "{{\"tensors\", tensors}}, KernelCall(call));\n"));
+                 "{{\"tensors\", tensors}}, KernelCall(call), HostCall(on_host));\n"));
   CHECK(contains(cpp,
                  "validate_kernel_call(OpId::arange_start_out, device, {{\"out\", out}}, "
-                 "{}, KernelCall(call));\n"));
+                 "{}, KernelCall(call), HostCall(on_host));\n"));
   CHECK(contains(cpp, "  const OptionalDLTensor weight_dl(weight);\n"));
   CHECK(contains(cpp, "  const std::string approximate_str = to_abi(approximate);\n"));
   CHECK(contains(cpp, "fn(to_dlpack_input(self), approximate_str.c_str(), &out_dl)"));

@@ -145,13 +145,17 @@ TEST_CASE("a bad BACKPLANE_FALLBACK warns with the choices and keeps off") {
         "the CPU) or off; using off");
 }
 
-TEST_CASE("BACKPLANE_VALIDATE and BACKPLANE_VALIDATE_FATAL take 1 or 0") {
+TEST_CASE("BACKPLANE_VALIDATE takes 1, compare or 0, and BACKPLANE_VALIDATE_FATAL 1 or 0") {
   using bp::detail::parse_validate;
   using bp::detail::parse_validate_fatal;
-  CHECK(parse_validate("1").on);
-  CHECK(parse_validate(" 1 ").on);
-  CHECK_FALSE(parse_validate("0").on);
+  using bp::detail::ValidationMode;
+  CHECK(parse_validate("1").mode == ValidationMode::Check);
+  CHECK(parse_validate(" 1 ").mode == ValidationMode::Check);
+  CHECK(parse_validate("compare").mode == ValidationMode::Compare);
+  CHECK(parse_validate(" Compare ").mode == ValidationMode::Compare);
+  CHECK(parse_validate("0").mode == ValidationMode::Off);
   CHECK_FALSE(parse_validate("1").warning);
+  CHECK_FALSE(parse_validate("compare").warning);
   CHECK_FALSE(parse_validate("0").warning);
   CHECK(parse_validate_fatal("1").on);
   CHECK_FALSE(parse_validate_fatal("0").on);
@@ -160,11 +164,13 @@ TEST_CASE("BACKPLANE_VALIDATE and BACKPLANE_VALIDATE_FATAL take 1 or 0") {
 
 TEST_CASE("a bad BACKPLANE_VALIDATE or BACKPLANE_VALIDATE_FATAL warns with the values and is off") {
   const auto validate = bp::detail::parse_validate("on");
-  CHECK_FALSE(validate.on);
+  CHECK(validate.mode == bp::detail::ValidationMode::Off);
   REQUIRE(validate.warning);
   CHECK(*validate.warning ==
         "BACKPLANE_VALIDATE='on' is not a validation setting: use 1 (check that every kernel "
-        "writes all of its outputs and none of its inputs) or 0; validation stays off");
+        "writes all of its outputs, none of its inputs and nothing past their end), compare "
+        "(those checks, and every kernel's results against the host's) or 0; validation stays "
+        "off");
   const auto fatal = bp::detail::parse_validate_fatal("yes");
   CHECK_FALSE(fatal.on);
   REQUIRE(fatal.warning);

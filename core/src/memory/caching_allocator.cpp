@@ -5,14 +5,18 @@
 #include "memory/thread_block_cache.h"
 #include "support/byte_size.h"
 
+#include "dispatch/validation.h"
+#include "runtime/backend.h"
 #include "runtime/registry.h"
 
 #include <backplane/error.h>
 #include <backplane/memory.h>
+#include <backplane/storage.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
@@ -35,8 +39,13 @@ struct Pool {
   // backend, never handed to its deallocate: another thread may release one while the plugin
   // is inside its shutdown, which nothing orders against that call.
   bool backend_shutting_down = false;
+  // The blocks handed out with a guard zone, each with the nbytes asked for it.
+  std::unordered_map<void*, size_t> guarded;
 
   bool uses_host_memory() const { return backend == nullptr; }
+  bool makes_guard_zones() const {
+    return !uses_host_memory() && g_validating.load(std::memory_order_relaxed);
+  }
 
   // A new block from the device, or nullptr when the device has no memory left. Other
   // failures of the plugin propagate as its bp::Error.
@@ -96,6 +105,12 @@ struct Pool {
   }
 };
 
+void fill_guard_zone(const Backend& backend, Device device, void* ptr, size_t nbytes) {
+  std::array<unsigned char, kGuardZoneBytes> zone;
+  zone.fill(kGuardZoneByte);
+  backend.copy_host_to_device(device.index(), ptr, nbytes, zone.data(), zone.size());
+}
+
 // Host memory needs no plugin, so host tensors work before (or without) any plugin loading.
 const Backend* backend_owning_memory(Device device) {
   if (device == Device::cpu()) return nullptr;
@@ -135,40 +150,75 @@ class CachingAllocator {
     if (nbytes > std::numeric_limits<size_t>::max() / 2) {
       throw out_of_memory(device, nbytes, 0, 0, "the size exceeds any address space");
     }
-    const size_t size = size_class(nbytes);
-    if (device.is_cpu() && ThreadBlockCache::serves(size)) {
+    if (device.is_cpu() && ThreadBlockCache::serves(size_class(nbytes))) {
       if (ThreadBlockCache* cache = thread_block_cache()) {
-        if (void* ptr = cache->take(size)) return ptr;
+        if (void* ptr = cache->take(size_class(nbytes))) return ptr;
       }
     }
-    std::lock_guard lock(mutex_);
-    Pool& pool = pool_for(device);
-    if (void* ptr = take_cached(pool, size)) return ptr;
-
-    std::string failure;
-    void* ptr = pool.allocate_fresh(size, failure);
-    uint64_t released = 0;
-    if (!ptr) {
-      released = release_caches_sharing_memory_with(pool);
-      ptr = pool.allocate_fresh(size, failure);
+    const Backend* guarded = nullptr;  // the backend whose guard zone the block gets
+    void* ptr = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      Pool& pool = pool_for(device);
+      if (pool.makes_guard_zones()) guarded = pool.backend;
+      const size_t size = size_class(nbytes + (guarded ? kGuardZoneBytes : 0));
+      ptr = take_cached(pool, size);
+      if (!ptr) ptr = allocate_fresh(pool, size, nbytes);
+      if (guarded) pool.guarded[ptr] = nbytes;
     }
-    if (!ptr) throw out_of_memory(device, nbytes, released, pool.stats.allocated_bytes, failure);
-    pool.stats.allocated_bytes += size;
+    if (guarded) {
+      // A block from the cache may have served a storage of another size in the same class.
+      try {
+        fill_guard_zone(*guarded, device, ptr, nbytes);
+      } catch (...) {
+        release(device, ptr, nbytes);
+        throw;
+      }
+    }
     return ptr;
   }
 
   void release(Device device, void* ptr, size_t nbytes) noexcept {
-    const size_t size = size_class(nbytes);
-    if (device.is_cpu() && ThreadBlockCache::serves(size)) {
+    if (device.is_cpu() && ThreadBlockCache::serves(size_class(nbytes))) {
       ThreadBlockCache* cache = thread_block_cache();
-      if (cache && cache->keep(ptr, size)) return;
+      if (cache && cache->keep(ptr, size_class(nbytes))) return;
     }
     std::lock_guard lock(mutex_);
     auto it = pools_.find(pool_key(device));
     if (it == pools_.end()) return;  // never handed out by this allocator
     Pool& pool = it->second;
+    size_t block_bytes = nbytes;
+    if (!pool.guarded.empty()) {
+      if (const auto guarded = pool.guarded.find(ptr); guarded != pool.guarded.end()) {
+        block_bytes += kGuardZoneBytes;
+        pool.guarded.erase(guarded);
+      }
+    }
+    const size_t size = size_class(block_bytes);
     pool.stats.allocated_bytes -= size;
     pool.keep(ptr, size);
+  }
+
+  size_t check_guard_zone(const StorageImpl& storage) {
+    const Device device = storage.device();
+    const Backend* backend = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = pools_.find(pool_key(device));
+      if (it == pools_.end()) return 0;
+      const Pool& pool = it->second;
+      const auto guarded = pool.guarded.find(storage.data());
+      // An adopted storage may view a block of ours with a size of its own.
+      if (guarded == pool.guarded.end() || guarded->second != storage.nbytes()) return 0;
+      backend = pool.backend;
+    }
+    std::array<unsigned char, kGuardZoneBytes> zone;
+    backend->copy_device_to_host(device.index(), zone.data(), storage.data(), storage.nbytes(),
+                                 zone.size());
+    size_t written = zone.size();
+    while (written > 0 && zone[written - 1] == kGuardZoneByte) --written;
+    if (written > 0) fill_guard_zone(*backend, device, storage.data(), storage.nbytes());
+    return written;
   }
 
   MemoryStats stats(Device device) {
@@ -239,6 +289,22 @@ class CachingAllocator {
     pool.device = device;
     pool.backend = backend_owning_memory(device);
     return pools_.emplace(pool_key(device), std::move(pool)).first->second;
+  }
+
+  // A new block of `size` bytes for a request of `nbytes`, after releasing cached blocks if
+  // need be.
+  void* allocate_fresh(Pool& pool, size_t size, size_t nbytes) {
+    std::string failure;
+    void* ptr = pool.allocate_fresh(size, failure);
+    uint64_t released = 0;
+    if (!ptr) {
+      released = release_caches_sharing_memory_with(pool);
+      ptr = pool.allocate_fresh(size, failure);
+    }
+    if (!ptr)
+      throw out_of_memory(pool.device, nbytes, released, pool.stats.allocated_bytes, failure);
+    pool.stats.allocated_bytes += size;
+    return ptr;
   }
 
   static void* take_cached(Pool& pool, size_t size) {
@@ -317,6 +383,10 @@ void release_device_memory(Device device, void* ptr, size_t nbytes) noexcept {
 
 void return_memory_before_shutdown(const Backend& backend) noexcept {
   allocator().return_memory_of(backend);
+}
+
+size_t check_guard_zone(const StorageImpl& storage) {
+  return allocator().check_guard_zone(storage);
 }
 
 }  // namespace bp::detail

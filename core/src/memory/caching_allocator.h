@@ -9,6 +9,10 @@
 
 #include <cstddef>
 
+namespace bp {
+class StorageImpl;
+}
+
 namespace bp::detail {
 
 class Backend;
@@ -22,5 +26,18 @@ void release_device_memory(Device device, void* ptr, size_t nbytes) noexcept;
 // the plugin's shutdown finds no memory that the core holds without using it. Blocks tensors
 // release after this are neither cached nor given back: the backend's shutdown owns them.
 void return_memory_before_shutdown(const Backend& backend) noexcept;
+
+// BACKPLANE_VALIDATE's guard zones. While validation is on, every block of a backend with memory
+// of its own is allocated kGuardZoneBytes longer than asked, and those bytes past the storage's
+// end, [nbytes, nbytes + kGuardZoneBytes) of the same allocation (device pointers may be opaque
+// handles, which cannot be offset), hold kGuardZoneByte, written through the plugin's copy
+// functions whenever the block is handed out.
+inline constexpr size_t kGuardZoneBytes = 256;
+inline constexpr unsigned char kGuardZoneByte = 0xB7;
+
+// How many bytes past the end of `storage` were written, counted to the last guard byte that
+// changed; 0 when none did, or the storage has no guard zone (host memory, memory owned
+// elsewhere). A changed zone is filled again.
+size_t check_guard_zone(const StorageImpl& storage);
 
 }  // namespace bp::detail

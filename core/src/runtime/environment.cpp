@@ -165,11 +165,17 @@ SwitchParse parse_switch(std::string_view value, fmt::format_string<std::string>
 
 }  // namespace
 
-SwitchParse parse_validate(std::string_view value) {
-  return parse_switch(value,
-                      "BACKPLANE_VALIDATE={} is not a validation setting: use 1 (check that every "
-                      "kernel writes all of its outputs and none of its inputs) or 0; validation "
-                      "stays off");
+ValidationModeParse parse_validate(std::string_view value) {
+  const std::string lower = to_lower(trim(value));
+  if (lower == "0") return {ValidationMode::Off, std::nullopt};
+  if (lower == "1") return {ValidationMode::Check, std::nullopt};
+  if (lower == "compare") return {ValidationMode::Compare, std::nullopt};
+  return {ValidationMode::Off,
+          fmt::format("BACKPLANE_VALIDATE={} is not a validation setting: use 1 (check that every "
+                      "kernel writes all of its outputs, none of its inputs and nothing past "
+                      "their end), compare (those checks, and every kernel's results against the "
+                      "host's) or 0; validation stays off",
+                      quote_for_message(value))};
 }
 
 SwitchParse parse_validate_fatal(std::string_view value) {
@@ -201,18 +207,18 @@ LoaderEnvironment read_loader_environment() {
   }
   environment.trace_path = read_variable("BACKPLANE_TRACE");
   if (auto validate = read_variable("BACKPLANE_VALIDATE")) {
-    SwitchParse parsed = parse_validate(*validate);
-    environment.validate = parsed.on;
+    ValidationModeParse parsed = parse_validate(*validate);
+    environment.validate = parsed.mode;
     if (parsed.warning) environment.warnings.push_back(*parsed.warning);
   }
   if (auto fatal = read_variable("BACKPLANE_VALIDATE_FATAL")) {
     SwitchParse parsed = parse_validate_fatal(*fatal);
     environment.validate_fatal = parsed.on;
     if (parsed.warning) environment.warnings.push_back(*parsed.warning);
-    if (environment.validate_fatal && !environment.validate) {
+    if (environment.validate_fatal && environment.validate == ValidationMode::Off) {
       environment.warnings.push_back(
-          "BACKPLANE_VALIDATE_FATAL=1 has no effect without BACKPLANE_VALIDATE=1: set both to "
-          "stop at a kernel's first finding");
+          "BACKPLANE_VALIDATE_FATAL=1 has no effect without BACKPLANE_VALIDATE=1 or compare: set "
+          "both to stop at a kernel's first finding");
     }
   }
   if (auto path = read_variable("BACKPLANE_PLUGIN_PATH")) {

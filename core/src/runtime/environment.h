@@ -56,13 +56,23 @@ struct FallbackPolicyParse {
 
 FallbackPolicyParse parse_fallback_policy(std::string_view value);
 
-// BACKPLANE_VALIDATE and BACKPLANE_VALIDATE_FATAL: 1 (on) or 0 (off).
+// BACKPLANE_VALIDATE: 0 (off), 1 (check every kernel call) or compare (check it, and compare
+// its results with the host's).
+enum class ValidationMode { Off, Check, Compare };
+
+struct ValidationModeParse {
+  ValidationMode mode = ValidationMode::Off;
+  std::optional<std::string> warning;  // set when the value was none of those, and 0 applies
+};
+
+ValidationModeParse parse_validate(std::string_view value);
+
+// BACKPLANE_VALIDATE_FATAL: 1 (on) or 0 (off).
 struct SwitchParse {
   bool on = false;
   std::optional<std::string> warning;  // set when the value was neither 1 nor 0, and 0 applies
 };
 
-SwitchParse parse_validate(std::string_view value);
 SwitchParse parse_validate_fatal(std::string_view value);
 
 // Everything the loader takes from the environment, read once.
@@ -76,8 +86,8 @@ struct LoaderEnvironment {
   std::optional<std::string> default_device;
   // BACKPLANE_TRACE: the file to write a trace of dispatched ops to.
   std::optional<std::string> trace_path;
-  // BACKPLANE_VALIDATE=1: check every kernel call (dispatch/validation.h).
-  bool validate = false;
+  // BACKPLANE_VALIDATE: check every kernel call (dispatch/validation.h).
+  ValidationMode validate = ValidationMode::Off;
   // BACKPLANE_VALIDATE_FATAL=1: a finding is a bp::Error.
   bool validate_fatal = false;
   std::vector<std::string> warnings;

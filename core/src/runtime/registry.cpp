@@ -112,7 +112,9 @@ void Registry::load_from_environment() {
   if (environment_.trace_path) {
     if (auto failure = start_tracing(*environment_.trace_path)) record_warning(*failure);
   }
-  if (environment_.validate) start_validation(environment_.validate_fatal);
+  if (environment_.validate != ValidationMode::Off) {
+    start_validation(environment_.validate == ValidationMode::Compare, environment_.validate_fatal);
+  }
 
   const std::filesystem::path default_folder = default_plugin_folder();
   PluginSearch search = find_plugin_files(environment_.plugin_path, default_folder);

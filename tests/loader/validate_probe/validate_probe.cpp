@@ -7,6 +7,13 @@
 //                            place, then in place
 //   cpu                      a range of ops on the host, with outputs that alias inputs, views
 //                            written through, and values equal to the poisons
+//   past_end                 add.out on fixture_writes_past_end (which writes past the end of
+//                            its float32 output), twice, then its correct float64 kernel on
+//                            blocks the cache hands out again for other sizes
+//   wrong_result             add.out on fixture_wrong_result (wrong for float32), twice, with
+//                            an input broadcast
+//   right_result             fixture_wrong_result's correct kernels (add for float64, mm, sum,
+//                            cat) on views with gaps, in place, and on 0-size tensors
 // The fixtures are found through BACKPLANE_PLUGIN_PATH.
 #include <backplane/backplane.h>
 
@@ -86,6 +93,47 @@ void cpu() {
   bp::from_vector<uint8_t>({0xA5, 0x5A}, {2}).clone();
 }
 
+void past_end() {
+  const bp::Device device("fixture_writes_past_end");
+  const bp::Tensor a = bp::from_vector<float>({1, 2, 3, 4}, {4}).to(device);
+  bp::add(bp::add(a, a), a);
+  for (const int64_t n : {4, 5, 7, 6, 0, 600}) {
+    const bp::Tensor x = bp::ones({n}, bp::kFloat64).to(device);
+    bp::Tensor y = bp::add(x, x);
+    y.add_(x);
+  }
+}
+
+void wrong_result() {
+  const bp::Device device("fixture_wrong_result");
+  const bp::Tensor a = bp::arange(20, bp::kFloat32).reshape({4, 5}).to(device);
+  const bp::Tensor b = bp::full({5}, 0.5, bp::kFloat32).to(device);
+  bp::add(a, b);
+  bp::add(a, b);
+}
+
+void right_result() {
+  const bp::Device device("fixture_wrong_result");
+  for (const bp::DType dtype : {bp::kFloat32, bp::kFloat64}) {
+    const bp::Tensor a = bp::arange(12, dtype).reshape({3, 4}).to(device);
+    const bp::Tensor b = bp::arange(-6, 6, 1, dtype).reshape({4, 3}).to(device);
+    bp::mm(a, b);
+    bp::mm(a.slice(1, 0, 4, 2), b.transpose(0, 1).slice(0, 1, 3));
+    bp::mm(bp::empty({0, 4}, dtype).to(device), b);
+    bp::sum(a, std::vector<int64_t>{1});
+    bp::sum(a.transpose(0, 1), std::vector<int64_t>{0}, true);
+    bp::sum(a);
+    bp::cat({a, a.slice(0, 0, 3, 2), bp::empty({0, 4}, dtype).to(device)}, 0);
+    bp::cat({a.transpose(0, 1), b}, 1);
+    if (dtype == bp::kFloat64) {
+      bp::add(a, a.slice(0, 1, 2), 2);
+      bp::Tensor c = bp::arange(12, dtype).reshape({3, 4}).to(device);
+      c.add_(a);
+      bp::add(bp::empty({0, 4}, dtype).to(device), bp::empty({0, 4}, dtype).to(device));
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -97,8 +145,17 @@ int main(int argc, char** argv) {
       writes_input();
     } else if (scenario == "cpu") {
       cpu();
+    } else if (scenario == "past_end") {
+      past_end();
+    } else if (scenario == "wrong_result") {
+      wrong_result();
+    } else if (scenario == "right_result") {
+      right_result();
     } else {
-      std::fprintf(stderr, "usage: validate_probe unwritten float32|int32 | writes_input | cpu\n");
+      std::fprintf(
+          stderr,
+          "usage: validate_probe unwritten float32|int32 | writes_input | cpu | past_end | "
+          "wrong_result | right_result\n");
       return 2;
     }
   } catch (const bp::Error& error) {
