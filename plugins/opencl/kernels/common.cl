@@ -188,8 +188,20 @@ typedef long16 product16_t;
 #define LOAD8(p, at) vload8(0, (p) + (at))
 #define STORE8(p, at, v) vstore8((v), 0, (p) + (at))
 #elif DTYPE == DT_FLOAT16
-#define LOAD8(p, at) vload_half8(0, (p) + (at))
-#define STORE8(p, at, v) vstore_half8_rte((v), 0, (p) + (at))
+// vload_half8 and vstore_half8 need only 2-byte alignment, but PoCL may compile them to aligned
+// 16-byte moves, which fault where a row starts at an odd element: the bits cross as ushorts,
+// and convert through an aligned private copy.
+inline float8 load_half8(const __global half* p) {
+  const ushort8 bits = vload8(0, (const __global ushort*)p);
+  return vload_half8(0, (const __private half*)&bits);
+}
+inline void store_half8(const float8 v, __global half* p) {
+  ushort8 bits;
+  vstore_half8_rte(v, 0, (__private half*)&bits);
+  vstore8(bits, 0, (__global ushort*)p);
+}
+#define LOAD8(p, at) load_half8((p) + (at))
+#define STORE8(p, at, v) store_half8((v), (p) + (at))
 #elif DTYPE == DT_BFLOAT16
 // float_to_bfloat16 for 8 values at once.
 inline ushort8 float8_to_bfloat16(const float8 f) {
