@@ -76,7 +76,12 @@ C gelu_tanh_derivative(C x) {
   // tanh, both cancel where tanh(u) nears -1 and lose most of their digits.
   const C rising = C(1) / (C(1) + exp_of(C(-2) * u));
   const C falling = C(1) / (C(1) + exp_of(C(2) * u));
-  return rising + C(2) * x * rising * falling * kSqrt2OverPi * (C(1) + C(3) * kCubic * square);
+  // Far from 0 the product of the sigmoids underflows to 0 while 1 + 3 c x^2 may overflow: the
+  // term is 0 there, not 0 * inf.
+  const C spread = rising * falling;
+  const C slope =
+      spread == C(0) ? C(0) : C(2) * x * spread * kSqrt2OverPi * (C(1) + C(3) * kCubic * square);
+  return rising + slope;
 }
 
 }  // namespace bp::cpu

@@ -36,8 +36,11 @@ struct GeluTanhGradient {
     const C inner = kSqrt2OverPi * (x + kCubic * x * x * x);
     const C tanh_inner = math_tanh(inner);
     const C left_derivative = C(0.5) * (C(1) + tanh_inner);
-    const C right_derivative = C(0.5) * x * (C(1) - tanh_inner * tanh_inner) * kSqrt2OverPi *
-                               (C(1) + C(3) * kCubic * x * x);
+    // Far from 0, 1 - tanh^2 is 0 while 1 + 3 c x^2 may overflow: the term is 0 there.
+    const C sech_squared = C(1) - tanh_inner * tanh_inner;
+    const C right_derivative = sech_squared == C(0) ? C(0)
+                                                    : C(0.5) * x * sech_squared * kSqrt2OverPi *
+                                                          (C(1) + C(3) * kCubic * x * x);
     return g * (left_derivative + right_derivative);
   }
 };

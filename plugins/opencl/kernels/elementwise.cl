@@ -103,7 +103,10 @@ inline compute_t gelu_tanh_derivative(const compute_t y) {
   const compute_t twice_u = LIT(2.0) * k * (y + c * square * y);
   const compute_t s = LIT(1.0) / (LIT(1.0) + exp(-twice_u));
   const compute_t s_opposite = LIT(1.0) / (LIT(1.0) + exp(twice_u));
-  return s + LIT(2.0) * y * s * s_opposite * k * (LIT(1.0) + LIT(3.0) * c * square);
+  // Far from 0, s s' underflows to 0 while 1 + 3 c y^2 may overflow: the term is 0 there.
+  const compute_t spread = s * s_opposite;
+  return s + (spread == LIT(0.0) ? LIT(0.0)
+                                 : LIT(2.0) * y * spread * k * (LIT(1.0) + LIT(3.0) * c * square));
 }
 BINARY_KERNEL(threshold_backward, y <= alpha ? (compute_t)0 : x)
 BINARY_KERNEL(gelu_erf_backward, x* gelu_erf_derivative(y))
