@@ -10,6 +10,7 @@
 #include "diagnostics.h"
 #include "file_writer.h"
 #include "gen_backend.h"
+#include "gen_conformance.h"
 #include "gen_core.h"
 #include "gen_ops_support.h"
 #include "gen_python.h"
@@ -25,6 +26,7 @@ constexpr const char* kUsage =
     "                     --internal-out DIR\n"
     "  bp-codegen backend --ops OPS_YAML --backend BACKEND_YAML --out DIR\n"
     "  bp-codegen python  --ops OPS_YAML --output-dir DIR\n"
+    "  bp-codegen conformance --ops OPS_YAML --output FILE\n"
     "  bp-codegen check   --ops OPS_YAML [--derivatives DERIVATIVES_YAML] "
     "[--backend BACKEND_YAML]\n"
     "  bp-codegen ops-support --ops OPS_YAML --backend BACKEND_YAML [--backend ...] "
@@ -88,6 +90,11 @@ void run_command(const std::vector<std::string>& args, std::ostream& out) {
     const std::string& ops = required(options, "--ops");
     const std::string& out_dir = required(options, "--output-dir");
     write_files(generate_python(load_native_functions(ops), out_dir));
+  } else if (command == "conformance") {
+    const Options options = parse_options(args, {"--ops", "--output"});
+    const std::string& ops = required(options, "--ops");
+    const std::string& output = required(options, "--output");
+    write_files({{output, generate_kernel_op_table(load_native_functions(ops))}});
   } else if (command == "check") {
     const Options options = parse_options(args, {"--ops", "--derivatives", "--backend"});
     const NativeFunctions functions = load_native_functions(required(options, "--ops"));

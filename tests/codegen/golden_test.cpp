@@ -5,6 +5,7 @@
 #include "backend_loader.h"
 #include "derivatives_loader.h"
 #include "gen_backend.h"
+#include "gen_conformance.h"
 #include "gen_core.h"
 #include "gen_python.h"
 #include "test_support.h"
@@ -62,4 +63,10 @@ TEST_CASE("golden: the Python bindings and stubs for ops_small.yaml") {
   const auto files = generate_python(ops, "generated");
   REQUIRE(files.size() == 2);
   check_against_golden(files, "python");
+}
+
+TEST_CASE("golden: the conformance kit's kernel op table for ops_small.yaml") {
+  const NativeFunctions ops = load_native_functions((golden_dir() / "ops_small.yaml").string());
+  check_against_golden({{"generated/KernelOpTable.cpp", generate_kernel_op_table(ops)}},
+                       "conformance");
 }
