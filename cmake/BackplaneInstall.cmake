@@ -1,18 +1,18 @@
-# `make install PREFIX=...`: headers, libbackplane, bp-codegen, bp-info, every bundled plugin
-# this build made under lib/backplane/plugins, ops.yaml, the docs and the vendor sample the
-# plugin guide walks through under share/backplane, and a CMake package so that vendors can
-# find_package(Backplane) and call backplane_add_plugin. The Python package installs from
-# python/CMakeLists.txt.
+# `make install PREFIX=...`: headers, libbackplane, bp-codegen, bp-info, bp-conformance, every
+# bundled plugin this build made under lib/backplane/plugins, ops.yaml, the docs and the vendor
+# sample the plugin guide walks through under share/backplane, and a CMake package so that
+# vendors can find_package(Backplane) and call backplane_add_plugin. The Python package installs
+# from python/CMakeLists.txt.
 include(CMakePackageConfigHelpers)
 
 set(BACKPLANE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Backplane)
 
-set_target_properties(bp-info bp-codegen
+set_target_properties(bp-info bp-codegen bp-conformance
                       PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
 install(TARGETS backplane backplane_sdk EXPORT BackplaneTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS bp-info bp-codegen RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS bp-info bp-codegen bp-conformance RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 get_property(bundled_plugins GLOBAL PROPERTY BACKPLANE_BUNDLED_PLUGINS)
 install(TARGETS ${bundled_plugins} LIBRARY DESTINATION ${BACKPLANE_PLUGIN_SUBDIR})
 

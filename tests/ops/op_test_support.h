@@ -4,6 +4,7 @@
 #pragma once
 
 #include <backplane/backplane.h>
+#include <backplane/conformance/samples.h>
 #include <backplane/sdk/kernel_dtypes.h>
 
 #include <doctest/doctest.h>
@@ -19,8 +20,8 @@ using bp::Device;
 using bp::DType;
 using bp::IntArrayRef;
 using bp::Tensor;
-using Shape = std::vector<int64_t>;
-using Values = std::vector<double>;
+using Shape = bp::conformance::Shape;
+using Values = bp::conformance::Values;
 
 // --- dtypes ------------------------------------------------------------------------------------
 
@@ -48,48 +49,24 @@ DType floating_result(DType dtype);
 
 // --- making tensors ----------------------------------------------------------------------------
 
-int64_t numel_of(const Shape& sizes);
-std::string shape_string(const Shape& sizes);
-
-// Deterministic values that every dtype holds exactly: multiples of 1/8 in [-4, 4] for the
-// floating dtypes (so sums and products stay exact in float32), small integers for the others
-// (non-negative for UInt8), 0 and 1 for Bool. Repeats are common, which exercises ties.
-Values sample_values(int64_t count, DType dtype, uint64_t seed);
-
-// A tensor on `device` holding `values` (row-major over `sizes`) converted to `dtype` on the host.
-Tensor make_tensor(const Values& values, const Shape& sizes, DType dtype, Device device = {});
-
-enum class Layout {
-  Contiguous,
-  Transposed,  // the last two dims swapped by a view
-  Sliced,      // every other element of a wider tensor, from an offset
-  Expanded,    // dim 0 expanded from size 1 (stride 0); read-only
-};
-inline constexpr Layout kAllLayouts[] = {Layout::Contiguous, Layout::Transposed, Layout::Sliced,
-                                         Layout::Expanded};
-// Layouts a kernel may write to (an expanded tensor has overlapping elements).
-inline constexpr Layout kWritableLayouts[] = {Layout::Contiguous, Layout::Transposed,
-                                              Layout::Sliced};
-std::string name_of(Layout layout);
-
-// A tensor of `sizes` holding sample values, laid out as `layout` on `device` (a layout that
-// needs more dims than the tensor has falls back to contiguous).
-Tensor sample_tensor(const Shape& sizes, DType dtype, Layout layout, uint64_t seed,
-                     Device device = {});
-
-// An uninitialised tensor of `sizes` laid out as `layout` (for out= arguments).
-Tensor empty_tensor(const Shape& sizes, DType dtype, Layout layout, Device device = {});
+// The conformance kit's sample tensors and layouts (<backplane/conformance/samples.h>), which
+// bp-conformance's cases are made of too.
+using bp::conformance::empty_tensor;
+using bp::conformance::kAllLayouts;
+using bp::conformance::kWritableLayouts;
+using bp::conformance::Layout;
+using bp::conformance::make_tensor;
+using bp::conformance::name_of;
+using bp::conformance::numel_of;
+using bp::conformance::sample_tensor;
+using bp::conformance::sample_values;
+using bp::conformance::shape_string;
+using bp::conformance::stored_as;
+using bp::conformance::values_of;
 
 // --- reading and comparing ---------------------------------------------------------------------
 
-// Every element of `t` (any dtype, device and layout) in row-major order.
-Values values_of(const Tensor& t);
 Shape shape_of(const Tensor& t);
-
-// `value` as a tensor of `dtype` stores it: integers wrap modulo their width (as the kernels'
-// integer arithmetic does), Bool is `value != 0`, floating values round to the dtype (values
-// beyond its range become infinite).
-double stored_as(DType dtype, double value);
 
 // Checks `actual`'s shape, dtype and every element against `expected` (row-major): exact for
 // integers and Bool, relative tolerance for floats (1e-5 Float, 1e-12 Double, 1e-2 for the

@@ -3,7 +3,8 @@
 # every plugin this build made, the docs, and samples/vendor_plugin as the plugin guide names
 # them. Then builds the installed sample against that prefix alone (a separate CMake project,
 # with no build type, as in the guide's recipe), checks that its plugin was still compiled with
-# optimisation, and runs its check with the plugin found through BACKPLANE_PLUGIN_PATH.
+# optimisation, runs its check with the plugin found through BACKPLANE_PLUGIN_PATH, and proves
+# it with the installed bp-conformance.
 #   build_and_run.sh <backplane build dir> <vendor_plugin source dir> <scratch dir>
 #                    [extra CXX flags]
 set -euo pipefail
@@ -35,6 +36,12 @@ grep -E '"command": .* -O2 .*ops/elementwise\.cpp' "$scratch/build/compile_comma
   fail "a project without CMAKE_BUILD_TYPE built the plugin's kernels without -O2"
 cmake --build "$scratch/build" >/dev/null
 BACKPLANE_PLUGIN_PATH="$scratch/build/libbackplane_acme.so" "$scratch/build/acme_check"
+# The vendor's own proof, with nothing but the installed SDK: bp-conformance passes the plugin.
+"$prefix/bin/bp-conformance" --plugin "$scratch/build/libbackplane_acme.so" \
+    --junit "$scratch/acme-conformance.xml" > "$scratch/acme-conformance.txt" ||
+  fail "bp-conformance fails the vendor's plugin: $(cat "$scratch/acme-conformance.txt")"
+grep -q "coverage: acme implements 3 of the" "$scratch/acme-conformance.txt" ||
+  fail "bp-conformance did not report acme's coverage: $(cat "$scratch/acme-conformance.txt")"
 
 # The installed Python package, where the build made one: it finds the installed libbackplane by
 # itself (nothing in the environment but the plugin's path), and the vendor's device works from

@@ -72,7 +72,8 @@ constexpr Tolerance conformance_tolerance(std::string_view kernel_op, DType dtyp
 inline bool within_tolerance(double actual, double expected, Tolerance tolerance) {
   if (std::isnan(expected) || std::isnan(actual)) return std::isnan(expected) && std::isnan(actual);
   if (std::isinf(expected) || std::isinf(actual)) return actual == expected;
-  return std::fabs(actual - expected) <= tolerance.absolute + tolerance.relative * std::fabs(expected);
+  return std::fabs(actual - expected) <=
+         tolerance.absolute + tolerance.relative * std::fabs(expected);
 }
 
 }  // namespace bp::plugin
