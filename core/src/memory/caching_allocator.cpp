@@ -150,53 +150,22 @@ class CachingAllocator {
     if (nbytes > std::numeric_limits<size_t>::max() / 2) {
       throw out_of_memory(device, nbytes, 0, 0, "the size exceeds any address space");
     }
-    if (device.is_cpu() && ThreadBlockCache::serves(size_class(nbytes))) {
+    const size_t size = size_class(nbytes);
+    if (device.is_cpu() && ThreadBlockCache::serves(size)) {
       if (ThreadBlockCache* cache = thread_block_cache()) {
-        if (void* ptr = cache->take(size_class(nbytes))) return ptr;
+        if (void* ptr = cache->take(size)) return ptr;
       }
     }
-    const Backend* guarded = nullptr;  // the backend whose guard zone the block gets
-    void* ptr = nullptr;
-    {
-      std::lock_guard lock(mutex_);
-      Pool& pool = pool_for(device);
-      if (pool.makes_guard_zones()) guarded = pool.backend;
-      const size_t size = size_class(nbytes + (guarded ? kGuardZoneBytes : 0));
-      ptr = take_cached(pool, size);
-      if (!ptr) ptr = allocate_fresh(pool, size, nbytes);
-      if (guarded) pool.guarded[ptr] = nbytes;
-    }
-    if (guarded) {
-      // A block from the cache may have served a storage of another size in the same class.
-      try {
-        fill_guard_zone(*guarded, device, ptr, nbytes);
-      } catch (...) {
-        release(device, ptr, nbytes);
-        throw;
-      }
-    }
-    return ptr;
+    return allocate_from_pool(device, nbytes);
   }
 
   void release(Device device, void* ptr, size_t nbytes) noexcept {
-    if (device.is_cpu() && ThreadBlockCache::serves(size_class(nbytes))) {
+    const size_t size = size_class(nbytes);
+    if (device.is_cpu() && ThreadBlockCache::serves(size)) {
       ThreadBlockCache* cache = thread_block_cache();
-      if (cache && cache->keep(ptr, size_class(nbytes))) return;
+      if (cache && cache->keep(ptr, size)) return;
     }
-    std::lock_guard lock(mutex_);
-    auto it = pools_.find(pool_key(device));
-    if (it == pools_.end()) return;  // never handed out by this allocator
-    Pool& pool = it->second;
-    size_t block_bytes = nbytes;
-    if (!pool.guarded.empty()) {
-      if (const auto guarded = pool.guarded.find(ptr); guarded != pool.guarded.end()) {
-        block_bytes += kGuardZoneBytes;
-        pool.guarded.erase(guarded);
-      }
-    }
-    const size_t size = size_class(block_bytes);
-    pool.stats.allocated_bytes -= size;
-    pool.keep(ptr, size);
+    release_to_pool(device, ptr, nbytes);
   }
 
   size_t check_guard_zone(const StorageImpl& storage) {
@@ -282,6 +251,48 @@ class CachingAllocator {
   }
 
  private:
+  // Out of line, so that the paths of small host blocks above stay small enough to inline.
+  [[gnu::noinline]] void* allocate_from_pool(Device device, size_t nbytes) {
+    const Backend* guarded = nullptr;  // the backend whose guard zone the block gets
+    void* ptr = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      Pool& pool = pool_for(device);
+      if (pool.makes_guard_zones()) guarded = pool.backend;
+      const size_t size = size_class(nbytes + (guarded ? kGuardZoneBytes : 0));
+      ptr = take_cached(pool, size);
+      if (!ptr) ptr = allocate_fresh(pool, size, nbytes);
+      if (guarded) pool.guarded[ptr] = nbytes;
+    }
+    if (guarded) {
+      // A block from the cache may have served a storage of another size in the same class.
+      try {
+        fill_guard_zone(*guarded, device, ptr, nbytes);
+      } catch (...) {
+        release(device, ptr, nbytes);
+        throw;
+      }
+    }
+    return ptr;
+  }
+
+  [[gnu::noinline]] void release_to_pool(Device device, void* ptr, size_t nbytes) noexcept {
+    std::lock_guard lock(mutex_);
+    auto it = pools_.find(pool_key(device));
+    if (it == pools_.end()) return;  // never handed out by this allocator
+    Pool& pool = it->second;
+    size_t block_bytes = nbytes;
+    if (!pool.guarded.empty()) {
+      if (const auto guarded = pool.guarded.find(ptr); guarded != pool.guarded.end()) {
+        block_bytes += kGuardZoneBytes;
+        pool.guarded.erase(guarded);
+      }
+    }
+    const size_t size = size_class(block_bytes);
+    pool.stats.allocated_bytes -= size;
+    pool.keep(ptr, size);
+  }
+
   Pool& pool_for(Device device) {
     auto it = pools_.find(pool_key(device));
     if (it != pools_.end()) return it->second;
