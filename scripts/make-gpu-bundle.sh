@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs what checks the CUDA backend on a GPU machine that has the NVIDIA driver and the CUDA
 # toolkit's libraries but none of Backplane's build dependencies: bp-info, quickstart, the CUDA
-# and op conformance suites, bench_cuda, libbackplane with its plugins, and every shared library
+# and op conformance suites, bp-conformance, bench_cuda, libbackplane with its plugins, and every shared library
 # they load that is neither part of the C runtime nor CUDA's (oneDNN, OpenMP, fmt, Boost,
 # Google Benchmark, the OpenCL loader). The archive unpacks into backplane-gpu/, whose
 # check-gpu.sh (scripts/gpu-bundle/) runs everything and writes the logs (see
@@ -13,7 +13,7 @@ set -euo pipefail
 
 build=${1:-build}
 archive=${2:-$build/backplane-gpu.tar.xz}
-programs=(bp-info quickstart test_cuda test_ops bench_cuda)
+programs=(bp-info bp-conformance quickstart test_cuda test_ops bench_cuda)
 
 for program in "${programs[@]}"; do
   if [ ! -x "$build/bin/$program" ]; then

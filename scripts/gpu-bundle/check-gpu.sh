@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # check-gpu.sh [LOG_DIR] [tests|bench|all]: bp-info, then the CUDA suite, the op conformance
-# suite on every device and quickstart (tests), and bench_cuda with its table of targets (bench),
-# each into its own log under LOG_DIR (default: ./gpu-logs); all of them by default, or one half
-# where a run must stay short. Exits non-zero when a suite fails or skips itself.
+# suite on every device, bp-conformance on cuda:0 and quickstart (tests), and bench_cuda with its
+# table of targets (bench), each into its own log under LOG_DIR (default: ./gpu-logs); all of
+# them by default, or one half where a run must stay short. Exits non-zero when a suite fails or
+# skips itself.
 #
 # The whole run keeps within CHECK_GPU_SECONDS (default 540), so that what it found comes back
 # from a machine lent for a few minutes; no step but the last (bench_cuda, whose table of targets
@@ -134,6 +135,10 @@ if [ "$part" != bench ]; then
   # The convolutions' cases again through the plugin's own kernels (conv2d, and its gradients).
   BACKPLANE_CUDA_CUDNN=0 BACKPLANE_BACKENDS=cpu,cuda suite test_ops_no_cudnn test_ops \
     "--test-case=*conv*"
+  # The vendor's proof on cuda:0: every kernel op through the conformance cases, and the plugin
+  # contract (copies, events, threads, shutdown).
+  BACKPLANE_BACKENDS=cpu,cuda step bp-conformance bp-conformance --backend cuda \
+    --junit "$logs/cuda-conformance.xml"
   step quickstart quickstart
 fi
 if [ "$part" != tests ]; then

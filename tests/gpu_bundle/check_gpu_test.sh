@@ -14,7 +14,7 @@ trap 'rm -rf "$work"' EXIT
 bundle=$work/backplane-gpu
 mkdir -p "$bundle/bin"
 cp "$scripts/run.sh" "$scripts/check-gpu.sh" "$bundle/"
-for program in bp-info quickstart; do
+for program in bp-info bp-conformance quickstart; do
   printf '#!/bin/sh\necho "%s ran"\n' "$program" >"$bundle/bin/$program"
 done
 cat >"$bundle/bin/test_cuda" <<'SUITE'
