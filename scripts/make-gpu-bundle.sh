@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Packs what checks the CUDA backend on a GPU machine that has the NVIDIA driver and the CUDA
 # toolkit's libraries but none of Backplane's build dependencies: bp-info, quickstart, the CUDA
-# and op conformance suites, bp-conformance, bench_cuda, libbackplane with its plugins, and every shared library
-# they load that is neither part of the C runtime nor CUDA's (oneDNN, OpenMP, fmt, Boost,
-# Google Benchmark, the OpenCL loader). The archive unpacks into backplane-gpu/, whose
+# and op conformance suites, bp-conformance, bench_cuda, libbackplane with its plugins, and every
+# shared library they load that is neither part of the C runtime nor CUDA's (oneDNN, OpenMP, fmt,
+# Boost, Google Benchmark, the OpenCL loader). The archive unpacks into backplane-gpu/, whose
 # check-gpu.sh (scripts/gpu-bundle/) runs everything and writes the logs (see
 # plugins/cuda/README.md).
 #

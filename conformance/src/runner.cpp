@@ -57,9 +57,8 @@ DType reference_dtype(DType dtype, bool widen) {
 // Copies, so that an op that updates an input (batch norm's running statistics) leaves the
 // sample as it was.
 OpArguments reference_arguments(const OpArguments& host_args, bool widen) {
-  OpArguments host = map_tensors(host_args, [&](const Tensor& t) {
-    return t.clone().to(reference_dtype(t.dtype(), widen));
-  });
+  OpArguments host = map_tensors(
+      host_args, [&](const Tensor& t) { return t.clone().to(reference_dtype(t.dtype(), widen)); });
   for (size_t i = 0; i < host.size(); ++i) {
     if (const DType* dtype = std::get_if<DType>(&host[i])) host[i] = reference_dtype(*dtype, widen);
   }
@@ -167,8 +166,8 @@ class OpRunner {
         return;
       }
       // A copy: on the host, laid_out gives the sample's own tensor, which later cases read.
-      device_args[self] = laid_out(sample.arguments.tensor(self).clone(), Layout::Contiguous,
-                                   device_);
+      device_args[self] =
+          laid_out(sample.arguments.tensor(self).clone(), Layout::Contiguous, device_);
     }
     ++result_.cases;
     std::vector<Tensor> actual;
