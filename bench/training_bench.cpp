@@ -9,7 +9,7 @@
 // for. See bench/README.md.
 #include "networks/backplane_networks.h"
 #include "networks/torch_networks.h"
-#include "report_support.h"
+#include "ratio_reporter.h"
 
 #include <backplane/backplane.h>
 
@@ -22,7 +22,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -109,16 +108,8 @@ void torch_tiny_ops(benchmark::State& state, bool record) {
   }
 }
 
-// A ratio the report ends with: the time of one benchmark over another's.
-struct Ratio {
-  std::string what;
-  std::string numerator;
-  std::string denominator;
-  std::string target;
-};
-
-const std::vector<Ratio>& ratios() {
-  static const std::vector<Ratio> list{
+std::vector<bench::Ratio> ratios() {
+  return {
       {kCnnStep + ", Backplane / libtorch", kCnnStep + "/backplane", kCnnStep + "/libtorch",
        "<= 1.0x"},
       {kMlpStep + ", Backplane / libtorch", kMlpStep + "/backplane", kMlpStep + "/libtorch",
@@ -133,7 +124,6 @@ const std::vector<Ratio>& ratios() {
       {kTinyOps + ", no grad, Backplane / libtorch", kTinyOps + "/backplane no grad",
        kTinyOps + "/libtorch no grad", "reported"},
   };
-  return list;
 }
 
 void register_benchmarks() {
@@ -152,51 +142,6 @@ void register_benchmarks() {
   add(kTinyOps + "/libtorch recorded + backward", torch_tiny_ops, true);
 }
 
-// The console report, followed by ratios().
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  using ConsoleReporter::ConsoleReporter;
-
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& run : runs) {
-      if (!bench::summarises(run)) continue;
-      const bool median = run.run_type == Run::RT_Aggregate;
-      times_[run.run_name.function_name] = {run.GetAdjustedRealTime(),
-                                            median ? run.repetitions : 1};
-    }
-  }
-
-  void Finalize() override {
-    ConsoleReporter::Finalize();
-    bool header = false;
-    for (const Ratio& ratio : ratios()) {
-      const auto numerator = times_.find(ratio.numerator);
-      const auto denominator = times_.find(ratio.denominator);
-      if (numerator == times_.end() || denominator == times_.end()) continue;
-      if (!header) {
-        const int64_t repetitions = numerator->second.repetitions;
-        GetOutputStream() << fmt::format(
-            "\nratios of wall times ({}), {} threads each:\n",
-            repetitions > 1 ? fmt::format("medians of {} repetitions", repetitions)
-                            : "one run each; --benchmark_repetitions=N for medians",
-            kThreads);
-        header = true;
-      }
-      GetOutputStream() << fmt::format("  {}: {:.3f}x (target {})\n", ratio.what,
-                                       numerator->second.time / denominator->second.time,
-                                       ratio.target);
-    }
-  }
-
- private:
-  struct Times {
-    double time;
-    int64_t repetitions;
-  };
-  std::map<std::string, Times> times_;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -204,16 +149,5 @@ int main(int argc, char** argv) {
   setenv("BACKPLANE_NUM_THREADS", std::to_string(kThreads).c_str(), /*overwrite=*/1);
   torch::set_num_threads(kThreads);
   register_benchmarks();
-  const bool console = bench::console_format(argc, argv);
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  if (console) {
-    RatioReporter reporter(isatty(fileno(stdout)) ? RatioReporter::OO_ColorTabular
-                                                  : RatioReporter::OO_Tabular);
-    benchmark::RunSpecifiedBenchmarks(&reporter);
-  } else {
-    benchmark::RunSpecifiedBenchmarks();
-  }
-  benchmark::Shutdown();
-  return 0;
+  return bench::run_with_ratios(argc, argv, ratios(), kThreads, isatty(fileno(stdout)));
 }
