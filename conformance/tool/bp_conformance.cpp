@@ -286,9 +286,25 @@ void write_file(const std::string& path, const ConformanceReport& report,
   if (!file) throw bp::Error(fmt::format("cannot write '{}'", path));
 }
 
+// The CPU backend computes every reference: without it nothing can be compared.
+void require_reference_backend() {
+  const bp::RuntimeInfo runtime = bp::runtime_info();
+  for (const bp::PluginInfo& plugin : runtime.plugins) {
+    if (plugin.name == "cpu") return;
+  }
+  std::string message =
+      "the CPU backend, which computes the reference of every case, did not load: install "
+      "libbackplane_cpu.so next to libbackplane (lib/backplane/plugins) or name it in "
+      "BACKPLANE_PLUGIN_PATH";
+  for (const bp::PluginFailure& failure : runtime.failures)
+    message += fmt::format("\n  {}: {}", failure.path, failure.reason);
+  throw bp::Error(message);
+}
+
 int run(const Options& o, const char* self) {
   prepare_environment(o);
   const bp::PluginInfo plugin = load_backend(o);
+  require_reference_backend();
   if (o.device >= static_cast<int64_t>(plugin.devices.size())) {
     throw bp::Error(fmt::format("backend '{}' has {} device(s); --device {} names none{}",
                                 plugin.name, plugin.devices.size(), o.device,

@@ -1,8 +1,8 @@
 // batch_norm_inference's two ways of computing out = (input - running_mean) /
-// sqrt(running_var + eps) * weight + bias per channel (dim 1): through oneDNN for float32, and
-// for float16 and bfloat16 where this CPU's oneDNN has them (batch_norm_onednn.cpp); with one
-// strided elementwise loop over per-channel factors computed in the dtype's compute type for
-// the others (float64, and the 16-bit dtypes elsewhere).
+// sqrt(running_var + eps) * weight + bias per channel (dim 1): with one strided elementwise loop
+// over per-channel factors computed in the dtype's compute type for float32 and float64 (and
+// the 16-bit dtypes where this CPU's oneDNN lacks them); through oneDNN for float16 and bfloat16
+// where it has them (batch_norm_onednn.cpp).
 #pragma once
 
 #include "kernels/parallel_elements.h"
