@@ -57,10 +57,13 @@ memory::dims far_padding(const ConvGeometry& g) {
   return padding;
 }
 
+// `threads`: the OpenMP thread count the primitive is made and run with, which its blocking
+// depends on.
 std::shared_ptr<const ConvPrimitives> conv_primitives(const ConvGeometry& g, memory::data_type type,
-                                                      bool with_bias) {
+                                                      bool with_bias, int threads) {
   onednn::CacheKey key(onednn::PrimitiveKind::Convolution);
   key.add(static_cast<int64_t>(type)).add(static_cast<int64_t>(with_bias));
+  key.add(static_cast<int64_t>(threads));
   key.add(g.batch).add(g.in_channels).add(g.height).add(g.width);
   key.add(g.out_channels).add(g.out_height).add(g.out_width).add(g.groups);
   key.add(std::span<const int64_t>(g.window.kernel)).add(std::span<const int64_t>(g.window.stride));
@@ -118,11 +121,27 @@ void check_onednn_takes(const ConvGeometry& g, std::string_view op) {
                            "backend's own loops");
 }
 
+// Convolutions of fewer multiply-adds than this run on the calling thread alone: waking
+// OpenMP's other threads costs more than they would save, and far more (tens of microseconds)
+// where they sleep between regions (OMP_WAIT_POLICY=PASSIVE).
+constexpr double kOneThreadConvWork = 65536;
+
+int conv_threads(const ConvGeometry& g) {
+  // In double: the product of sizes that oneDNN takes can pass int64's range.
+  const double work = static_cast<double>(g.batch) * static_cast<double>(g.out_channels) *
+                      static_cast<double>(g.out_height * g.out_width) *
+                      static_cast<double>(g.in_channels / g.groups) *
+                      static_cast<double>(g.window.kernel[0] * g.window.kernel[1]);
+  return work < kOneThreadConvWork ? 1 : onednn::thread_count();
+}
+
 // One convolution of dense NCHW arrays of `type` (bias: float32, may be null).
 void onednn_conv(const ConvGeometry& g, memory::data_type type, const void* input,
                  const void* weight, const float* bias, void* out) {
-  const onednn::ThreadCountScope threads;
-  const std::shared_ptr<const ConvPrimitives> p = conv_primitives(g, type, bias != nullptr);
+  const int thread_count = conv_threads(g);
+  const onednn::ThreadCountScope threads(thread_count);
+  const std::shared_ptr<const ConvPrimitives> p =
+      conv_primitives(g, type, bias != nullptr, thread_count);
   std::unordered_map<int, memory> args = {
       {DNNL_ARG_SRC, onednn::wrap(p->src, input)},
       {DNNL_ARG_WEIGHTS, onednn::wrap(p->weights, weight)},

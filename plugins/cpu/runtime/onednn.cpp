@@ -53,12 +53,13 @@ dnnl::primitive_attr base_attributes() {
 
 int thread_count() { return configured_thread_count(); }
 
-ThreadCountScope::ThreadCountScope() : previous_(omp_get_max_threads()) {
-  if (previous_ != thread_count()) omp_set_num_threads(thread_count());
+ThreadCountScope::ThreadCountScope(int threads)
+    : previous_(omp_get_max_threads()), threads_(threads) {
+  if (previous_ != threads_) omp_set_num_threads(threads_);
 }
 
 ThreadCountScope::~ThreadCountScope() {
-  if (previous_ != thread_count()) omp_set_num_threads(previous_);
+  if (previous_ != threads_) omp_set_num_threads(previous_);
 }
 
 TypeSupport::TypeSupport(const std::function<void(dnnl::memory::data_type)>& describe) {

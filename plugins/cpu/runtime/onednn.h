@@ -22,18 +22,19 @@ dnnl::primitive_attr base_attributes();
 // The number of threads oneDNN runs on: the plugin's configured thread count.
 int thread_count();
 
-// While alive, the calling thread's OpenMP thread count is thread_count(): oneDNN (built on
-// OpenMP) reads it both when it creates a primitive (to pick blocking) and when it runs one.
-// The caller's own setting comes back afterwards.
+// While alive, the calling thread's OpenMP thread count is `threads` (thread_count() unless
+// given): oneDNN (built on OpenMP) reads it both when it creates a primitive (to pick blocking)
+// and when it runs one. The caller's own setting comes back afterwards.
 class ThreadCountScope {
  public:
-  ThreadCountScope();
+  explicit ThreadCountScope(int threads = thread_count());
   ~ThreadCountScope();
   ThreadCountScope(const ThreadCountScope&) = delete;
   ThreadCountScope& operator=(const ThreadCountScope&) = delete;
 
  private:
   int previous_;
+  int threads_;
 };
 
 // Which floating dtypes this CPU's oneDNN implements one kind of primitive for: float32
