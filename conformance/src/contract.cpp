@@ -26,6 +26,10 @@ std::string_view name_of(ContractCheck::Outcome outcome) {
   return "?";
 }
 
+bool implements(const PluginInfo& plugin, std::string_view op) {
+  return std::find(plugin.ops.begin(), plugin.ops.end(), op) != plugin.ops.end();
+}
+
 namespace {
 
 // A check fails by throwing CheckFailed (or any exception) with what went wrong.
@@ -53,10 +57,6 @@ ContractCheck run_check(std::string name, const std::function<void()>& check) {
 
 ContractCheck skipped(std::string name, std::string why) {
   return {std::move(name), ContractCheck::Outcome::Skipped, std::move(why)};
-}
-
-bool implements(const PluginInfo& plugin, std::string_view op) {
-  return std::find(plugin.ops.begin(), plugin.ops.end(), op) != plugin.ops.end();
 }
 
 void check_devices(const PluginInfo& plugin, Device device) {

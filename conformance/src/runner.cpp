@@ -48,6 +48,17 @@ OpArguments map_tensors(const OpArguments& args, Transform transform) {
   return OpArguments(std::move(values));
 }
 
+// Calls visit(tensor) for each tensor argument (and each tensor of a list).
+template <typename Visit>
+void for_each_tensor(const OpArguments& args, Visit visit) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (const Tensor* t = std::get_if<Tensor>(&args[i])) visit(*t);
+    if (const auto* list = std::get_if<std::vector<Tensor>>(&args[i])) {
+      for (const Tensor& t : *list) visit(t);
+    }
+  }
+}
+
 // The reference computes floating values in Float64 where the op takes it: inputs, dtype
 // arguments and out= tensors alike.
 DType reference_dtype(DType dtype, bool widen) {
@@ -57,8 +68,9 @@ DType reference_dtype(DType dtype, bool widen) {
 // Copies, so that an op that updates an input (batch norm's running statistics) leaves the
 // sample as it was.
 OpArguments reference_arguments(const OpArguments& host_args, bool widen) {
-  OpArguments host = map_tensors(
-      host_args, [&](const Tensor& t) { return t.clone().to(reference_dtype(t.dtype(), widen)); });
+  OpArguments host = map_tensors(host_args, [&](const Tensor& t) {
+    return t.to(reference_dtype(t.dtype(), widen), /*non_blocking=*/false, /*copy=*/true);
+  });
   for (size_t i = 0; i < host.size(); ++i) {
     if (const DType* dtype = std::get_if<DType>(&host[i])) host[i] = reference_dtype(*dtype, widen);
   }
@@ -108,6 +120,22 @@ class OpRunner {
   OpRunner(const KernelOp& op, Device device, const RunOptions& options, OpResult& result)
       : op_(op), device_(device), options_(options), result_(result) {}
 
+  // A failed case (counted as run).
+  void fail(const std::string& case_name, std::string error, double severity = kInfinite) {
+    ++result_.cases;
+    ++result_.failed;
+    CaseFailure failure{case_name, std::move(error), severity};
+    if (!result_.worst || severity > result_.worst->severity) result_.worst = failure;
+    if (result_.failures.size() < options_.max_failures) result_.failures.push_back(failure);
+  }
+
+  void finish(const std::vector<DType>& dtypes) {
+    for (const DType dtype : dtypes) {
+      if (unsupported_by_dtype_[dtype] > 0 && ran_by_dtype_[dtype] == 0)
+        result_.unsupported_dtypes.emplace_back(dtype_name(dtype));
+    }
+  }
+
   void run_sample(DType dtype, const SampleInput& sample) {
     const std::vector<Layout> layouts =
         sample.layouts ? std::vector<Layout>(std::begin(kAllLayouts), std::end(kAllLayouts))
@@ -125,9 +153,8 @@ class OpRunner {
  private:
   static bool any_tensor_changes(const OpArguments& args, Layout layout) {
     bool changes = false;
-    map_tensors(args, [&](const Tensor& t) {
+    for_each_tensor(args, [&](const Tensor& t) {
       changes = changes || (applies_to(layout, t.sizes().vec()) && t.numel() > 1);
-      return t;
     });
     return changes;
   }
@@ -233,24 +260,6 @@ class OpRunner {
     return output_dtype(0, expected, dtype) == self.dtype();
   }
 
- public:
-  // A failed case (counted as run).
-  void fail(const std::string& case_name, std::string error, double severity = kInfinite) {
-    ++result_.cases;
-    ++result_.failed;
-    CaseFailure failure{case_name, std::move(error), severity};
-    if (!result_.worst || severity > result_.worst->severity) result_.worst = failure;
-    if (result_.failures.size() < options_.max_failures) result_.failures.push_back(failure);
-  }
-
-  void finish(const std::vector<DType>& dtypes) {
-    for (const DType dtype : dtypes) {
-      if (unsupported_by_dtype_[dtype] > 0 && ran_by_dtype_[dtype] == 0)
-        result_.unsupported_dtypes.emplace_back(dtype_name(dtype));
-    }
-  }
-
- private:
   const KernelOp& op_;
   Device device_;
   const RunOptions& options_;

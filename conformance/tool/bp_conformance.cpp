@@ -34,6 +34,7 @@ namespace {
 
 using bp::conformance::ConformanceReport;
 using bp::conformance::ContractCheck;
+using bp::conformance::implements;
 using bp::conformance::KernelOp;
 using bp::conformance::OpResult;
 using bp::conformance::OpStatus;
@@ -203,10 +204,6 @@ bool selected(const Options& o, std::string_view op) {
   });
 }
 
-bool implements(const bp::PluginInfo& plugin, std::string_view op) {
-  return std::find(plugin.ops.begin(), plugin.ops.end(), op) != plugin.ops.end();
-}
-
 void check_op_patterns(const Options& o) {
   for (const std::string& pattern : o.ops) {
     const auto table = bp::conformance::kernel_op_table();
@@ -279,6 +276,17 @@ int shutdown_probe(const bp::PluginInfo& plugin, bp::Device device) {
   return y.cpu().numel() == 64 ? 0 : 1;
 }
 
+// A report file that cannot be written is refused before the run, not after it.
+void check_writable(std::string_view option, const std::string& path) {
+  if (path.empty()) return;
+  if (!std::ofstream(path, std::ios::app)) {
+    throw UsageError{
+        fmt::format("{}: cannot write '{}': name a file in a folder that exists and "
+                    "that you may write to",
+                    option, path)};
+  }
+}
+
 void write_file(const std::string& path, const ConformanceReport& report,
                 void (*write)(std::ostream&, const ConformanceReport&)) {
   std::ofstream file(path);
@@ -317,6 +325,8 @@ int run(const Options& o, const char* self) {
     return 0;
   }
   check_op_patterns(o);
+  check_writable("--json", o.json);
+  check_writable("--junit", o.junit);
 
   const auto start = std::chrono::steady_clock::now();
   ConformanceReport report;

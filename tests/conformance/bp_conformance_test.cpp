@@ -208,6 +208,8 @@ TEST_CASE("bp-conformance: bad arguments and backends that do not load are exit 
       {{"--backend", "cpu", "--device", "7"}, "has 1 device(s); --device 7 names none"},
       {{"--backend", "cpu", "--frobnicate"}, "unknown option '--frobnicate'"},
       {{"--backend", "cpu", "--json"}, "option '--json' needs a value"},
+      {{"--backend", "cpu", "--junit", "/no/such/folder/report.xml"},
+       "--junit: cannot write '/no/such/folder/report.xml': name a file in a folder that exists"},
       {{"--backend", "no_such_backend"}, "no backend named 'no_such_backend' loaded"},
       {{"--plugin", "/no/such/libbackplane_acme.so"}, "/no/such/libbackplane_acme.so"},
   };

@@ -7,6 +7,7 @@
 #include <backplane/backplane.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace bp::conformance {
@@ -17,6 +18,9 @@ struct ContractCheck {
   std::string detail;  // what failed, or why the check was skipped
 };
 std::string_view name_of(ContractCheck::Outcome outcome);
+
+// Whether `plugin` lists a kernel for kernel op `op` ("add.out").
+bool implements(const PluginInfo& plugin, std::string_view op);
 
 // The checks that run in this process, on `device` of the backend `plugin` describes.
 std::vector<ContractCheck> check_contract(const PluginInfo& plugin, Device device);
