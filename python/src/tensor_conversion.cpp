@@ -52,7 +52,7 @@ PyObject* one_element_value(const Tensor& tensor, const char* function, PyObject
     return nullptr;
   }
   const Tensor host = on_host(tensor);
-  return python_value(host.data_ptr(), host.dtype());
+  return python_value(host.const_data_ptr(), host.dtype());
 }
 
 namespace {
@@ -253,7 +253,7 @@ PyObject* nested_list(const Tensor& host, const char* data, size_t dim, int64_t 
 PyObject* tensor_tolist(PyObject* self, PyObject*) {
   return guarded([&]() -> PyObject* {
     const Tensor host = on_host(unwrap_tensor(self));
-    const char* data = host.numel() > 0 ? static_cast<const char*>(host.data_ptr()) : nullptr;
+    const char* data = host.numel() > 0 ? static_cast<const char*>(host.const_data_ptr()) : nullptr;
     return nested_list(host, data, 0, 0);
   });
 }

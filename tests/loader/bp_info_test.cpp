@@ -438,8 +438,10 @@ TEST_CASE("bp-info shows each plugin's counters as they are, in text and in --js
   const JsonValue cpu = plugin_named(bp_info_json(environment), "cpu");
   REQUIRE(cpu["counters"].is_object());
   CHECK(cpu["counters"]["primitive_cache.capacity"].number() == 7);
-  for (const char* name : {"primitive_cache.hits", "primitive_cache.misses",
-                           "primitive_cache.evictions", "primitive_cache.size"}) {
+  for (const char* name :
+       {"primitive_cache.hits", "primitive_cache.misses", "primitive_cache.evictions",
+        "primitive_cache.replacements", "primitive_cache.size", "packed_weights.hits",
+        "packed_weights.packs", "packed_weights.unkept"}) {
     CAPTURE(name);
     // bp-info runs no op, so nothing was cached.
     CHECK(cpu["counters"][name].number() == 0);
@@ -449,6 +451,7 @@ TEST_CASE("bp-info shows each plugin's counters as they are, in text and in --js
   const ChildResult human = run_bp_info({}, environment);
   CHECK(contains(human.out,
                  "  counters: primitive_cache.hits 0, primitive_cache.misses 0, "
-                 "primitive_cache.evictions 0, primitive_cache.size 0, "
-                 "primitive_cache.capacity 7\n"));
+                 "primitive_cache.evictions 0, primitive_cache.replacements 0, "
+                 "primitive_cache.size 0, primitive_cache.capacity 7, packed_weights.hits 0, "
+                 "packed_weights.packs 0, packed_weights.unkept 0\n"));
 }

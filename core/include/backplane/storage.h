@@ -5,7 +5,9 @@
 #include <backplane/device.h>
 #include <backplane/intrusive_ptr.h>
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 namespace bp {
 
@@ -38,6 +40,16 @@ class StorageImpl : public RefCounted {
   uint64_t version() const { return version_; }
   void bump_version() { ++version_; }
 
+  // A number that names this storage alone for the process's life (never reused, unlike its
+  // address), given on first asking.
+  uint64_t unique_id() const;
+  // Whether every write into this memory goes through Backplane, and so bumps version(): the
+  // core allocated it and never handed its address out (data_ptr(), a DLPack export). Caches of
+  // values computed from the contents (packed weights) may key on version() only then.
+  bool writes_tracked() const { return owned_ && !address_shared_.load(std::memory_order_relaxed); }
+  // From now on, code outside Backplane may write the memory: writes_tracked() is false.
+  void share_address() const { address_shared_.store(true, std::memory_order_relaxed); }
+
  private:
   template <typename T, typename... Args>
   friend IntrusivePtr<T> make_intrusive(Args&&... args);
@@ -54,6 +66,8 @@ class StorageImpl : public RefCounted {
   void* data_;
   size_t nbytes_;
   uint64_t version_ = 0;
+  mutable std::atomic<uint64_t> unique_id_{0};  // 0 until unique_id() is first called
+  mutable std::atomic<bool> address_shared_{false};
   ReleaseFunction release_;
   void* release_context_;
   bool owned_;  // by the caching allocator

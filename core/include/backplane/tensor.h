@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace bp {
@@ -53,7 +54,12 @@ class TensorImpl : public RefCounted {
   // How a kernel sees this tensor: DLPack's view of the same memory, sizes and strides. They
   // never change after construction, so the view is built once, and kernel calls pass a
   // pointer to it instead of building one per call.
-  const DLTensor& dlpack_view() const { return dlpack_view_; }
+  const DLTensor& dlpack_view() const { return dlpack_view_.tensor; }
+  // The tensor whose dlpack_view() `view` is: how a service the core offers plugins finds the
+  // storage behind a kernel's input. `view` must be a dlpack_view() of a live TensorImpl.
+  static const TensorImpl& owner_of_view(const DLTensor& view) {
+    return *reinterpret_cast<const OwnedView&>(view).owner;
+  }
 
   // The tensor's place in the autograd graph; null for the tensors that have none (most of
   // them), which keeps ops on them free of autograd work.
@@ -71,7 +77,13 @@ class TensorImpl : public RefCounted {
   int64_t numel_ = 1;
   DType dtype_;
   bool wrapped_number_ = false;
-  DLTensor dlpack_view_;
+  // Standard layout with the DLTensor first, so that a pointer to the one is one to the other.
+  struct OwnedView {
+    DLTensor tensor;
+    const TensorImpl* owner;
+  };
+  static_assert(std::is_standard_layout_v<OwnedView>);
+  OwnedView dlpack_view_;
   std::unique_ptr<autograd::AutogradMeta> autograd_meta_;
 };
 
@@ -96,11 +108,19 @@ class Tensor {
   int64_t storage_offset() const { return defined_impl("storage_offset").storage_offset(); }
   size_t element_size() const { return bp::element_size(dtype()); }
   bool is_contiguous() const;
-  // The first element's address, for tensors on the host only (a bp::Error otherwise).
+  // The first element's address, for tensors on the host only (a bp::Error otherwise). Backplane
+  // cannot see writes through it, so from then on nothing computed from the storage's contents
+  // is kept across calls (a backend's packed weights, say); const_data_ptr() reads without that.
   void* data_ptr() const;
   template <typename T>
   T* data_ptr() const {
     return static_cast<T*>(data_ptr());
+  }
+  // The same address, for reading only.
+  const void* const_data_ptr() const;
+  template <typename T>
+  const T* const_data_ptr() const {
+    return static_cast<const T*>(const_data_ptr());
   }
   std::string str() const;  // "Tensor[2, 3] Float cpu"
 

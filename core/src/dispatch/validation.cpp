@@ -5,6 +5,7 @@
 #include "memory/caching_allocator.h"
 #include "support/log.h"
 #include "tensor/copy_contiguous.h"
+#include "tensor/host_address.h"
 
 #include <backplane/error.h>
 #include <backplane/factories.h>
@@ -108,7 +109,7 @@ class HostBytes {
                                                    DimVector{1}, span_.begin));
     copy_ = empty({length}, kUInt8, Device::cpu());
     copy_contiguous(on_device_, copy_);
-    data_ = static_cast<std::byte*>(copy_.data_ptr());
+    data_ = static_cast<std::byte*>(host_address(copy_));
   }
 
   std::byte* data() { return data_; }
@@ -347,7 +348,7 @@ void compare_output(OpId op, Device device, const char* name, const Tensor& outp
   const DType dtype = output.dtype();
   const plugin::Tolerance tolerance =
       plugin::conformance_tolerance(kOpNames[static_cast<size_t>(op)], dtype);
-  const auto* host = static_cast<const std::byte*>(expected.data_ptr());
+  const auto* host = static_cast<const std::byte*>(expected.const_data_ptr());
   const size_t element_size = output.element_size();
   int64_t departing = 0;
   int64_t worst = -1;

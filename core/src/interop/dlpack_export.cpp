@@ -24,7 +24,10 @@ struct ExportedTensor {
         dtype(impl.dtype()),
         shape(impl.sizes()),
         strides(impl.strides()),
-        storage_offset(impl.storage_offset()) {}
+        storage_offset(impl.storage_offset()) {
+    // The consumer may write through the export at any time from now on.
+    storage->share_address();
+  }
 
   DLManagedTensor managed{};
   IntrusivePtr<StorageImpl> storage;

@@ -27,6 +27,15 @@ void StorageImpl::operator delete(void* ptr, size_t size) noexcept {
   detail::ObjectRecycler<sizeof(StorageImpl)>::deallocate(ptr, size);
 }
 
+uint64_t StorageImpl::unique_id() const {
+  uint64_t id = unique_id_.load(std::memory_order_acquire);
+  if (id != 0) return id;
+  static std::atomic<uint64_t> next_id{1};
+  const uint64_t fresh = next_id.fetch_add(1, std::memory_order_relaxed);
+  // Two threads asking at once agree on whichever id was stored first.
+  return unique_id_.compare_exchange_strong(id, fresh, std::memory_order_acq_rel) ? fresh : id;
+}
+
 StorageImpl::~StorageImpl() {
   if (owned_) {
     detail::release_device_memory(device_, data_, nbytes_);

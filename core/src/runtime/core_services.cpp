@@ -2,6 +2,8 @@
 
 #include "support/log.h"
 
+#include <backplane/tensor.h>
+
 #include <fmt/format.h>
 
 #include <utility>
@@ -23,6 +25,17 @@ void log_for_plugin(void* context, int32_t level, const char* message) {
   static_cast<PluginCoreServices*>(context)->report(level, message);
 }
 
+// bp_core_services::storage_version: every tensor input the core passes a kernel is the
+// dlpack_view() of a TensorImpl.
+int32_t storage_version_of_input(void* /*context*/, const DLTensor* tensor, uint64_t* storage,
+                                 uint64_t* version) {
+  const StorageImpl& memory = *TensorImpl::owner_of_view(*tensor).storage();
+  if (!memory.writes_tracked()) return 0;
+  *storage = memory.unique_id();
+  *version = memory.version();
+  return 1;
+}
+
 }  // namespace
 
 PluginCoreServices::PluginCoreServices(std::string plugin_name, WarningList& warnings)
@@ -30,6 +43,7 @@ PluginCoreServices::PluginCoreServices(std::string plugin_name, WarningList& war
   services_.struct_size = sizeof(bp_core_services);
   services_.context = this;
   services_.log = &log_for_plugin;
+  services_.storage_version = &storage_version_of_input;
 }
 
 void PluginCoreServices::report(int32_t level, const char* message) noexcept {

@@ -17,13 +17,14 @@ namespace {
 // How far a descriptor of ABI 1.`minor` reaches: each minor version added fields at its end. A
 // plugin of a newer minor version than the core's has at least the core's fields.
 constexpr size_t descriptor_size_of_minor(uint32_t minor) {
-  static_assert(BP_ABI_MINOR == 4, "a new minor version: add the size of its descriptor here");
+  static_assert(BP_ABI_MINOR == 5, "a new minor version: add the size of its descriptor here");
   switch (minor) {
     case 0: return offsetof(bp_plugin, kernel_count) + sizeof(bp_plugin::kernel_count);
     case 1: return offsetof(bp_plugin, read_counters) + sizeof(bp_plugin::read_counters);
     case 2: return offsetof(bp_plugin, event_elapsed) + sizeof(bp_plugin::event_elapsed);
     case 3: return offsetof(bp_plugin, attach_core) + sizeof(bp_plugin::attach_core);
-    // 1.4 ends with an int32_t, and its descriptor with the padding after it.
+    // 1.4 ends with an int32_t, and its descriptor with the padding after it; 1.5 added to the
+    // core services, not to the descriptor.
     default: return sizeof(bp_plugin);
   }
 }

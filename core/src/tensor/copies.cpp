@@ -64,6 +64,8 @@ namespace detail {
 void copy_contiguous(const Tensor& source, const Tensor& target) {
   const size_t nbytes = static_cast<size_t>(source.numel()) * source.element_size();
   if (nbytes == 0) return;
+  // The one write into a storage that is not a kernel call, whose wrapper bumps the version.
+  target.impl()->storage()->bump_version();
   const Backend* from = memory_owner(source.device());
   const Backend* to = memory_owner(target.device());
   const char* const source_data = static_cast<const char*>(source.impl()->storage()->data());
@@ -136,11 +138,11 @@ std::vector<T> Tensor::to_vector() const {
   const Tensor host = cpu().contiguous();
   const auto numel = static_cast<size_t>(host.numel());
   if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> packs bits
-    const bool* data = host.data_ptr<bool>();
+    const bool* data = host.const_data_ptr<bool>();
     return std::vector<bool>(data, data + numel);
   } else {
     std::vector<T> values(numel);
-    if (numel > 0) std::memcpy(values.data(), host.data_ptr(), numel * sizeof(T));
+    if (numel > 0) std::memcpy(values.data(), host.const_data_ptr(), numel * sizeof(T));
     return values;
   }
 }

@@ -1,6 +1,7 @@
 #include <backplane/backplane.h>
 
 #include "tensor/element_types.h"
+#include "tensor/host_address.h"
 #include "tensor/shape.h"
 
 #include <backplane/sdk/dispatch.hpp>
@@ -65,7 +66,7 @@ Tensor scalar_tensor(const Scalar& value, DType dtype, Device device) {
   Tensor host = empty({}, dtype, Device::cpu());
   plugin::visit(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    *host.data_ptr<T>() = value.to<T>();
+    *detail::host_address<T>(host) = value.to<T>();
   });
   return host.to(device);
 }
@@ -95,10 +96,10 @@ Tensor from_vector(const std::vector<T>& values, IntArrayRef sizes) {
   }
   Tensor result = empty(sizes, detail::dtype_of<T>(), Device::cpu());
   if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> packs bits
-    auto* out = result.data_ptr<bool>();
+    auto* out = detail::host_address<bool>(result);
     for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
   } else if (!values.empty()) {
-    std::memcpy(result.data_ptr(), values.data(), values.size() * sizeof(T));
+    std::memcpy(detail::host_address(result), values.data(), values.size() * sizeof(T));
   }
   return result;
 }

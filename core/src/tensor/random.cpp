@@ -4,6 +4,8 @@
 
 #include <backplane/sdk/dispatch.hpp>
 
+#include "tensor/host_address.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -57,7 +59,7 @@ Tensor generate(IntArrayRef sizes, DType dtype, Device device, Next next) {
     std::lock_guard lock(generator.mutex);
     plugin::visit(dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      T* out = host.data_ptr<T>();
+      T* out = detail::host_address<T>(host);
       for (int64_t i = 0; i < numel; ++i) {
         out[i] = static_cast<T>(static_cast<plugin::compute_t<T>>(next(generator.engine)));
       }

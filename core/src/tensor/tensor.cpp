@@ -3,6 +3,7 @@
 #include "autograd/autograd_meta.h"
 #include "dispatch/dlpack_bridge.h"
 #include "memory/object_recycler.h"
+#include "tensor/host_address.h"
 #include "tensor/shape.h"
 
 #include <fmt/format.h>
@@ -42,7 +43,7 @@ void TensorImpl::complete() {
   // (bench/README.md has its cost).
   numel_ = 1;
   for (int64_t s : sizes_) numel_ *= s;
-  dlpack_view_ = detail::make_dlpack_view(*this);
+  dlpack_view_ = {detail::make_dlpack_view(*this), this};
 }
 
 void* TensorImpl::operator new(size_t size) {
@@ -81,14 +82,21 @@ bool Tensor::is_contiguous() const {
   return true;
 }
 
-void* Tensor::data_ptr() const {
+const void* Tensor::const_data_ptr() const {
   if (!device().is_cpu()) {
     throw Error(
         fmt::format("data_ptr: the tensor is on {}, and only host tensors have host "
                     "addresses; call .cpu() first",
                     device().str()));
   }
-  return static_cast<char*>(impl_->storage()->data()) + storage_offset() * element_size();
+  return detail::host_address(*this);
+}
+
+void* Tensor::data_ptr() const {
+  const void* address = const_data_ptr();
+  // Whatever the caller does with the address is out of Backplane's sight.
+  impl_->storage()->share_address();
+  return const_cast<void*>(address);
 }
 
 std::string Tensor::str() const {

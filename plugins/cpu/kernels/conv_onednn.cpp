@@ -1,21 +1,24 @@
-// conv2d through oneDNN's convolution, with the bias fused, on plain NCHW arrays: oneDNN's
-// blocked layouts would need the input, weight and output reordered on every call, which costs
-// more than they save at batch 1 (the backend's README.md). float16 and bfloat16 go through
-// oneDNN natively where this CPU's oneDNN has them, else one image at a time converted to
-// float32.
+// conv2d through oneDNN's convolution, with the bias fused, in the layout that runs faster for
+// the problem (conv_layout.h): plain NCHW, or oneDNN's blocked layouts with the weights reordered
+// once and kept while unchanged. float16 and bfloat16 go through oneDNN natively where this
+// CPU's oneDNN has them, else one image at a time converted to float32.
 #include "kernels/conv.h"
 
 #include "kernels/copy_elements.h"
+#include "kernels/conv_layout.h"
 #include "kernels/dense.h"
 #include "runtime/onednn.h"
 #include "runtime/onednn_memory.h"
+#include "runtime/packed_weights.h"
 #include "runtime/primitive_cache.h"
+#include "runtime/scratch_buffer.h"
 
 #include <backplane/sdk/window2d.hpp>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <span>
@@ -28,11 +31,6 @@ namespace bp::cpu {
 namespace {
 
 using dnnl::memory;
-
-struct ConvPrimitives final : onednn::CachedPrimitives {
-  dnnl::convolution_forward primitive;
-  memory::desc src, weights, bias, dst, scratchpad;
-};
 
 memory::dims dims_of(std::span<const int64_t> sizes) { return {sizes.begin(), sizes.end()}; }
 
@@ -57,35 +55,146 @@ memory::dims far_padding(const ConvGeometry& g) {
   return padding;
 }
 
-// `threads`: the OpenMP thread count the primitive is made and run with, which its blocking
-// depends on.
-std::shared_ptr<const ConvPrimitives> conv_primitives(const ConvGeometry& g, memory::data_type type,
-                                                      bool with_bias, int threads) {
-  onednn::CacheKey key(onednn::PrimitiveKind::Convolution);
-  key.add(static_cast<int64_t>(type)).add(static_cast<int64_t>(with_bias));
-  key.add(static_cast<int64_t>(threads));
+// Everything that decides a forward convolution's primitives, under `kind`. `threads`: the
+// OpenMP thread count they are made and run with, which their blocking depends on.
+onednn::CacheKey conv_key(onednn::PrimitiveKind kind, const ConvGeometry& g, memory::data_type type,
+                          int threads) {
+  onednn::CacheKey key(kind);
+  key.add(static_cast<int64_t>(type)).add(static_cast<int64_t>(threads));
   key.add(g.batch).add(g.in_channels).add(g.height).add(g.width);
   key.add(g.out_channels).add(g.out_height).add(g.out_width).add(g.groups);
   key.add(std::span<const int64_t>(g.window.kernel)).add(std::span<const int64_t>(g.window.stride));
   key.add(std::span<const int64_t>(g.window.padding));
   key.add(std::span<const int64_t>(g.window.dilation));
+  return key;
+}
+
+// One convolution's arrays: dense, in plain NCHW (weights OIHW) layouts.
+struct ConvArrays {
+  const void* input;
+  const DLTensor& weight_tensor;  // the kernel's input the weights came from
+  const void* weight;
+  const float* bias;  // may be null
+  void* out;
+};
+
+// A convolution primitive with the layouts it takes, and the reorders from and to the plain
+// layouts where they differ.
+struct ConvPlan {
+  dnnl::convolution_forward primitive;
+  memory::desc src, weights, bias, dst, scratchpad;
+  std::optional<onednn::Reorder> src_in, weights_in, dst_out;
+
+  bool reorders() const { return src_in || weights_in || dst_out; }
+
+  // Call inside a ThreadCountScope; `weights_key` names weights_in's kept reorders.
+  void run(const ConvArrays& arrays, const onednn::CacheKey& weights_key) const {
+    std::optional<ScratchBuffer> src_buffer, dst_buffer;
+    const void* source = arrays.input;
+    if (src_in) {
+      src_buffer.emplace(src.get_size());
+      src_in->run(arrays.input, src_buffer->data());
+      source = src_buffer->data();
+    }
+    std::optional<onednn::PackedWeight> packed;
+    if (weights_in) packed.emplace(arrays.weight_tensor, arrays.weight, *weights_in, weights_key);
+    void* destination = arrays.out;
+    if (dst_out) {
+      dst_buffer.emplace(dst.get_size());
+      destination = dst_buffer->data();
+    }
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, onednn::wrap(src, source)},
+        {DNNL_ARG_WEIGHTS, onednn::wrap(weights, packed ? packed->data() : arrays.weight)},
+        {DNNL_ARG_DST, onednn::wrap(dst, destination)},
+    };
+    if (arrays.bias != nullptr) args.emplace(DNNL_ARG_BIAS, onednn::wrap(bias, arrays.bias));
+    onednn::execute(primitive, scratchpad, std::move(args));
+    if (dst_out) dst_out->run(destination, arrays.out);
+  }
+};
+
+struct ConvPrimitives final : onednn::CachedPrimitives {
+  ConvPlan plan;
+};
+
+// The plan for `g` in plain layouts, or (blocked) in those oneDNN prefers for it.
+ConvPlan make_plan(const ConvGeometry& g, memory::data_type type, bool with_bias, bool blocked) {
+  using tag = memory::format_tag;
+  const memory::desc plain_src({g.batch, g.in_channels, g.height, g.width}, type, tag::nchw);
+  const memory::desc plain_weights(weight_dims(g), type, g.groups == 1 ? tag::oihw : tag::goihw);
+  const memory::desc plain_dst({g.batch, g.out_channels, g.out_height, g.out_width}, type,
+                               tag::nchw);
+  const auto chosen = [&](const memory::desc& plain) {
+    return blocked ? memory::desc(plain.dims(), type, tag::any) : plain;
+  };
+  ConvPlan plan;
+  plan.bias =
+      with_bias ? memory::desc({g.out_channels}, memory::data_type::f32, tag::x) : memory::desc();
+  const dnnl::convolution_forward::desc description(
+      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, chosen(plain_src),
+      chosen(plain_weights), plan.bias, chosen(plain_dst), dims_of(g.window.stride),
+      {g.window.dilation[0] - 1, g.window.dilation[1] - 1}, dims_of(g.window.padding),
+      far_padding(g));
+  const dnnl::convolution_forward::primitive_desc descriptor(description, onednn::base_attributes(),
+                                                             onednn::engine());
+  plan.primitive = dnnl::convolution_forward(descriptor);
+  plan.scratchpad = descriptor.scratchpad_desc();
+  plan.src = descriptor.src_desc();
+  plan.weights = descriptor.weights_desc();
+  plan.dst = descriptor.dst_desc();
+  if (plan.src != plain_src) plan.src_in.emplace(plain_src, plan.src);
+  if (plan.weights != plain_weights) plan.weights_in.emplace(plain_weights, plan.weights);
+  if (plan.dst != plain_dst) plan.dst_out.emplace(plan.dst, plain_dst);
+  return plan;
+}
+
+// Seconds of the fastest of a few runs of each plan, alternating, after one run each to fault
+// in their buffers and kept weights.
+bool first_runs_faster(const ConvPlan& first, const ConvPlan& second, const ConvArrays& arrays,
+                       const onednn::CacheKey& weights_key) {
+  using clock = std::chrono::steady_clock;
+  const auto seconds = [&](const ConvPlan& plan) {
+    const clock::time_point start = clock::now();
+    plan.run(arrays, weights_key);
+    return std::chrono::duration<double>(clock::now() - start).count();
+  };
+  seconds(first);
+  seconds(second);
+  double best_first = seconds(first);
+  double best_second = seconds(second);
+  for (int round = 0; round < 2; ++round) {
+    best_first = std::min(best_first, seconds(first));
+    best_second = std::min(best_second, seconds(second));
+  }
+  return best_first <= best_second;
+}
+
+// The primitives for `g`: plain or blocked as conv_layout_choice() says, measured on `arrays`
+// where it leaves the choice to this problem's first call.
+std::shared_ptr<const ConvPrimitives> conv_primitives(const ConvGeometry& g, memory::data_type type,
+                                                      const ConvArrays& arrays, int threads,
+                                                      const onednn::CacheKey& weights_key) {
+  const bool with_bias = arrays.bias != nullptr;
+  onednn::CacheKey key = conv_key(onednn::PrimitiveKind::Convolution, g, type, threads);
+  key.add(static_cast<int64_t>(with_bias));
   return onednn::primitive_cache().get<ConvPrimitives>(key, [&] {
-    using tag = memory::format_tag;
     auto made = std::make_shared<ConvPrimitives>();
-    made->src = memory::desc({g.batch, g.in_channels, g.height, g.width}, type, tag::nchw);
-    made->weights = memory::desc(weight_dims(g), type, g.groups == 1 ? tag::oihw : tag::goihw);
-    made->bias =
-        with_bias ? memory::desc({g.out_channels}, memory::data_type::f32, tag::x) : memory::desc();
-    made->dst = memory::desc({g.batch, g.out_channels, g.out_height, g.out_width}, type, tag::nchw);
-    const dnnl::convolution_forward::desc description(
-        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, made->src,
-        made->weights, made->bias, made->dst, dims_of(g.window.stride),
-        {g.window.dilation[0] - 1, g.window.dilation[1] - 1}, dims_of(g.window.padding),
-        far_padding(g));
-    const dnnl::convolution_forward::primitive_desc descriptor(
-        description, onednn::base_attributes(), onednn::engine());
-    made->primitive = dnnl::convolution_forward(descriptor);
-    made->scratchpad = descriptor.scratchpad_desc();
+    const ConvLayoutChoice choice = conv_layout_choice();
+    // With the cache off, a measurement would be repeated on every call.
+    const bool measure =
+        choice == ConvLayoutChoice::Measured && onednn::primitive_cache().statistics().capacity > 0;
+    if (choice == ConvLayoutChoice::Plain) {
+      made->plan = make_plan(g, type, with_bias, /*blocked=*/false);
+    } else {
+      made->plan = make_plan(g, type, with_bias, /*blocked=*/true);
+      if (made->plan.reorders() && choice != ConvLayoutChoice::Blocked) {
+        ConvPlan plain = make_plan(g, type, with_bias, /*blocked=*/false);
+        if (!measure || !first_runs_faster(made->plan, plain, arrays, weights_key)) {
+          made->plan = std::move(plain);
+        }
+      }
+    }
     return std::shared_ptr<const ConvPrimitives>(std::move(made));
   });
 }
@@ -135,20 +244,13 @@ int conv_threads(const ConvGeometry& g) {
   return work < kOneThreadConvWork ? 1 : onednn::thread_count();
 }
 
-// One convolution of dense NCHW arrays of `type` (bias: float32, may be null).
-void onednn_conv(const ConvGeometry& g, memory::data_type type, const void* input,
-                 const void* weight, const float* bias, void* out) {
+// One convolution of dense NCHW arrays of `type`.
+void onednn_conv(const ConvGeometry& g, memory::data_type type, const ConvArrays& arrays) {
   const int thread_count = conv_threads(g);
   const onednn::ThreadCountScope threads(thread_count);
-  const std::shared_ptr<const ConvPrimitives> p =
-      conv_primitives(g, type, bias != nullptr, thread_count);
-  std::unordered_map<int, memory> args = {
-      {DNNL_ARG_SRC, onednn::wrap(p->src, input)},
-      {DNNL_ARG_WEIGHTS, onednn::wrap(p->weights, weight)},
-      {DNNL_ARG_DST, onednn::wrap(p->dst, out)},
-  };
-  if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, onednn::wrap(p->bias, bias));
-  onednn::execute(p->primitive, p->scratchpad, std::move(args));
+  const onednn::CacheKey weights_key =
+      conv_key(onednn::PrimitiveKind::PackedWeights, g, type, thread_count);
+  conv_primitives(g, type, arrays, thread_count, weights_key)->plan.run(arrays, weights_key);
 }
 
 const onednn::TypeSupport& conv_support() {
@@ -182,7 +284,9 @@ void conv2d_onednn(ConvGeometry g, const TensorView& input, const TensorView& we
   if (compute == out.dtype()) {
     const DenseInput dense_input(input, compute);
     const DenseOutput dense_out(out, compute);
-    onednn_conv(g, type, dense_input.data(), dense_weight.data(), bias_data, dense_out.data());
+    onednn_conv(
+        g, type,
+        {dense_input.data(), weight.dlpack(), dense_weight.data(), bias_data, dense_out.data()});
     dense_out.finish();
     return;
   }
@@ -201,7 +305,9 @@ void conv2d_onednn(ConvGeometry g, const TensorView& input, const TensorView& we
         out.strides()};
     const DenseInput dense_input(input_sizes, input_image, compute);
     const DenseOutput dense_out(out_sizes, out_image, compute);
-    onednn_conv(image, type, dense_input.data(), dense_weight.data(), bias_data, dense_out.data());
+    onednn_conv(
+        image, type,
+        {dense_input.data(), weight.dlpack(), dense_weight.data(), bias_data, dense_out.data()});
     dense_out.finish();
   }
 }

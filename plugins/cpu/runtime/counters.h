@@ -1,5 +1,6 @@
 // The counters the cpu backend reports through bp_plugin::read_counters: its oneDNN primitive
-// cache's hits, misses, evictions, size and capacity.
+// cache's hits, misses, evictions, replacements, size and capacity, and how its packed weights
+// were served.
 #pragma once
 
 #include <backplane/abi.h>

@@ -38,6 +38,7 @@ const char* name_of(PrimitiveKind kind) {
     case PrimitiveKind::ConvolutionBackward: return "backward convolution";
     case PrimitiveKind::BatchNormalizationTraining: return "training batch normalization";
     case PrimitiveKind::BatchNormalizationBackward: return "backward batch normalization";
+    case PrimitiveKind::PackedWeights: return "weight reorder";
   }
   return "unknown";
 }
@@ -62,10 +63,11 @@ size_t CacheKey::hash() const {
   return static_cast<size_t>(hash);
 }
 
-std::shared_ptr<const CachedPrimitives> PrimitiveCache::find(const CacheKey& key) {
+std::shared_ptr<const CachedPrimitives> PrimitiveCache::find(const CacheKey& key,
+                                                             const IsCurrent& current) {
   const std::lock_guard lock(mutex_);
   const auto found = index_.find(key);
-  if (found == index_.end()) {
+  if (found == index_.end() || (current && !current(*found->second->second))) {
     ++misses_;
     return nullptr;
   }
@@ -75,10 +77,17 @@ std::shared_ptr<const CachedPrimitives> PrimitiveCache::find(const CacheKey& key
 }
 
 std::shared_ptr<const CachedPrimitives> PrimitiveCache::insert(
-    const CacheKey& key, std::shared_ptr<const CachedPrimitives> entry) {
+    const CacheKey& key, std::shared_ptr<const CachedPrimitives> entry, const IsCurrent& current) {
   if (capacity_ == 0) return entry;
   const std::lock_guard lock(mutex_);
-  if (const auto found = index_.find(key); found != index_.end()) return found->second->second;
+  if (const auto found = index_.find(key); found != index_.end()) {
+    Entries::iterator place = found->second;
+    if (!current || current(*place->second)) return place->second;
+    place->second = std::move(entry);
+    entries_.splice(entries_.begin(), entries_, place);
+    ++replacements_;
+    return place->second;
+  }
   entries_.emplace_front(key, std::move(entry));
   index_.emplace(key, entries_.begin());
   if (entries_.size() > capacity_) {
@@ -97,7 +106,7 @@ void PrimitiveCache::unavailable(PrimitiveKind kind, const dnnl::error& e) {
 
 CacheStatistics PrimitiveCache::statistics() const {
   const std::lock_guard lock(mutex_);
-  return {hits_, misses_, evictions_, entries_.size(), capacity_};
+  return {hits_, misses_, evictions_, replacements_, entries_.size(), capacity_};
 }
 
 PrimitiveCache& primitive_cache() {

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -45,6 +46,7 @@ enum class PrimitiveKind : int64_t {
   ConvolutionBackward,
   BatchNormalizationTraining,
   BatchNormalizationBackward,
+  PackedWeights,
 };
 
 // "matmul", for messages.
@@ -84,6 +86,7 @@ struct CacheStatistics {
   uint64_t hits = 0;
   uint64_t misses = 0;
   uint64_t evictions = 0;
+  uint64_t replacements = 0;  // entries made anew because the one there was no longer current
   uint64_t size = 0;
   uint64_t capacity = 0;
 };
@@ -99,13 +102,22 @@ class PrimitiveCache {
   template <typename Entry, typename Make>
   std::shared_ptr<const Entry> get(const CacheKey& key, Make&& make) {
     if (auto found = find(key)) return std::static_pointer_cast<const Entry>(std::move(found));
-    std::shared_ptr<const Entry> made;
-    try {
-      made = make();
-    } catch (const dnnl::error& e) {
-      unavailable(key.kind(), e);
+    return std::static_pointer_cast<const Entry>(insert(key, made(key, make)));
+  }
+
+  // The entry for `key` where is_current(entry) holds, else a new one from make(), which then
+  // takes the place of the entry that was no longer current (counted as replaced): for entries
+  // computed from data that may change, which carry what they were computed from.
+  template <typename Entry, typename IsCurrent, typename Make>
+  std::shared_ptr<const Entry> get_current(const CacheKey& key, IsCurrent&& is_current,
+                                           Make&& make) {
+    const auto current = [&](const CachedPrimitives& entry) {
+      return is_current(static_cast<const Entry&>(entry));
+    };
+    if (auto found = find(key, current)) {
+      return std::static_pointer_cast<const Entry>(std::move(found));
     }
-    return std::static_pointer_cast<const Entry>(insert(key, std::move(made)));
+    return std::static_pointer_cast<const Entry>(insert(key, made(key, make), current));
   }
 
   CacheStatistics statistics() const;
@@ -116,12 +128,27 @@ class PrimitiveCache {
   };
   using Entries = std::list<std::pair<CacheKey, std::shared_ptr<const CachedPrimitives>>>;
 
-  // Counts a hit (and makes the entry the most recently used) or a miss.
-  std::shared_ptr<const CachedPrimitives> find(const CacheKey& key);
-  // Stores `entry` unless the key is there already (then returns what is there), evicting the
-  // least recently used entry when full.
+  using IsCurrent = std::function<bool(const CachedPrimitives&)>;
+
+  // make()'s entry; oneDNN's error becomes one that names the primitive.
+  template <typename Make>
+  static auto made(const CacheKey& key, Make& make) -> decltype(make()) {
+    try {
+      return make();
+    } catch (const dnnl::error& e) {
+      unavailable(key.kind(), e);
+    }
+  }
+
+  // Counts a hit (and makes the entry the most recently used) or a miss; an entry that is not
+  // `current` is a miss.
+  std::shared_ptr<const CachedPrimitives> find(const CacheKey& key,
+                                               const IsCurrent& current = nullptr);
+  // Stores `entry` unless a `current` entry is there already (then returns that), replacing
+  // one that is not, and evicting the least recently used entry when full.
   std::shared_ptr<const CachedPrimitives> insert(const CacheKey& key,
-                                                 std::shared_ptr<const CachedPrimitives> entry);
+                                                 std::shared_ptr<const CachedPrimitives> entry,
+                                                 const IsCurrent& current = nullptr);
   [[noreturn]] static void unavailable(PrimitiveKind kind, const dnnl::error& e);
 
   const size_t capacity_;
@@ -131,6 +158,7 @@ class PrimitiveCache {
   uint64_t hits_ = 0;
   uint64_t misses_ = 0;
   uint64_t evictions_ = 0;
+  uint64_t replacements_ = 0;
 };
 
 // The plugin's cache, made on first use with BACKPLANE_CPU_PRIMITIVE_CACHE's capacity.

@@ -16,7 +16,8 @@
  * Minor versions: 1.0 is the first; 1.1 added bp_counter, bp_plugin::read_counters and the
  * kernel argument type bp_optional_float (schema `float?`); 1.2 added events (bp_event and the
  * bp_plugin::event_* functions); 1.3 added the core's services to plugins (bp_core_services,
- * bp_log_level and bp_plugin::attach_core); 1.4 added bp_plugin::dlpack_device_type.
+ * bp_log_level and bp_plugin::attach_core); 1.4 added bp_plugin::dlpack_device_type; 1.5 added
+ * bp_core_services::storage_version.
  *
  * The small value types passed *by value* to kernels (bp_scalar and the list/optional structs)
  * carry no `struct_size`: their layout is frozen for a major version, because a kernel's C
@@ -35,7 +36,7 @@ extern "C" {
 #endif
 
 #define BP_ABI_MAJOR 1
-#define BP_ABI_MINOR 4
+#define BP_ABI_MINOR 5
 
 /* The symbol every plugin exports; its type is bp_plugin_entry_fn. */
 #define BP_PLUGIN_ENTRY_SYMBOL "backplane_plugin_entry"
@@ -221,6 +222,19 @@ typedef struct bp_core_services {
    * from any thread at any time until the process exits, also from within the plugin's init,
    * kernels and shutdown. */
   void (*log)(void* context, int32_t level, const char* message);
+  /* ABI 1.5. For caches of what a plugin computes from a tensor's contents (weights reordered
+   * into its preferred layout, say): which storage `tensor` views, and how often Backplane has
+   * written into it. `tensor` must be a tensor input of the kernel call running on the calling
+   * thread (a `const DLTensor*` argument, or an element of a `Tensor[]` argument), asked about
+   * while that call runs; anything else is undefined behaviour. Returns 1 and sets `*storage` to
+   * a number that names the storage alone for the process's life (two views of one storage get
+   * the same number; a freed storage's number is never given to another) and `*version` to a
+   * count that grows with every write into it through Backplane. Returns 0, setting neither,
+   * where the contents may change behind Backplane's back: memory the application or a DLPack
+   * producer owns, or whose address the core handed out (Tensor::data_ptr, a DLPack export).
+   * Then nothing computed from the contents may be kept past the call. */
+  int32_t (*storage_version)(void* context, const DLTensor* tensor, uint64_t* storage,
+                             uint64_t* version);
 } bp_core_services;
 
 /* ---------------------------------------------------------------------------------------- */

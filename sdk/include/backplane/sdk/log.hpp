@@ -13,7 +13,7 @@
 #include <string>
 
 namespace bp::plugin {
-namespace log_detail {
+namespace core_detail {
 
 struct CoreLink {
   std::atomic<const bp_core_services*> services{nullptr};
@@ -49,27 +49,27 @@ inline const bp_core_services* core_with_log() {
   return has_log && core->log != nullptr ? core : nullptr;
 }
 
-}  // namespace log_detail
+}  // namespace core_detail
 
 // Lets the core attach itself to `plugin` (sets its attach_core), and names the plugin in the
 // messages this plugin writes itself when the core does not. The generated entry point calls
 // it; a hand-written descriptor calls it once its name is set.
 inline void connect_to_core(bp_plugin& plugin) {
-  log_detail::core_link().plugin_name.store(plugin.name, std::memory_order_relaxed);
-  plugin.attach_core = &log_detail::attach_core;
+  core_detail::core_link().plugin_name.store(plugin.name, std::memory_order_relaxed);
+  plugin.attach_core = &core_detail::attach_core;
 }
 
 // Reports `message` about this plugin at `level`, from any thread: through the core when one
 // attached itself, else on stderr for warnings and errors. Never throws.
 inline void log_message(bp_log_level level, const std::string& message) noexcept {
-  if (const bp_core_services* core = log_detail::core_with_log()) {
+  if (const bp_core_services* core = core_detail::core_with_log()) {
     core->log(core->context, level, message.c_str());
     return;
   }
   if (level != BP_LOG_ERROR && level != BP_LOG_WARN) return;
   try {
-    const char* name = log_detail::core_link().plugin_name.load(std::memory_order_relaxed);
-    const std::string line = std::string("[backplane] ") + log_detail::level_name(level) + ": " +
+    const char* name = core_detail::core_link().plugin_name.load(std::memory_order_relaxed);
+    const std::string line = std::string("[backplane] ") + core_detail::level_name(level) + ": " +
                              (name != nullptr ? std::string(name) + ": " : std::string()) +
                              message + "\n";
     // One write per line, so that lines from several threads do not interleave.

@@ -32,6 +32,8 @@ class TensorView {
   std::span<const int64_t> sizes() const { return {t_->shape, static_cast<size_t>(t_->ndim)}; }
   std::span<const int64_t> strides() const { return {t_->strides, static_cast<size_t>(t_->ndim)}; }
   DLDevice device() const { return t_->device; }
+  // The DLTensor itself, for what the core tells about it (storage_version.hpp).
+  const DLTensor& dlpack() const { return *t_; }
 
   int64_t numel() const {
     int64_t n = 1;
