@@ -2,12 +2,24 @@
 // to be split across threads give exactly the results of the single-threaded loop, in every
 // layout, also when several user threads call at once. (tests/cpu_thread_pool tests the pool
 // itself; tests/CMakeLists.txt runs the first case here with BACKPLANE_NUM_THREADS=2 under a
-// short timeout, which a process hanging at exit would exceed.)
+// short timeout, which a process hanging at exit would exceed.) The row reductions,
+// normalisations and GELU also give the same bits in processes on 1 and on 2 threads.
 #include "op_test_support.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
+#include <sstream>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -164,6 +176,96 @@ TEST_CASE("thread pool: several user threads running large kernels at once") {
   }
   for (std::thread& caller : callers) caller.join();
   for (const Tensor& result : results) check_identical(result, expected);
+}
+
+constexpr const char* kDigestFlag = "BP_OPS_TEST_PRINT_DIGESTS";
+constexpr const char* kDigestCase = "thread pool: the digests of row kernel results printed";
+
+// FNV-1a of a float32 tensor's bits.
+uint64_t digest_of(const Tensor& t) {
+  uint64_t hash = 14695981039346656037ull;
+  for (const float value : t.contiguous().to_vector<float>()) {
+    uint32_t bits;
+    std::memcpy(&bits, &value, sizeof(bits));
+    for (int byte = 0; byte < 4; ++byte) {
+      hash = (hash ^ ((bits >> (8 * byte)) & 0xffu)) * 1099511628211ull;
+    }
+  }
+  return hash;
+}
+
+// Run in a child process: prints a line "digest <name> <hash>" for each op's result. Thirds of
+// the samples, so that sums round and their order shows in the bits.
+TEST_CASE(kDigestCase* doctest::skip(std::getenv(kDigestFlag) == nullptr)) {
+  const auto thirds = [](const Shape& shape, Layout layout, uint64_t seed) {
+    return bp::div(sample_tensor(shape, bp::kFloat32, layout, seed), 3.0);
+  };
+  const Tensor matrix = thirds({512, 4096}, Layout::Contiguous, 11);
+  const Tensor rows = thirds({1024, 1024}, Layout::Contiguous, 12);
+  const Tensor weight = thirds({1024}, Layout::Contiguous, 13);
+  const Tensor bias = thirds({1024}, Layout::Contiguous, 14);
+  const auto [normalized, mean, rstd] =
+      bp::native_layer_norm(rows, IntArrayRef(Shape{1024}), weight, bias, 1e-5);
+  const Tensor images = thirds({4, 64, 28, 28}, Layout::Contiguous, 15);
+  const Tensor channel_mean = thirds({64}, Layout::Contiguous, 16);
+  const Tensor channel_var = bp::add(bp::abs(thirds({64}, Layout::Contiguous, 17)), 0.5);
+  const Tensor channel_weight = thirds({64}, Layout::Contiguous, 18);
+  const Tensor channel_bias = thirds({64}, Layout::Contiguous, 19);
+  const std::pair<const char*, Tensor> results[] = {
+      {"sum_rows", bp::sum(matrix, IntArrayRef(Shape{1}))},
+      {"mean_rows", bp::mean(matrix, IntArrayRef(Shape{1}))},
+      {"layer_norm", normalized},
+      {"layer_norm_mean", mean},
+      {"layer_norm_rstd", rstd},
+      {"batch_norm", bp::batch_norm(images, channel_weight, channel_bias, channel_mean, channel_var,
+                                    false, 0.1, 1e-5, true)},
+      {"batch_norm_transposed", bp::batch_norm(images.transpose(2, 3), channel_weight, channel_bias,
+                                               channel_mean, channel_var, false, 0.1, 1e-5, true)},
+      {"gelu", bp::gelu(thirds({1024, 1024}, Layout::Contiguous, 20))},
+  };
+  for (const auto& [name, result] : results) {
+    std::printf("digest %s %016llx\n", name, static_cast<unsigned long long>(digest_of(result)));
+  }
+  std::fflush(stdout);
+}
+
+std::string own_executable() {
+  std::array<char, 4096> path{};
+  const ssize_t length = readlink("/proc/self/exe", path.data(), path.size() - 1);
+  REQUIRE(length > 0);
+  return std::string(path.data(), static_cast<size_t>(length));
+}
+
+// The digest lines of kDigestCase run in a child process on `threads` threads.
+std::string digests_on(int threads) {
+  const std::string command =
+      "BACKPLANE_BACKENDS=cpu BACKPLANE_NUM_THREADS=" + std::to_string(threads) + " " +
+      kDigestFlag + "=1 '" + own_executable() + "' --test-case='" + kDigestCase + "' 2>&1";
+  FILE* child = popen(command.c_str(), "r");
+  REQUIRE(child != nullptr);
+  std::string output;
+  std::array<char, 4096> chunk{};
+  while (const size_t n = std::fread(chunk.data(), 1, chunk.size(), child))
+    output.append(chunk.data(), n);
+  const int status = pclose(child);
+  INFO("child output on " << threads << " threads:\n" << output);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  std::istringstream lines(output);
+  std::string digests;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("digest ", 0) == 0) digests += line + "\n";
+  }
+  CHECK(std::count(digests.begin(), digests.end(), '\n') == 8);
+  return digests;
+}
+
+TEST_CASE(
+    "thread pool: row reductions, normalisations and gelu give the same bits on 1 and 2 "
+    "threads") {
+  const std::string one = digests_on(1);
+  const std::string two = digests_on(2);
+  CHECK(one == two);
 }
 
 }  // namespace

@@ -168,51 +168,48 @@ C exp_of(C x) {
 
 // erfc(m / sqrt(2)) for m >= 0 (and NaN) in float lanes, the upper tail of the standard normal
 // distribution times 2, with a small relative error down to where it leaves the normal floats
-// (m near 13): e^(-m^2 / 2) R(z), z = m / sqrt(2). R(z) = erfc(z) e^(z^2) falls smoothly from 1
-// to 0; it is a degree-10 Chebyshev series in u = 2t - 1, t = 1 / (1 + 0.4 z), whose
-// coefficients were fitted by weighted least squares in long double against erfcl (4000
-// Chebyshev nodes in t, z up to 12) and are within 1.4e-8 of R. The exponent, where rounding
-// would be magnified by m^2, is exact: m's top 12 significant bits square without rounding,
-// and e^(-m^2 / 2) is their exponential times a short series for the small rest. Past m = 16,
-// where the result is 0, m is taken as 16: the rest's series would overflow there (m near 4e8)
-// and make the 0 a NaN.
+// (m near 13): e^(-m^2 / 2) R(m), R = erfc(m / sqrt 2) e^(m^2 / 2) falling smoothly from 1 to 0.
+// R = t S(t) with t = 1 / (1 + m / 4) in (0, 1]; S runs from 1 at t = 1 to sqrt(2 / pi) / 4 as t
+// nears 0, and is a degree-9 polynomial in t - 1/2 (a Chebyshev interpolant over m in [0, 16],
+// within 1.5e-8 of S; around t = 1/2 its terms shrink fast, so that rounding stays small).
+// m / 4 is exact. The exponent, where rounding would be magnified by m^2, is exact: m's top 12
+// significant bits square without rounding, and the small rest joins the reduced argument of the
+// exponential. 2^n is applied as 2^(n + 64), then 2^-64 last, so that results near the bottom
+// of the range round once, like any subnormal. Past m = 16, where the result is 0, m is taken
+// as 16.
 template <typename F>
 F erfc_over_sqrt2_lanes(F m) {
   using Bits = LaneBits<F>;
   m = m > 16.0f ? lanes_of<F>(16.0f) : m;  // NaN stays
   const F high = std::bit_cast<F>(std::bit_cast<Bits>(m) & 0xfffff000u);
-  const F low = m - high;
-  // e^-rest, rest = (m^2 - high^2) / 2 < m^2 / 2^12, by its series to the cube.
-  const F rest = low * (m + high) * 0.5f;
-  const F rest_exp = 1.0f - rest * (1.0f - rest * (0.5f - rest * (1.0f / 6.0f)));
-  const F gaussian = exp_lanes(high * high * -0.5f) * rest_exp;
-  const F scaled = m * (0.4f / std::numbers::sqrt2_v<float>);  // 0.4 z
-  const F u = (1.0f - scaled) / (1.0f + scaled);               // 2t - 1, without cancelling
-  constexpr float kSeries[] = {3.508628890e-01f,  4.675858924e-01f,  1.446662697e-01f,
-                               3.225693213e-02f,  4.537420948e-03f,  1.699486282e-04f,
-                               -7.111712022e-05f, -9.723217981e-06f, 1.135456952e-06f,
-                               4.251245613e-07f,  -7.165847492e-08f};
-  // Clenshaw's recurrence, from the highest coefficient down.
-  F next = lanes_of<F>(0.0f), after = lanes_of<F>(0.0f);
-  for (int j = 10; j >= 1; --j) {
-    const F current = 2.0f * u * next - after + kSeries[j];
-    after = next;
-    next = current;
-  }
-  const F far = gaussian * (u * next - after + kSeries[0]);
-  // Below m = 0.7 (z = 0.49), 1 - erf(z) from erf's Taylor series to z^13 (the first term left
-  // out is under 1e-9): it needs no exponential, and the series above loses accuracy near u = 1.
-  const F z = m * (1.0f / std::numbers::sqrt2_v<float>);
-  const F square = z * z;
-  F series = lanes_of<F>(1.0f / 9360.0f);
-  series = series * square - 1.0f / 1320.0f;
-  series = series * square + 1.0f / 216.0f;
-  series = series * square - 1.0f / 42.0f;
-  series = series * square + 1.0f / 10.0f;
-  series = series * square - 1.0f / 3.0f;
-  series = series * square + 1.0f;
-  const F near = 1.0f - (2.0f * std::numbers::inv_sqrtpi_v<float>)*z * series;
-  return m < 0.7f ? near : far;
+  const F half_square = high * high * -0.5f;  // exact
+  const F rest = (m - high) * (m + high);     // m^2 - high^2, below m^2 / 2^11
+  // e^(half_square - rest / 2) as in exp_lanes: n ln 2 + r, half_square - n ln 2 exact.
+  constexpr float kRoundingShift = 12582912.0f;
+  const F shifted = half_square * 1.44269504088896341f + kRoundingShift;
+  const F n = shifted - kRoundingShift;
+  F r = half_square - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  r = r - rest * 0.5f;
+  F p = lanes_of<F>(1.3942159833661436e-3f);
+  p = p * r + 8.375968226311425e-3f;
+  p = p * r + 4.1666340142225575e-2f;
+  p = p * r + 1.6666405302634305e-1f;
+  p = p * r + 5.000000050018797e-1f;
+  p = p * r + 1.00000004003887f;
+  p = p * r + 1.0f;
+  // n >= -185: 2^(n + 64) is a normal float.
+  const F scale = std::bit_cast<F>(
+      (std::bit_cast<Bits>(shifted) - (std::bit_cast<uint32_t>(kRoundingShift) - 127u - 64u))
+      << 23);
+  const F t = 1.0f / (1.0f + m * 0.25f);
+  const F w = t - 0.5f;
+  constexpr float kSeries[] = {
+      3.776425693e-01f, 6.078965716e-01f,  7.742734160e-01f,  7.460953821e-01f, 4.832438359e-01f,
+      1.203581821e-01f, -1.125094097e-01f, -1.000556779e-01f, 2.291832261e-02f, 3.331131175e-02f};
+  F s = lanes_of<F>(kSeries[9]);
+  for (int j = 8; j >= 0; --j) s = s * w + kSeries[j];
+  return p * scale * (t * s) * 0x1p-64f;
 }
 
 // tanh(x) in the compute type C.
