@@ -347,7 +347,7 @@ void check_register_rows(int64_t rows, int64_t columns, bool affine, double tole
   const void* const firsts[2] = {input.data(), out.data()};
   REQUIRE(bp::cuda::rows_in_registers<T>(shape, firsts, 3));
   for (const bool logarithm : {false, true}) {
-    INFO(logarithm ? "log_softmax" : "softmax");
+    INFO((logarithm ? "log_softmax" : "softmax"));
     std::fill(out.begin(), out.end(), poison);
     bp::cuda::launch_register_rows<T>(
         shape, target, [&](auto team, auto vectors, dim3 grid, dim3 block) {
