@@ -1,7 +1,7 @@
 // The CUDA backend against the limits of the GPU it runs on, each pair measured in one run:
 //   - elementwise ops (add, mul, relu, gelu on 64M elements, Float and BFloat16) and row ops
-//     (sum over each row, softmax, layer norm, RMS norm on 8192x8192 and 32768x4096) as bytes moved
-//     per second, next to a device-to-device cudaMemcpy's (bytes read plus written);
+//     (sum over each row, softmax, log_softmax, layer norm, RMS norm on 8192x8192 and 32768x4096)
+//     as bytes moved per second, next to a device-to-device cudaMemcpy's (bytes read plus written);
 //   - mm and addmm (4096^3, 8192^3; Float and BFloat16) next to cuBLASLt called directly with
 //     the same types, compute type and, for addmm, bias epilogue (TF32 for Float only when
 //     BACKPLANE_CUDA_ALLOW_TF32=1, for both);
@@ -141,7 +141,7 @@ void BM_elementwise(benchmark::State& state, bp::Device device, Elementwise whic
   }
 }
 
-enum class RowOp { Sum, Softmax, LayerNorm, RmsNorm };
+enum class RowOp { Sum, Softmax, LogSoftmax, LayerNorm, RmsNorm };
 
 void BM_rows(benchmark::State& state, bp::Device device, RowOp which, bp::DType dtype, int64_t rows,
              int64_t cols) {
@@ -159,6 +159,9 @@ void BM_rows(benchmark::State& state, bp::Device device, RowOp which, bp::DType 
     case RowOp::Softmax:
       return run_memory_bound(
           state, [&] { bp::softmax_out(out, x, 1); }, 2 * bytes);
+    case RowOp::LogSoftmax:
+      return run_memory_bound(
+          state, [&] { bp::log_softmax_out(out, x, 1); }, 2 * bytes);
     case RowOp::LayerNorm:
       return run_memory_bound(
           state, [&] { bp::native_layer_norm_out(out, mean, rstd, x, {cols}, weight, bias, 1e-5); },
@@ -552,7 +555,8 @@ std::vector<bench::Target> register_benchmarks(bp::Device device) {
       const std::string shape = std::to_string(rows) + "x" + std::to_string(cols) + " " + type;
       for (const auto& [which, name] :
            {std::pair{RowOp::Sum, "sum over rows"}, std::pair{RowOp::Softmax, "softmax"},
-            std::pair{RowOp::LayerNorm, "layer_norm"}, std::pair{RowOp::RmsNorm, "rms_norm"}}) {
+            std::pair{RowOp::LogSoftmax, "log_softmax"}, std::pair{RowOp::LayerNorm, "layer_norm"},
+            std::pair{RowOp::RmsNorm, "rms_norm"}}) {
         const std::string op = std::string(name) + " " + shape;
         benchmark::RegisterBenchmark((op + "/" + gpu).c_str(), BM_rows, device, which, dtype, rows,
                                      cols)

@@ -91,7 +91,7 @@ void run_reduction(const GroupShape<Policy::kOperands>& shape, const float* inpu
                    const Policy& policy, bool columns, int64_t members_per_thread,
                    const LaunchTarget& target) {
   using Acc = typename Policy::Acc;
-  const auto layout = bp::cuda::reduction_layout(shape, members_per_thread, target);
+  const auto layout = bp::cuda::reduction_layout(shape, members_per_thread, sizeof(float), target);
   REQUIRE(layout.columns == columns);
   std::vector<Acc> partials(static_cast<size_t>(shape.groups * layout.grid.y));
   std::vector<uint32_t> counters(static_cast<size_t>(shape.groups), 0);
@@ -304,6 +304,176 @@ TEST_CASE(
       }
     }
   }
+}
+
+// --- rows held in registers ----------------------------------------------------------------------
+
+template <typename T>
+double as_double(T value) {
+  return static_cast<double>(bp::cuda::to_compute(value));
+}
+
+// Each register variant of softmax, log_softmax, layer norm and RMS norm on `rows` dense rows of
+// `columns` members of T, more rows than the grid's teams so that teams walk on to a next row.
+template <typename T>
+void check_register_rows(int64_t rows, int64_t columns, bool affine, double tolerance) {
+  using bp::cuda::kNormOperands;
+  constexpr int V = bp::cuda::kVectorWidth<T>;
+  const bp::cuda::RegisterRowVariant variant = bp::cuda::register_row_variant(columns, V);
+  INFO(rows << " rows of " << columns << " members of " << sizeof(T) << " bytes: teams of "
+            << variant.team << ", " << variant.vectors << " vectors each");
+  REQUIRE(variant.team > 0);
+  const Matrix m(rows, columns, columns, 0, 11);
+  const Matrix w(1, columns, columns, 0, 12), b(1, columns, columns, 0, 13);
+  const auto stored = [](const std::vector<float>& values) {
+    std::vector<T> result;
+    for (const float v : values) result.push_back(bp::cuda::from_compute<T>(v));
+    return result;
+  };
+  const std::vector<T> input = stored(m.storage), weight = stored(w.storage),
+                       bias = stored(b.storage);
+  const T poison = bp::cuda::from_compute<T>(std::nanf(""));
+  std::vector<T> out(input.size(), poison), mean(static_cast<size_t>(rows), poison), rstd = mean;
+  const std::array<int64_t, 2> dense{columns, 1}, per_row{1, 0}, per_member{0, 1};
+  const LaunchTarget target = small_device(1);
+  const auto value = [&](int64_t r, int64_t k) {
+    return as_double(input[static_cast<size_t>(r * columns + k)]);
+  };
+  const auto result = [&](int64_t r, int64_t k) {
+    return as_double(out[static_cast<size_t>(r * columns + k)]);
+  };
+
+  const auto shape = groups_of<2>(m, true, {dense});
+  const void* const firsts[2] = {input.data(), out.data()};
+  REQUIRE(bp::cuda::rows_in_registers<T>(shape, firsts, 3));
+  for (const bool logarithm : {false, true}) {
+    INFO((logarithm ? "log_softmax" : "softmax"));
+    std::fill(out.begin(), out.end(), poison);
+    bp::cuda::launch_register_rows<T>(
+        shape, target, [&](auto team, auto vectors, dim3 grid, dim3 block) {
+          launch(grid, block, 0, [&] {
+            bp::cuda::softmax_register_rows<T, decltype(team)::value, decltype(vectors)::value>(
+                shape, input.data(), out.data(), logarithm);
+          });
+        });
+    for (int64_t r = 0; r < rows; ++r) {
+      double top = -std::numeric_limits<double>::infinity(), total = 0;
+      for (int64_t k = 0; k < columns; ++k) top = std::max(top, value(r, k));
+      for (int64_t k = 0; k < columns; ++k) total += std::exp(value(r, k) - top);
+      for (int64_t k = 0; k < columns; ++k) {
+        INFO("row " << r << ", member " << k);
+        const double shifted = value(r, k) - top;
+        check_near(result(r, k), logarithm ? shifted - std::log(total) : std::exp(shifted) / total,
+                   tolerance);
+      }
+    }
+  }
+
+  const auto norm_shape =
+      groups_of<kNormOperands>(m, true, {dense, per_row, per_row, per_member, per_member});
+  const double eps = 1e-5;
+  std::fill(out.begin(), out.end(), poison);
+  bp::cuda::launch_register_rows<T>(
+      norm_shape, target, [&](auto team, auto vectors, dim3 grid, dim3 block) {
+        launch(grid, block, 0, [&] {
+          bp::cuda::layer_norm_register_rows<T, decltype(team)::value, decltype(vectors)::value>(
+              norm_shape, input.data(), out.data(), mean.data(), rstd.data(),
+              affine ? weight.data() : nullptr, affine ? bias.data() : nullptr,
+              static_cast<bp::cuda::compute_t<T>>(eps));
+        });
+      });
+  std::vector<double> factors;
+  for (int64_t r = 0; r < rows; ++r) {
+    INFO("layer norm, row " << r);
+    double total = 0, deviations = 0;
+    for (int64_t k = 0; k < columns; ++k) total += value(r, k);
+    const double average = total / static_cast<double>(columns);
+    for (int64_t k = 0; k < columns; ++k)
+      deviations += (value(r, k) - average) * (value(r, k) - average);
+    const double inverse = 1 / std::sqrt(deviations / static_cast<double>(columns) + eps);
+    check_near(as_double(mean[static_cast<size_t>(r)]), average, tolerance);
+    check_near(as_double(rstd[static_cast<size_t>(r)]), inverse, tolerance);
+    for (int64_t k = 0; k < columns; ++k) {
+      INFO("member " << k);
+      const auto i = static_cast<size_t>(k);
+      const double scaled = (value(r, k) - average) * inverse;
+      check_near(result(r, k), affine ? scaled * as_double(weight[i]) + as_double(bias[i]) : scaled,
+                 tolerance);
+    }
+  }
+
+  const auto rms_shape = groups_of<3>(m, true, {dense, per_member});
+  std::fill(out.begin(), out.end(), poison);
+  bp::cuda::launch_register_rows<T>(
+      rms_shape, target, [&](auto team, auto vectors, dim3 grid, dim3 block) {
+        launch(grid, block, 0, [&] {
+          bp::cuda::rms_norm_register_rows<T, decltype(team)::value, decltype(vectors)::value>(
+              rms_shape, input.data(), out.data(), affine ? weight.data() : nullptr,
+              static_cast<bp::cuda::compute_t<T>>(eps));
+        });
+      });
+  for (int64_t r = 0; r < rows; ++r) {
+    INFO("RMS norm, row " << r);
+    double squares = 0;
+    for (int64_t k = 0; k < columns; ++k) squares += value(r, k) * value(r, k);
+    const double factor = 1 / std::sqrt(squares / static_cast<double>(columns) + eps);
+    for (int64_t k = 0; k < columns; ++k) {
+      INFO("member " << k);
+      const double scaled = value(r, k) * factor;
+      check_near(result(r, k), affine ? scaled * as_double(weight[static_cast<size_t>(k)]) : scaled,
+                 tolerance);
+    }
+  }
+}
+
+TEST_CASE("emulated rows in registers: every variant, teams walking on to their next row") {
+  // float32, 4 members a vector: warps (rows of 4 to 512), teams of 64 to 512 threads (516 to
+  // 8192), with rows of part vectors at the ends of the threads' spans.
+  for (const int64_t columns : {4, 128, 132, 260, 512, 516, 2048, 4100, 8192}) {
+    check_register_rows<float>(columns <= 512 ? 70 : 5, columns, columns % 8 == 4, 1e-5);
+  }
+  // 16-bit floats, 8 members a vector, rounded to the type at the end.
+  for (const int64_t columns : {8, 264, 8192, 16384}) {
+    check_register_rows<__nv_bfloat16>(columns <= 512 ? 70 : 5, columns, columns != 8192, 1e-2);
+  }
+  check_register_rows<__half>(9, 1032, true, 2e-3);
+  // float64, 2 members a vector: rows of up to 4096.
+  for (const int64_t columns : {2, 130, 4096}) {
+    check_register_rows<double>(columns <= 512 ? 70 : 5, columns, true, 1e-12);
+  }
+}
+
+TEST_CASE("rows in registers only where every walked operand's rows are whole aligned vectors") {
+  std::vector<float> buffer(4 * 1029 + 8, 1.0f);
+  const std::array<int64_t, 2> per_row{1, 0};
+  const auto shape_of = [&](int64_t columns, int64_t pitch, int64_t step) {
+    Matrix m(4, columns, pitch, 0, 1, step);
+    return groups_of<3>(m, true, {std::array<int64_t, 2>{columns, 1}, per_row});
+  };
+  const auto takes = [&](const GroupShape<3>& shape, const float* input, const float* out,
+                         unsigned operands) {
+    const void* const firsts[3] = {input, out, buffer.data()};
+    return bp::cuda::rows_in_registers<float>(shape, firsts, operands);
+  };
+  const float* base = buffer.data();
+  CHECK(takes(shape_of(1024, 1024, 1), base, base + 4, 3));
+  // Rows of 1025 members: not whole vectors.
+  CHECK_FALSE(takes(shape_of(1025, 1025, 1), base, base + 4, 3));
+  // Rows 1026 apart: the second row starts off the 16-byte boundary.
+  CHECK_FALSE(takes(shape_of(1024, 1026, 1), base, base + 4, 3));
+  // An input or an output one element past the boundary.
+  CHECK_FALSE(takes(shape_of(1024, 1024, 1), base + 1, base + 4, 3));
+  CHECK_FALSE(takes(shape_of(1024, 1024, 1), base, base + 1, 3));
+  // Members every other element.
+  CHECK_FALSE(takes(shape_of(512, 1028, 2), base, base + 4, 3));
+  // Operand 2 (one value per row) is not walked member by member: its stride of 1 does not count.
+  CHECK(takes(shape_of(1024, 1024, 1), base, base + 4, 3));
+  CHECK_FALSE(takes(shape_of(1024, 1024, 1), base, base + 4, 7));
+  // Rows longer than any variant holds.
+  std::vector<float> long_rows(2 * 8196);
+  Matrix m(2, 8196, 8196, 0, 1);
+  const auto long_shape = groups_of<3>(m, true, {std::array<int64_t, 2>{8196, 1}, per_row});
+  CHECK_FALSE(takes(long_shape, long_rows.data(), long_rows.data(), 3));
 }
 
 }  // namespace

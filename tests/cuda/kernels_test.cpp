@@ -226,6 +226,88 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("row kernels holding rows in registers: every team width, and the rows they refuse") {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  for (const bp::DType dtype : {bp::kFloat32, bp::kFloat16, bp::kBFloat16, bp::kFloat64}) {
+    const double tolerance = dtype == bp::kFloat32 ? 1e-4 : tolerance_of(dtype);
+    // Rows for a warp, for teams of 64 to 512 threads, past the longest a team holds (16384
+    // float32 and float64 members, 32768 16-bit ones), and not whole 16-byte vectors.
+    for (const auto& [rows, width] : {std::pair<int64_t, int64_t>{77, 64},
+                                      {1001, 256},
+                                      {33, 1000},
+                                      {9, 4096},
+                                      {5, 8192},
+                                      {3, 16384},
+                                      {3, 32768},
+                                      {41, 1001}}) {
+      INFO(bp::dtype_name(dtype) << ", " << rows << " rows of " << width);
+      const Tensor x = normal({rows, width + 1}, dtype).mul(3).add(1);
+      const Tensor weight = normal({width}, dtype), bias = normal({width}, dtype);
+      // Dense rows from the start of the buffer, rows one element past a 16-byte boundary, and
+      // rows of members one row apart.
+      const std::vector<std::function<Tensor(const Tensor&)>> layouts = {
+          [&](const Tensor& t) { return t.slice(1, 0, width).contiguous(); },
+          [&](const Tensor& t) { return t.slice(1, 1, width + 1); },
+          [&](const Tensor& t) {
+            return t.slice(1, 0, width).transpose(0, 1).contiguous().transpose(0, 1);
+          }};
+      for (const auto& layout : layouts) {
+        same_as_cpu(
+            {x}, [&](const std::vector<Tensor>& t) { return bp::softmax(layout(t[0]), 1); },
+            tolerance);
+        same_as_cpu(
+            {x}, [&](const std::vector<Tensor>& t) { return bp::log_softmax(layout(t[0]), 1); },
+            tolerance);
+        same_as_cpu(
+            {x, weight, bias},
+            [&](const std::vector<Tensor>& t) {
+              auto [out, mean, rstd] =
+                  bp::native_layer_norm(layout(t[0]), {width}, t[1], t[2], 1e-5);
+              return bp::cat({out.flatten(), mean.flatten(), rstd.flatten()});
+            },
+            tolerance);
+        same_as_cpu(
+            {x, weight},
+            [&](const std::vector<Tensor>& t) {
+              return bp::add(bp::rms_norm(layout(t[0]), {width}, t[1], 1e-5),
+                             bp::rms_norm(layout(t[0]), {width}, std::nullopt, 1e-5));
+            },
+            tolerance);
+      }
+    }
+  }
+  // The same input, twice: the same bits.
+  const Tensor x = normal({1000, 4096}, bp::kBFloat16).to(cudatest::cuda_devices().front());
+  cudatest::check_close(bp::softmax(x, 1), bp::softmax(x, 1), 0);
+  cudatest::check_close(bp::layer_norm(x, {4096}), bp::layer_norm(x, {4096}), 0);
+}
+
+TEST_CASE("sums over many long 16-bit rows, a warp a row, and over few") {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  for (const bp::DType dtype : {bp::kBFloat16, bp::kFloat16}) {
+    // Enough rows for a warp each on any GPU of up to 256 multiprocessors, and few rows.
+    for (const auto& [rows, width] :
+         {std::pair<int64_t, int64_t>{8193, 1024}, {9000, 2056}, {8200, 1031}, {7, 8192}}) {
+      INFO(bp::dtype_name(dtype) << ", " << rows << " rows of " << width);
+      const Tensor x = normal({rows, width + 1}, dtype);
+      for (const int64_t start : {0, 1}) {
+        same_as_cpu(
+            {x},
+            [&](const std::vector<Tensor>& t) {
+              return bp::sum(t[0].slice(1, start, start + width), {1});
+            },
+            tolerance_of(dtype));
+        same_as_cpu(
+            {x},
+            [&](const std::vector<Tensor>& t) {
+              return bp::mean(t[0].slice(1, start, start + width), {1});
+            },
+            tolerance_of(dtype));
+      }
+    }
+  }
+}
+
 TEST_CASE("addmm with a bias row that does not start on 16 bytes takes the addend path") {
   SKIP_WITHOUT_CUDA_DEVICE();
   for (const bp::DType dtype : {bp::kFloat32, bp::kFloat16, bp::kBFloat16}) {

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -164,3 +166,57 @@ TEST_CASE("column layouts split only when their blocks leave the device idle") {
 }
 
 }  // namespace
+
+TEST_CASE("register rows: the narrowest team holding four vectors a thread, and no more") {
+  using bp::cuda::register_row_variant;
+  // float32 rows, 4 members a vector.
+  CHECK(register_row_variant(4, 4).team == kWarpSize);
+  CHECK(register_row_variant(512, 4).team == kWarpSize);
+  CHECK(register_row_variant(516, 4).team == 64);
+  CHECK(register_row_variant(4096, 4).team == 256);
+  CHECK(register_row_variant(8192, 4).team == kMaxTeamThreads);
+  CHECK(register_row_variant(8192, 4).vectors == bp::cuda::kRegisterRowVectors);
+  // 16-bit rows hold twice the members in the same teams.
+  CHECK(register_row_variant(8192, 8).team == 256);
+  CHECK(register_row_variant(16384, 8).team == kMaxTeamThreads);
+  for (const auto& [size, width] :
+       {std::pair<int64_t, int>{0, 4}, {8196, 4}, {16392, 8}, {4098, 2}, {1025, 4}, {12, 8}}) {
+    INFO(size << " members, " << width << " a vector");
+    CHECK(register_row_variant(size, width).team == 0);
+  }
+  for (const LaunchTarget& target : kTargets) {
+    for (const int64_t groups : kGroupCounts) {
+      for (const int64_t size : {int64_t{64}, int64_t{8192}}) {
+        const bp::cuda::RegisterRowVariant variant = register_row_variant(size, 4);
+        const unsigned int threads = bp::cuda::register_row_block_threads(variant);
+        CHECK(threads % kWarpSize == 0);
+        CHECK(threads <= static_cast<unsigned int>(kMaxTeamThreads));
+        const unsigned int blocks = bp::cuda::register_row_blocks(groups, variant, target);
+        CHECK(blocks >= 1);
+        CHECK(blocks <= blocks_needed(groups, threads / static_cast<unsigned int>(variant.team)));
+      }
+    }
+  }
+}
+
+TEST_CASE("reductions over many long dense 16-bit rows take a warp a row, others row_layout") {
+  const LaunchTarget target = kTargets[0];
+  const int64_t many = int64_t{target.multiprocessors} * bp::cuda::kWarpRowsPerMultiprocessor;
+  const RowLayout warp = bp::cuda::reduction_row_layout(many, 1024, 2, true, 32, target);
+  CHECK(warp.team == static_cast<unsigned int>(kWarpSize));
+  CHECK(warp.team * warp.slots == static_cast<unsigned int>(kGroupBlockThreads));
+  CHECK(warp.splits == 1);
+  // float32, strided, short or few rows: the team layout.
+  for (const auto& [groups, size, element, dense] :
+       {std::tuple<int64_t, int64_t, size_t, bool>{many, 1024, 4, true},
+        {many, 1024, 2, false},
+        {many, 1023, 2, true},
+        {many - 1, 1024, 2, true}}) {
+    const RowLayout rows = bp::cuda::reduction_row_layout(groups, size, element, dense, 32, target);
+    const RowLayout expected =
+        bp::cuda::row_layout(groups, size, 32, kMaxTeamThreads, true, target);
+    CHECK(rows.team == expected.team);
+    CHECK(rows.slots == expected.slots);
+    CHECK(rows.splits == expected.splits);
+  }
+}

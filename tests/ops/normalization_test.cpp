@@ -131,6 +131,23 @@ TEST_CASE("softmax: dtype=, out=, large inputs, empty and 0-dim tensors") {
   }
 }
 
+TEST_CASE("softmax and log_softmax on rows of whole 16-byte vectors, odd row counts") {
+  for (const Device device : test_devices()) {
+    for (const DType dtype :
+         declared_dtypes<kernel_dtypes::softmax_int_out, kernel_dtypes::log_softmax_int_out>()) {
+      // Rows of 16 and 48 members are whole 16-byte vectors in every floating dtype.
+      for (const Shape& shape : {Shape{7, 16}, Shape{5, 48}}) {
+        INFO("device " << device.str() << " " << name_of(dtype) << " " << shape_string(shape));
+        const Tensor x = sample_tensor(shape, dtype, Layout::Contiguous, 90, device);
+        for (const SoftmaxOp& op : softmax_ops()) {
+          check_tensor(op.call(x, 1, std::nullopt), shape, dtype,
+                       transform_groups(values_of(x), shape, {false, true}, op.reference));
+        }
+      }
+    }
+  }
+}
+
 // e^0 is 1 exactly, so a row's maximum adds exactly 1 to the sum: log_softmax is then 0 at the
 // maximum of a row where the rest vanish, and ln(1/2) rounded where two members tie.
 TEST_CASE(
@@ -214,13 +231,17 @@ TEST_CASE("native_layer_norm: weight only, out= tensors, constant groups, empty 
     for (const auto& [dtype, value] :
          {std::pair{bp::kFloat32, 7e7}, std::pair{bp::kFloat64, 1e6 + 0.3},
           std::pair{bp::kBFloat16, 3e38}, std::pair{bp::kFloat64, 1e300}}) {
-      INFO(dtype_name(dtype) << " groups of " << value);
-      const Tensor rows = bp::full({2, 4097}, value, dtype, device);
-      const Tensor side_by_side = bp::full({4097, 2}, value, dtype, device).transpose(0, 1);
-      for (const Tensor& groups : {rows, side_by_side}) {
-        const Tensor y = bp::layer_norm(groups, {4097}).to(bp::kFloat64).cpu();
-        const std::vector<double> values = y.to_vector<double>();
-        CHECK(std::all_of(values.begin(), values.end(), [](double v) { return v == 0; }));
+      // Rows of 4096 are whole 16-byte vectors in every dtype (the CUDA backend's register
+      // rows); rows of 4097 are not.
+      for (const int64_t width : {4096, 4097}) {
+        INFO(dtype_name(dtype) << " groups of " << width << " times " << value);
+        const Tensor rows = bp::full({2, width}, value, dtype, device);
+        const Tensor side_by_side = bp::full({width, 2}, value, dtype, device).transpose(0, 1);
+        for (const Tensor& groups : {rows, side_by_side}) {
+          const Tensor y = bp::layer_norm(groups, {width}).to(bp::kFloat64).cpu();
+          const std::vector<double> values = y.to_vector<double>();
+          CHECK(std::all_of(values.begin(), values.end(), [](double v) { return v == 0; }));
+        }
       }
     }
 

@@ -18,6 +18,8 @@ inline constexpr int kMaxTeamThreads = 512;
 inline constexpr int kGroupBlockThreads = 256;
 inline constexpr int kColumnGroups = 32;
 inline constexpr int kColumnSlices = 8;
+// Threads a multiprocessor holds at once (compute capability 8.0 and 9.0).
+inline constexpr int kMaxMultiprocessorThreads = 2048;
 
 // Bytes of a group each thread of a softmax or norm team reads, about: four 16-byte vectors.
 // These teams are sized by bytes, not members, so that a 16-bit row gets as many vectors per
@@ -80,6 +82,40 @@ struct CachedRowLayout {
 CachedRowLayout cached_row_layout(int64_t groups, int64_t group_size, size_t element_size,
                                   int64_t members_per_thread, size_t static_shared_bytes,
                                   const LaunchTarget& target);
+
+// Row kernels that keep a row in registers (register_rows.cuh): `team` threads per row, each
+// holding up to `vectors` 16-byte vectors of it, the vectors of a row dealt round the team.
+// Teams of a warp share blocks of kRegisterRowWarpBlock threads, a row per warp and no barrier;
+// wider teams are a block each. team 0: no variant holds the row.
+struct RegisterRowVariant {
+  int team = 0;
+  int vectors = 0;
+};
+inline constexpr int kRegisterRowWarpBlock = 256;
+// Vectors each thread holds: eight (rows of twice the length) spilled to local memory in
+// 16-bit and float64 rows, and in layer norm's float32 rows, beside the next row's loads.
+inline constexpr int kRegisterRowVectors = 4;
+
+// The variant for rows of `group_size` members, `vector_width` to a 16-byte vector: the
+// narrowest team, a warp at least, whose threads hold kRegisterRowVectors, up to
+// kMaxTeamThreads. None where the row is empty, not whole vectors, or longer (rows of up to
+// 8192 float32, 16384 16-bit and 4096 float64 members).
+RegisterRowVariant register_row_variant(int64_t group_size, int vector_width);
+
+// Threads of a block of `variant`, and its blocks for `groups` rows: as many as the device holds
+// at once, or as the rows need, each then walking the rows grid-stride.
+unsigned int register_row_block_threads(const RegisterRowVariant& variant);
+unsigned int register_row_blocks(int64_t groups, const RegisterRowVariant& variant,
+                                 const LaunchTarget& target);
+
+// How a reduction over rows of `element_size`-byte members is laid out: a warp per row for
+// 16-bit rows that are dense, long (`members_per_thread` a lane at least) and many enough to
+// fill the device, so that no barrier stands between one row and the next; else row_layout with
+// `members_per_thread` and splits allowed.
+inline constexpr int64_t kWarpRowsPerMultiprocessor = 32;
+RowLayout reduction_row_layout(int64_t groups, int64_t group_size, size_t element_size,
+                               bool dense_members, int64_t members_per_thread,
+                               const LaunchTarget& target);
 
 // The splits of a column-layout launch (gridDim.y).
 unsigned int column_splits(int64_t groups, int64_t group_size, const LaunchTarget& target);

@@ -107,6 +107,44 @@ CachedRowLayout prepare_cached_rows(const void* kernel, std::string_view name, i
   return layout;
 }
 
+RegisterRowVariant register_row_variant(int64_t group_size, int vector_width) {
+  if (group_size <= 0 || group_size % vector_width != 0) return {};
+  const int64_t vectors = group_size / vector_width;
+  if (vectors > int64_t{kMaxTeamThreads} * kRegisterRowVectors) return {};
+  const int64_t team = (vectors + kRegisterRowVectors - 1) / kRegisterRowVectors;
+  return {
+      static_cast<int>(std::max<uint64_t>(kWarpSize, std::bit_ceil(static_cast<uint64_t>(team)))),
+      kRegisterRowVectors};
+}
+
+unsigned int register_row_block_threads(const RegisterRowVariant& variant) {
+  return static_cast<unsigned int>(std::max(variant.team, kRegisterRowWarpBlock));
+}
+
+unsigned int register_row_blocks(int64_t groups, const RegisterRowVariant& variant,
+                                 const LaunchTarget& target) {
+  const unsigned int threads = register_row_block_threads(variant);
+  const int64_t rows_per_block = threads / static_cast<unsigned int>(variant.team);
+  return grid_blocks(groups, rows_per_block, target, kMaxMultiprocessorThreads / threads);
+}
+
+RowLayout reduction_row_layout(int64_t groups, int64_t group_size, size_t element_size,
+                               bool dense_members, int64_t members_per_thread,
+                               const LaunchTarget& target) {
+  const bool by_warp = element_size == 2 && dense_members &&
+                       group_size >= int64_t{kWarpSize} * members_per_thread &&
+                       groups >= int64_t{target.multiprocessors} * kWarpRowsPerMultiprocessor;
+  if (!by_warp) {
+    return row_layout(groups, group_size, members_per_thread, kMaxTeamThreads,
+                      /*allow_splits=*/true, target);
+  }
+  RowLayout layout;
+  layout.team = kWarpSize;
+  layout.slots = kGroupBlockThreads / kWarpSize;
+  layout.blocks = grid_blocks(groups, layout.slots, target);
+  return layout;
+}
+
 unsigned int column_splits(int64_t groups, int64_t group_size, const LaunchTarget& target) {
   return splits_for(groups, group_size, kColumnGroups, target);
 }

@@ -31,6 +31,22 @@ void launch_layer_norm(DType dtype, const GroupShape<kNormOperands>& shape, cons
   plugin::visit_dtype<kernel_dtypes::native_layer_norm_out>(dtype, [&](auto tag) {
     using T = device_t<typename decltype(tag)::type>;
     auto operand = [&](int k) { return static_cast<T*>(const_cast<void*>(data[k])); };
+    const void* const firsts[kNormOperands] = {data[0], data[1], data[2],
+                                               data[3], data[4], data[5]};
+    const unsigned walked = 1u << kNormInput | 1u << kNormOut |
+                            (data[kNormWeight] ? 1u << kNormWeight : 0u) |
+                            (data[kNormBias] ? 1u << kNormBias : 0u);
+    if (rows_in_registers<T>(shape, firsts, walked)) {
+      launch_register_rows<T>(shape, target, [&](auto team, auto vectors, dim3 grid, dim3 block) {
+        layer_norm_register_rows<T, decltype(team)::value, decltype(vectors)::value>
+            <<<grid, block, 0, target.stream>>>(shape, operand(kNormInput), operand(kNormOut),
+                                                operand(kNormMean), operand(kNormRstd),
+                                                operand(kNormWeight), operand(kNormBias),
+                                                static_cast<compute_t<T>>(eps));
+      });
+      check_launch("layer_norm");
+      return;
+    }
     const CachedRowLayout layout =
         prepare_cached_rows(reinterpret_cast<const void*>(&layer_norm_rows<T>), "layer_norm",
                             shape.groups, shape.group_size, sizeof(compute_t<T>),
@@ -50,6 +66,17 @@ void launch_rms_norm(DType dtype, const GroupShape<3>& shape, const void* input,
     using T = device_t<typename decltype(tag)::type>;
     using C = compute_t<T>;
     const C epsilon = eps ? static_cast<C>(*eps) : std::numeric_limits<C>::epsilon();
+    const void* const firsts[3] = {input, out, weight};
+    if (rows_in_registers<T>(shape, firsts, 1u << 0 | 1u << 1 | (weight ? 1u << 2 : 0u))) {
+      launch_register_rows<T>(shape, target, [&](auto team, auto vectors, dim3 grid, dim3 block) {
+        rms_norm_register_rows<T, decltype(team)::value, decltype(vectors)::value>
+            <<<grid, block, 0, target.stream>>>(shape, static_cast<const T*>(input),
+                                                static_cast<T*>(out), static_cast<const T*>(weight),
+                                                epsilon);
+      });
+      check_launch("rms_norm");
+      return;
+    }
     const CachedRowLayout layout =
         prepare_cached_rows(reinterpret_cast<const void*>(&rms_norm_rows<T>), "rms_norm",
                             shape.groups, shape.group_size, sizeof(compute_t<T>),

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "kernels/groups.cuh"
+#include "kernels/register_rows.cuh"
 
 #include <functional>
 #include <limits>
@@ -118,6 +119,72 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
         });
     // The next group's spans may fall differently: every thread finishes reading its members first.
     if (cached) __syncthreads();
+  });
+}
+
+// Rows held in registers (register_rows.cuh), with layer_norm_rows' arithmetic: the mean from
+// deviations from the row's first member, the variance from squared deviations from the mean.
+// Weight and bias are read at the write, from the cache: every row reads the same members.
+template <typename T, int kTeam, int kVectors>
+__global__ void __launch_bounds__(kRegisterRowBlock<kTeam>) layer_norm_register_rows(
+    GroupShape<kNormOperands> shape, const T* __restrict__ input, T* __restrict__ out,
+    T* __restrict__ mean_out, T* __restrict__ rstd_out, const T* __restrict__ weight,
+    const T* __restrict__ bias, compute_t<T> eps) {
+  using Acc = compute_t<T>;
+  __shared__ Acc exchange[2][TeamReducer<kTeam, Acc>::kWarps];
+  TeamReducer<kTeam, Acc> reduce{exchange};
+  const auto size = static_cast<Acc>(shape.group_size);
+  for_each_register_row<kTeam, kVectors>(
+      shape, input, [&](const int64_t(&at)[kNormOperands], auto& row) {
+        const Acc shift = to_compute(input[at[kNormInput]]);
+        const Acc mean =
+            shift +
+            reduce(row.fold(Acc(0), Plus{}, [&](Acc value) { return value - shift; }), Plus{}) /
+                size;
+        const Acc variance =
+            reduce(row.fold(Acc(0), Plus{},
+                            [&](Acc value) { return (value - mean) * (value - mean); }),
+                   Plus{}) /
+            size;
+        const Acc rstd = Acc(1) / math_sqrt(variance + eps);
+#pragma unroll
+        for (int i = 0; i < kVectors; ++i) {
+          if (!row.holds(i)) continue;
+          auto y = each(row.x[i], [&](Acc value) { return (value - mean) * rstd; });
+          if (weight) {
+            y = each(y, to_compute(load_vector(weight + at[kNormWeight] + row.at(i))),
+                     std::multiplies{});
+          }
+          if (bias) y = each(y, to_compute(load_vector(bias + at[kNormBias] + row.at(i))), Plus{});
+          store_vector<T>(out + at[kNormOut] + row.at(i), y);
+        }
+        if (row.lane == 0) {
+          mean_out[at[kNormMean]] = from_compute<T>(mean);
+          rstd_out[at[kNormRstd]] = from_compute<T>(rstd);
+        }
+      });
+}
+
+template <typename T, int kTeam, int kVectors>
+__global__ void __launch_bounds__(kRegisterRowBlock<kTeam>) rms_norm_register_rows(
+    GroupShape<3> shape, const T* __restrict__ input, T* __restrict__ out,
+    const T* __restrict__ weight, compute_t<T> eps) {
+  using Acc = compute_t<T>;
+  __shared__ Acc exchange[2][TeamReducer<kTeam, Acc>::kWarps];
+  TeamReducer<kTeam, Acc> reduce{exchange};
+  const auto size = static_cast<Acc>(shape.group_size);
+  for_each_register_row<kTeam, kVectors>(shape, input, [&](const int64_t(&at)[3], auto& row) {
+    const Acc squares =
+        reduce(row.fold(Acc(0), Plus{}, [](Acc value) { return value * value; }), Plus{});
+    const Acc factor = Acc(1) / math_sqrt(squares / size + eps);
+#pragma unroll
+    for (int i = 0; i < kVectors; ++i) {
+      if (!row.holds(i)) continue;
+      auto y = each(row.x[i], [&](Acc value) { return value * factor; });
+      if (weight)
+        y = each(y, to_compute(load_vector(weight + at[2] + row.at(i))), std::multiplies{});
+      store_vector<T>(out + at[1] + row.at(i), y);
+    }
   });
 }
 

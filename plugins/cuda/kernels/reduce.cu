@@ -11,7 +11,8 @@ void launch_reduction(const GroupShape<Policy::kOperands>& shape, const void* in
   using Acc = typename Policy::Acc;
   if (shape.groups == 0) return;
   const T* in = static_cast<const T*>(input);
-  const ReductionLayout layout = reduction_layout(shape, kReductionMembersPerThread, target);
+  const ReductionLayout layout =
+      reduction_layout(shape, kReductionMembersPerThread, sizeof(T), target);
   Acc* partials = nullptr;
   uint32_t* counters = nullptr;
   const unsigned int splits = layout.grid.y;

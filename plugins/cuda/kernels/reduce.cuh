@@ -118,8 +118,9 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
       });
 }
 
-// How a reduction launches: the column layout where prefers_columns, else rows. grid.y blocks
-// (the splits) share each group when there are too few groups to fill the device.
+// How a reduction launches: the column layout where prefers_columns, else rows
+// (reduction_row_layout). grid.y blocks (the splits) share each group when there are too few
+// groups to fill the device.
 struct ReductionLayout {
   bool columns;
   dim3 grid, block;
@@ -127,15 +128,15 @@ struct ReductionLayout {
 
 template <int N>
 ReductionLayout reduction_layout(const GroupShape<N>& shape, int64_t members_per_thread,
-                                 const LaunchTarget& target) {
+                                 size_t element_size, const LaunchTarget& target) {
   if (prefers_columns(shape)) {
     return {true,
             dim3(grid_blocks(shape.groups, kColumnGroups, target),
                  column_splits(shape.groups, shape.group_size, target)),
             dim3(kColumnGroups, kColumnSlices)};
   }
-  const RowLayout rows =
-      row_layout(shape.groups, shape.group_size, members_per_thread, kMaxTeamThreads, true, target);
+  const RowLayout rows = reduction_row_layout(shape.groups, shape.group_size, element_size,
+                                              shape.dense_members[0], members_per_thread, target);
   return {false, dim3(rows.blocks, rows.splits), dim3(rows.team, rows.slots)};
 }
 

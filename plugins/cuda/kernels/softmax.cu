@@ -17,6 +17,15 @@ void launch_softmax(DType dtype, const GroupShape<2>& shape, const void* input, 
       check_launch(name);
       return;
     }
+    const void* const firsts[2] = {input, out};
+    if (rows_in_registers<T>(shape, firsts, 1u << 0 | 1u << 1)) {
+      launch_register_rows<T>(shape, target, [&](auto team, auto vectors, dim3 grid, dim3 block) {
+        softmax_register_rows<T, decltype(team)::value, decltype(vectors)::value>
+            <<<grid, block, 0, target.stream>>>(shape, in, o, logarithm);
+      });
+      check_launch(name);
+      return;
+    }
     const CachedRowLayout layout = prepare_cached_rows(
         reinterpret_cast<const void*>(&softmax_rows<T>), name, shape.groups, shape.group_size,
         sizeof(compute_t<T>), members_per_thread(kRowBytesPerThread, sizeof(T)), target);

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "kernels/groups.cuh"
+#include "kernels/register_rows.cuh"
 
 #include <iterator>
 #include <limits>
@@ -116,6 +117,49 @@ __global__ void __launch_bounds__(kMaxTeamThreads)
                           return normalized(value, running.max, running.sum, log_sum, logarithm);
                         })));
     });
+  });
+}
+
+// Rows held in registers (register_rows.cuh), with the cached path's arithmetic: each member
+// replaced by exp(x - max) (softmax) or x - max (log_softmax) as the sum is taken, then written
+// times the sum's reciprocal or less its logarithm.
+template <typename T, int kTeam, int kVectors>
+__global__ void __launch_bounds__(kRegisterRowBlock<kTeam>)
+                                      softmax_register_rows(GroupShape<2> shape,
+                                                            const T* __restrict__ input,
+                                                            T* __restrict__ out, bool logarithm) {
+  using C = compute_t<T>;
+  constexpr int V = kVectorWidth<T>;
+  __shared__ C exchange[2][TeamReducer<kTeam, C>::kWarps];
+  TeamReducer<kTeam, C> reduce{exchange};
+  for_each_register_row<kTeam, kVectors>(shape, input, [&](const int64_t(&at)[2], auto& row) {
+    const C max =
+        reduce(row.fold(
+                   -std::numeric_limits<C>::infinity(), [](C a, C b) { return number_max(a, b); },
+                   [](C value) { return value; }),
+               [](C a, C b) { return number_max(a, b); });
+    C sum = 0;
+#pragma unroll
+    for (int i = 0; i < kVectors; ++i) {
+      if (!row.holds(i)) continue;
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const C shifted = row.x[i].v[e] - max;
+        const C exp = math_exp(shifted);
+        sum += exp;
+        row.x[i].v[e] = logarithm ? shifted : exp;
+      }
+    }
+    sum = reduce(sum, Plus{});
+    const C log_sum = math_log(sum);
+    const C reciprocal = C(1) / sum;
+#pragma unroll
+    for (int i = 0; i < kVectors; ++i) {
+      if (!row.holds(i)) continue;
+      store_vector<T>(out + at[1] + row.at(i), each(row.x[i], [&](C value) {
+                        return logarithm ? value - log_sum : value * reciprocal;
+                      }));
+    }
   });
 }
 
