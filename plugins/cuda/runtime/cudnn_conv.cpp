@@ -224,36 +224,34 @@ Problem describe(DType dtype, const Image& input, const Image& weight, const Ima
 constexpr size_t kSearchWorkspaceBytes = size_t{512} << 20;
 
 size_t largest_workspace(cudnnHandle_t handle, ConvDirection direction, const Problem& problem) {
-  size_t largest = 0;
-  const auto consider = [&](cudnnStatus_t status, size_t bytes) {
+  size_t largest = 0, bytes = 0;
+  // Takes the status of a query that wrote `bytes`: an algorithm that cannot run the problem
+  // answers with an error, and is passed over.
+  const auto consider = [&](cudnnStatus_t status) {
     if (status == CUDNN_STATUS_SUCCESS) largest = std::max(largest, bytes);
   };
-  for (int algo = 0; algo < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++algo) {
-    size_t bytes = 0;
-    if (direction == ConvDirection::Forward) {
-      consider(cudnnGetConvolutionForwardWorkspaceSize(
-                   handle, problem.x.get(), problem.w.get(), problem.conv.get(), problem.y.get(),
-                   static_cast<cudnnConvolutionFwdAlgo_t>(algo), &bytes),
-               bytes);
-    }
-  }
-  for (int algo = 0; algo < CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT; ++algo) {
-    size_t bytes = 0;
-    if (direction == ConvDirection::BackwardData) {
-      consider(cudnnGetConvolutionBackwardDataWorkspaceSize(
-                   handle, problem.w.get(), problem.y.get(), problem.conv.get(), problem.x.get(),
-                   static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), &bytes),
-               bytes);
-    }
-  }
-  for (int algo = 0; algo < CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT; ++algo) {
-    size_t bytes = 0;
-    if (direction == ConvDirection::BackwardFilter) {
-      consider(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-                   handle, problem.x.get(), problem.y.get(), problem.conv.get(), problem.w.get(),
-                   static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), &bytes),
-               bytes);
-    }
+  switch (direction) {
+    case ConvDirection::Forward:
+      for (int algo = 0; algo < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++algo) {
+        consider(cudnnGetConvolutionForwardWorkspaceSize(
+            handle, problem.x.get(), problem.w.get(), problem.conv.get(), problem.y.get(),
+            static_cast<cudnnConvolutionFwdAlgo_t>(algo), &bytes));
+      }
+      break;
+    case ConvDirection::BackwardData:
+      for (int algo = 0; algo < CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT; ++algo) {
+        consider(cudnnGetConvolutionBackwardDataWorkspaceSize(
+            handle, problem.w.get(), problem.y.get(), problem.conv.get(), problem.x.get(),
+            static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), &bytes));
+      }
+      break;
+    case ConvDirection::BackwardFilter:
+      for (int algo = 0; algo < CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT; ++algo) {
+        consider(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+            handle, problem.x.get(), problem.y.get(), problem.conv.get(), problem.w.get(),
+            static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), &bytes));
+      }
+      break;
   }
   return largest;
 }
