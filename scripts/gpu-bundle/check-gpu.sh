@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# check-gpu.sh [LOG_DIR] [tests|bench|all]: bp-info, then the CUDA suite, the op conformance
-# suite on every device, bp-conformance on cuda:0 and quickstart (tests), and bench_cuda with its
-# table of targets (bench), each into its own log under LOG_DIR (default: ./gpu-logs); all of
-# them by default, or one half where a run must stay short. Exits non-zero when a suite fails or
-# skips itself.
+# check-gpu.sh [LOG_DIR] [tests|bench|sanitize|all]: bp-info, then the CUDA suite, the op
+# conformance suite on every device, bp-conformance on cuda:0 and quickstart (tests), and
+# bench_cuda with its table of targets (bench), each into its own log under LOG_DIR (default:
+# ./gpu-logs); both by default (all), or one where a run must stay short. `sanitize`, never part
+# of all, runs the CUDA suite under compute-sanitizer instead: memcheck over every case but the
+# one of 2^32 elements, racecheck over the cases whose kernels share memory within a block. Exits
+# non-zero when a suite fails or skips itself, or a sanitizer reports an error.
 #
 # The whole run keeps within CHECK_GPU_SECONDS (default 540), so that what it found comes back
 # from a machine lent for a few minutes; no step but the last (bench_cuda, whose table of targets
@@ -16,8 +18,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 logs=${1:-gpu-logs}
 part=${2:-all}
 case "$part" in
-  tests|bench|all) ;;
-  *) echo "check-gpu.sh: the second argument is tests, bench or all, not '$part'" >&2; exit 2 ;;
+  tests|bench|sanitize|all) ;;
+  *)
+    echo "check-gpu.sh: the second argument is tests, bench, sanitize or all, not '$part'" >&2
+    exit 2 ;;
 esac
 for limit in CHECK_GPU_SECONDS CHECK_GPU_STEP_SECONDS CHECK_GPU_CASE_SECONDS; do
   value=${!limit:-1}
@@ -123,17 +127,87 @@ suite() {  # suite NAME PROGRAM [ARGS...]
   fi
 }
 
+# compute-sanitizer: on PATH, else where the CUDA toolkit puts it (bin/, or its own folder), else
+# anywhere under /opt/nvidia.
+find_sanitizer() {
+  local found
+  found=$(command -v compute-sanitizer 2>/dev/null) && { echo "$found"; return 0; }
+  for found in /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda*/bin/compute-sanitizer \
+               /usr/local/cuda*/compute-sanitizer/compute-sanitizer; do
+    [ -x "$found" ] && { echo "$found"; return 0; }
+  done
+  found=$(find /opt/nvidia -maxdepth 5 -name compute-sanitizer -type f -perm -u+x 2>/dev/null |
+            head -n 1)
+  [ -n "$found" ] && { echo "$found"; return 0; }
+  return 1
+}
+
+# Exit code of compute-sanitizer when it reports an error, distinct from the suite's own.
+sanitizer_error=86
+
+# test_cuda under compute-sanitizer's TOOL, with the suite's ARGS, into LOG_DIR/NAME.log (the
+# tool's report and the suite's output together), for at most the step's time.
+sanitize() {  # sanitize NAME TOOL [ARGS...]
+  local name=$1 tool=$2
+  shift 2
+  local seconds
+  seconds=$(seconds_left "$step_seconds")
+  if [ "$seconds" -le 0 ]; then
+    echo "== $name not run: the run's ${CHECK_GPU_SECONDS:-540} s are spent"
+    status=1
+    return
+  fi
+  echo "== $name ($sanitizer --tool $tool)"
+  # API errors are left out: the suite provokes some on purpose (out of memory, a missing GPU).
+  timeout --kill-after=5 "$seconds" stdbuf -oL -eL "$sanitizer" --tool "$tool" \
+    --error-exitcode "$sanitizer_error" --report-api-errors no --target-processes all \
+    "$here/run.sh" test_cuda "$@" >"$logs/$name.log" 2>&1
+  local code=$?
+  tail -n 4 "$logs/$name.log"
+  case "$code" in
+    0) ;;
+    "$sanitizer_error") echo "== $name: compute-sanitizer reported errors ($logs/$name.log)"
+       status=1 ;;
+    124|137) echo "== $name stopped after $seconds s (its findings so far are in the log)"
+       status=1 ;;
+    *) echo "== $name exited with $code"; status=1 ;;
+  esac
+}
+
 step bp-info bp-info
+if [ "$part" = sanitize ]; then
+  if ! sanitizer=$(find_sanitizer); then
+    echo "== sanitize not run: no compute-sanitizer on PATH, in /usr/local/cuda*/bin," \
+      "/usr/local/cuda*/compute-sanitizer or under /opt/nvidia"
+    exit 1
+  fi
+  echo "== compute-sanitizer: $sanitizer"
+  # Every case but the one over 2^32 elements, which memcheck would take far past any budget.
+  sanitize test_cuda_memcheck memcheck \
+    "--test-case-exclude=kernels index tensors of 2^32 elements and more*"
+  # The GPU cases whose kernels share memory within a block (racecheck checks shared memory
+  # only): reductions, softmax, the norms, products, pooling, and conv2d with the transposes of
+  # its channels-last formulation.
+  BACKPLANE_CUDA_CONV_LAYOUT=nhwc sanitize test_cuda_racecheck racecheck \
+    "--test-case=reductions*,softmax*,layer norm*,batch norm*,matrix products*,pooling*,conv2d*"
+  exit $status
+fi
 if [ "$part" != bench ]; then
   suite test_cuda test_cuda
   BACKPLANE_CUDA_ALLOW_TF32=1 suite test_cuda_tf32 test_cuda "--test-case=*TF32*"
   BACKPLANE_CUDA_CUDNN=0 suite test_cuda_no_cudnn test_cuda "--test-case=conv2d*"
+  # conv2d on cuDNN's channels-last formulation wherever it runs, not only where it measured
+  # faster: the transposes to and from NHWC on every shape of the case.
+  BACKPLANE_CUDA_CONV_LAYOUT=nhwc suite test_cuda_nhwc test_cuda "--test-case=conv2d*"
   # The conformance suite on cuda:0 against the CPU plugin. An OpenCL device there (PoCL, say)
   # is not what this checks, and a fresh machine's PoCL compiles each of its kernels first, which
   # takes far longer than the suite itself does without it.
   BACKPLANE_BACKENDS=cpu,cuda suite test_ops test_ops
   # The convolutions' cases again through the plugin's own kernels (conv2d, and its gradients).
   BACKPLANE_CUDA_CUDNN=0 BACKPLANE_BACKENDS=cpu,cuda suite test_ops_no_cudnn test_ops \
+    "--test-case=*conv*"
+  # And on cuDNN's channels-last formulation wherever it runs.
+  BACKPLANE_CUDA_CONV_LAYOUT=nhwc BACKPLANE_BACKENDS=cpu,cuda suite test_ops_nhwc test_ops \
     "--test-case=*conv*"
   # The vendor's proof on cuda:0: every kernel op through the conformance cases, and the plugin
   # contract (copies, events, threads, shutdown).

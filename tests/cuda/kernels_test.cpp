@@ -6,6 +6,8 @@
 // conformance suite (tests/ops) covers every op and dtype on small shapes.
 #include "cuda_test_support.h"
 
+#include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <string>
@@ -433,8 +435,21 @@ TEST_CASE("kernels index tensors of 2^32 elements and more with 64-bit arithmeti
   CHECK(bp::amax(copied.slice(0, 0, cols - 1), {}).item<uint8_t>() == 1);
 }
 
+// The cuda plugin's counter "cuda0.conv2d.<name>".
+uint64_t conv_counter(const std::string& name) {
+  for (const bp::BackendCounter& counter : bp::backend_counters("cuda")) {
+    if (counter.name == "cuda0.conv2d." + name) return counter.value;
+  }
+  FAIL("the cuda plugin reports no counter cuda0.conv2d." << name);
+  return 0;
+}
+
 TEST_CASE("conv2d through cuDNN, or the implicit-GEMM kernel with BACKPLANE_CUDA_CUDNN=0") {
   SKIP_WITHOUT_CUDA_DEVICE();
+  // CTest runs this case once more with BACKPLANE_CUDA_CONV_LAYOUT=nhwc: then every problem
+  // whose planes are dense runs on NHWC copies wherever cuDNN has an NHWC algorithm for it.
+  const char* layout = std::getenv("BACKPLANE_CUDA_CONV_LAYOUT");
+  const bool channels_last = layout != nullptr && std::string(layout) == "nhwc";
   struct Case {
     std::vector<int64_t> input, weight;
     std::vector<int64_t> stride, padding, dilation;
@@ -447,6 +462,11 @@ TEST_CASE("conv2d through cuDNN, or the implicit-GEMM kernel with BACKPLANE_CUDA
       {{1, 64, 14, 14}, {128, 64, 1, 1}, {2}, {0}, {1}, 1},
       // Past a whole tile of the implicit-GEMM kernel in pixels (286), taps (45) and channels.
       {{2, 5, 11, 13}, {70, 5, 3, 3}, {1}, {1}, {1}, 1},
+      // Channels in multiples of 8, which cuDNN's NHWC tensor-core kernels take; planes of
+      // 120, 63 and 1155 pixels, partial and whole tiles of the transposes (32 x 32).
+      {{4, 16, 12, 10}, {32, 16, 3, 3}, {1}, {1}, {1}, 1},
+      {{2, 32, 9, 7}, {64, 8, 3, 3}, {1}, {1}, {2}, 4},  // grouped and dilated
+      {{3, 8, 33, 35}, {24, 8, 1, 1}, {1}, {0}, {1}, 1},
   };
   for (const bp::DType dtype : {bp::kFloat32, bp::kFloat64, bp::kFloat16, bp::kBFloat16}) {
     for (const Case& c : cases) {
@@ -455,10 +475,41 @@ TEST_CASE("conv2d through cuDNN, or the implicit-GEMM kernel with BACKPLANE_CUDA
       const Tensor input = normal(c.input, dtype), weight = normal(c.weight, dtype),
                    bias = normal({c.weight[0]}, dtype);
       const double tolerance = dtype == bp::kFloat32 ? 1e-4 : tolerance_of(dtype);
+      const uint64_t cudnn_runs = conv_counter("cudnn_runs");
       same_as_cpu(
           {input, weight, bias},
           [&](const std::vector<Tensor>& t) {
             return bp::conv2d(t[0], t[1], t[2], c.stride, c.padding, c.dilation, c.groups);
+          },
+          tolerance);
+      // Float16 with channels in multiples of 8 and no groups: cuDNN has NHWC tensor-core
+      // kernels for it, so the channels-last formulation must have run, where cuDNN ran at all.
+      if (channels_last && dtype == bp::kFloat16 && c.input[1] % 8 == 0 && c.weight[0] % 8 == 0 &&
+          c.groups == 1 && conv_counter("cudnn_runs") > cudnn_runs) {
+        CHECK(conv_counter("cudnn_nhwc") == 1);
+      }
+      same_as_cpu(
+          {input, weight},
+          [&](const std::vector<Tensor>& t) {
+            return bp::conv2d(t[0], t[1], std::nullopt, c.stride, c.padding, c.dilation, c.groups);
+          },
+          tolerance);
+      // Planes that are not dense (rows of W + 2), which keep the tensors as they are; then
+      // batch and channels strided over dense planes, which the transposes take.
+      const Tensor wide = normal({c.input[0], c.input[1] + 3, c.input[2], c.input[3] + 2}, dtype);
+      same_as_cpu(
+          {wide, weight, bias},
+          [&](const std::vector<Tensor>& t) {
+            return bp::conv2d(t[0].slice(1, 2, 2 + c.input[1]).slice(3, 0, c.input[3]), t[1], t[2],
+                              c.stride, c.padding, c.dilation, c.groups);
+          },
+          tolerance);
+      const Tensor tall = normal({c.input[0], c.input[1] + 3, c.input[2], c.input[3]}, dtype);
+      same_as_cpu(
+          {tall, weight, bias},
+          [&](const std::vector<Tensor>& t) {
+            return bp::conv2d(t[0].slice(1, 3, 3 + c.input[1]), t[1], t[2], c.stride, c.padding,
+                              c.dilation, c.groups);
           },
           tolerance);
       // Strided input and weight.

@@ -1,5 +1,5 @@
-// The plugin's switches. BACKPLANE_CUDA_ALLOW_TF32: float32 matrix products stay exact unless it
-// is 1; CTest runs the product case twice, without the variable and with it set to 1.
+// The plugin's switches and settings. BACKPLANE_CUDA_ALLOW_TF32: float32 matrix products stay exact
+// unless it is 1; CTest runs the product case twice, without the variable and with it set to 1.
 #include "cuda_test_support.h"
 
 #include "runtime/environment.h"
@@ -18,6 +18,17 @@ TEST_CASE("the plugin's switches take 0 or 1, and any other value keeps the defa
   CHECK(switch_value("BACKPLANE_CUDA_ALLOW_TF32", "1", false));
   CHECK_FALSE(switch_value("BACKPLANE_CUDA_ALLOW_TF32", "yes", false));  // warns on stderr
   CHECK(switch_value("BACKPLANE_CUDA_CUDNN", "", true));
+}
+
+TEST_CASE("BACKPLANE_CUDA_CONV_LAYOUT takes auto, nchw or nhwc, and any other value keeps auto") {
+  using bp::cuda::conv_layout_value;
+  using bp::cuda::ConvLayout;
+  CHECK(conv_layout_value(nullptr) == ConvLayout::Measured);
+  CHECK(conv_layout_value("auto") == ConvLayout::Measured);
+  CHECK(conv_layout_value("nchw") == ConvLayout::Nchw);
+  CHECK(conv_layout_value("nhwc") == ConvLayout::Nhwc);
+  CHECK(conv_layout_value("NHWC") == ConvLayout::Measured);  // warns on stderr
+  CHECK(conv_layout_value("") == ConvLayout::Measured);      // warns on stderr
 }
 
 TEST_CASE("float32 products round their inputs to TF32 exactly when BACKPLANE_CUDA_ALLOW_TF32=1") {

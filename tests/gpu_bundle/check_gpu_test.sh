@@ -5,7 +5,9 @@
 # program with four cases: one passes, one fails a check, one aborts its process (as a faulting
 # kernel leaves the process's CUDA context unusable for every case after it), one hangs. A suite
 # that fails runs again one case at a time, each with its own verdict in the suite's log and a
-# hang stopped; the run keeps within its time budget; bad limits are refused.
+# hang stopped; the run keeps within its time budget; bad limits are refused. The sanitize part
+# runs the CUDA suite under a stand-in compute-sanitizer, memcheck and racecheck, and fails where
+# it reports an error; the other parts never run it.
 set -euo pipefail
 
 scripts=${1:?usage: check_gpu_test.sh GPU_BUNDLE_SCRIPTS_DIR}
@@ -100,6 +102,52 @@ CHECK_GPU_STEP_SECONDS=2 "$bundle/check-gpu.sh" "$work/bench" bench >"$work/benc
   status=$?
 [ "$status" -eq 0 ] || fail "the bench half exited with $status, not 0"
 expect_line "$work/bench.out" "| add | 0.95 | met |"
+grep -q "sanitizer" "$work/bench.out" "$work/out" && fail "a run without sanitize ran a sanitizer"
+
+# The sanitize part, with a stand-in compute-sanitizer first on PATH: it records its arguments,
+# runs the program after its options, and reports an error from racecheck where asked to.
+mkdir -p "$work/sanitizer-bin"
+cat >"$work/sanitizer-bin/compute-sanitizer" <<'SANITIZER'
+#!/usr/bin/env bash
+echo "$*" >>"$SANITIZER_CALLS"
+tool='' exit_code=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --tool) tool=$2; shift 2 ;;
+    --error-exitcode) exit_code=$2; shift 2 ;;
+    --*) shift 2 ;;
+    *) break ;;
+  esac
+done
+"$@" || exit $?
+if [ "$tool" = racecheck ] && [ -n "${SANITIZER_FINDS:-}" ]; then
+  echo "========= ERROR SUMMARY: 1 error"
+  exit "$exit_code"
+fi
+echo "========= ERROR SUMMARY: 0 errors"
+SANITIZER
+chmod +x "$work/sanitizer-bin/compute-sanitizer"
+# The suite under the sanitizers: a program that says what it was asked to run, and passes.
+printf '#!/bin/sh\necho "test_cuda ran with $*"\n' >"$bundle/bin/test_cuda"
+status=0
+PATH="$work/sanitizer-bin:$PATH" SANITIZER_CALLS=$work/calls \
+  "$bundle/check-gpu.sh" "$work/sanitize" sanitize >"$work/sanitize.out" 2>&1 || status=$?
+[ "$status" -eq 0 ] || fail "a clean sanitize run exited with $status, not 0"
+expect_line "$work/sanitize.out" "== compute-sanitizer: $work/sanitizer-bin/compute-sanitizer"
+grep -q -- "--tool memcheck --error-exitcode 86 .*run.sh test_cuda --test-case-exclude=" \
+  "$work/calls" || fail "memcheck did not run test_cuda with an error exit code"
+grep -q -- "--tool racecheck --error-exitcode 86 .*run.sh test_cuda --test-case=" "$work/calls" ||
+  fail "racecheck did not run test_cuda's case list with an error exit code"
+grep -q "test_cuda ran with --test-case-exclude=" "$work/sanitize/test_cuda_memcheck.log" ||
+  fail "test_cuda_memcheck.log lacks the suite's output"
+grep -q "ERROR SUMMARY: 0 errors" "$work/sanitize/test_cuda_racecheck.log" ||
+  fail "test_cuda_racecheck.log lacks the sanitizer's report"
+status=0
+PATH="$work/sanitizer-bin:$PATH" SANITIZER_CALLS=$work/calls SANITIZER_FINDS=1 \
+  "$bundle/check-gpu.sh" "$work/sanitize-finds" sanitize >"$work/finds.out" 2>&1 || status=$?
+[ "$status" -eq 1 ] || fail "a sanitize run with a finding exited with $status, not 1"
+grep -q "== test_cuda_racecheck: compute-sanitizer reported errors" "$work/finds.out" ||
+  fail "a sanitizer's finding was not reported"
 
 # Limits that are not whole seconds are refused before anything runs.
 for setting in CHECK_GPU_SECONDS=soon CHECK_GPU_CASE_SECONDS=0 CHECK_GPU_STEP_SECONDS=-5; do

@@ -77,6 +77,11 @@ const ConvCase kConvCases[] = {
     {{1, 3, 2, 3}, {2, 3, 5, 5}, {2, 2}, {2, 2}, {1, 1}, 1},    // kernel larger than the input
     {{1, 9, 10, 4}, {11, 9, 1, 4}, {3, 1}, {0, 1}, {1, 1}, 1},  // channels not a multiple of 8
     {{0, 3, 4, 4}, {2, 3, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 1},    // empty batch
+    // Channels in multiples of 8, as cuDNN's NHWC tensor-core kernels take them (the CUDA
+    // backend's channels-last formulation): plain, grouped and dilated, a 1x1 expansion.
+    {{2, 16, 8, 8}, {16, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1},
+    {{1, 16, 7, 9}, {24, 4, 3, 3}, {1, 2}, {1, 1}, {2, 1}, 4},
+    {{3, 8, 6, 5}, {32, 8, 1, 1}, {1, 1}, {0, 0}, {1, 1}, 1},
 };
 
 std::string describe(const ConvCase& c) {

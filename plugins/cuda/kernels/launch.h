@@ -226,6 +226,20 @@ void launch_conv2d(DType dtype, const Image& input, const Image& weight, const v
                    int64_t bias_stride, const Image& out, const SlidingWindow& window,
                    int64_t groups, const LaunchTarget& target);
 
+// `batches` matrices of `rows` x `cols` elements, each element `in_batch_stride * b +
+// in_row_stride * r + c` of the source; the target holds their transposes, (b, c, r) at
+// `out_batch_stride * b + out_row_stride * c + r`.
+struct TransposeShape {
+  int64_t batches = 0, rows = 0, cols = 0;
+  int64_t in_batch_stride = 0, in_row_stride = 0;
+  int64_t out_batch_stride = 0, out_row_stride = 0;
+};
+
+// out[b][c][r] = in[b][r][c] (transpose.cuh), `element_size` bytes (1, 2, 4 or 8) moved
+// unchanged; in and out must not overlap. conv2d's channels-last formulation (NCHW <-> NHWC).
+void launch_transpose(size_t element_size, const void* in, void* out, const TransposeShape& shape,
+                      const LaunchTarget& target);
+
 // conv2d's gradients without cuDNN, accumulated like launch_conv2d: grad_input (N, C_in, H, W)
 // from grad_output (N, C_out, H_out, W_out) and weight, and grad_weight (C_out, C_in / groups,
 // kH, kW) from grad_output and input, each element one sum in a fixed order (a block's threads

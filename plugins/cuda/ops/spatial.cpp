@@ -66,14 +66,14 @@ void copy_image(Device& device, const Image& from, const Image& to, DType dtype)
 }
 
 #if BACKPLANE_CUDA_CUDNN
-// out = bias along dim 1, broadcast over the other dims.
-void fill_with_bias(Device& device, const TensorView& bias, const TensorView& out) {
-  DimValues<int64_t> strides(4, 0);
-  strides[1] = bias.stride(0);
-  const size_t element_bytes = element_size(out.dtype());
+// target = bias along dim 1, broadcast over the other dims.
+void fill_with_bias(Device& device, const TensorView& bias, const Image& target) {
+  const int64_t bias_strides[4] = {0, bias.stride(0), 0, 0};
+  const size_t element_bytes = element_size(bias.dtype());
   for_each_launch<2>(
-      device, out.sizes(),
-      {operand_of(out), Operand{address_of(bias), strides.span(), element_bytes}},
+      device, std::span<const int64_t>(target.sizes, 4),
+      {Operand{static_cast<char*>(target.data), target.strides, element_bytes},
+       Operand{address_of(bias), bias_strides, element_bytes}},
       [&](const ElementwiseLaunch<2>& launch) { launch_copy_bits(element_bytes, launch); });
 }
 
@@ -88,8 +88,8 @@ Image dense_weight(Device& device, const TensorView& weight, DeviceScratch& scra
 bool conv2d_through_cudnn(Device& device, const Image& input, const TensorView& weight,
                           const TensorView* bias, const TensorView& out,
                           const SlidingWindow& window, int64_t groups) {
-  std::function<void()> write_bias;
-  if (bias) write_bias = [&] { fill_with_bias(device, *bias, out); };
+  std::function<void(const Image&)> write_bias;
+  if (bias) write_bias = [&](const Image& target) { fill_with_bias(device, *bias, target); };
   DeviceScratch scratch(device);
   return cudnn_convolution(device, ConvDirection::Forward, out.dtype(), input,
                            dense_weight(device, weight, scratch), image_of(out), window, groups,

@@ -33,9 +33,11 @@ Device::Device(int index, const cudaDeviceProp& properties, const std::string& v
                  "; TF32 for float32 matrix products: " + (tf32_allowed() ? "on" : "off") +
                  " (BACKPLANE_CUDA_ALLOW_TF32)";
   const std::string prefix = "cuda" + std::to_string(index) + ".memory.";
-  counter_names_ = {prefix + "allocated_bytes", prefix + "reserved_bytes",
+  const std::string conv = "cuda" + std::to_string(index) + ".conv2d.";
+  counter_names_ = {prefix + "allocated_bytes",      prefix + "reserved_bytes",
                     prefix + "peak_allocated_bytes", prefix + "cuda_malloc_calls",
-                    prefix + "cache_hits"};
+                    prefix + "cache_hits",           conv + "cudnn_runs",
+                    conv + "cudnn_algorithm",        conv + "cudnn_nhwc"};
 }
 
 std::array<plugin::CounterValue, Device::kCounterCount> Device::counters() const {
@@ -44,7 +46,16 @@ std::array<plugin::CounterValue, Device::kCounterCount> Device::counters() const
            {counter_names_[1].c_str(), stats.reserved_bytes},
            {counter_names_[2].c_str(), stats.peak_allocated_bytes},
            {counter_names_[3].c_str(), stats.device_allocations},
-           {counter_names_[4].c_str(), stats.cache_hits}}};
+           {counter_names_[4].c_str(), stats.cache_hits},
+           {counter_names_[5].c_str(), cudnn_forward_runs_.load(std::memory_order_relaxed)},
+           {counter_names_[6].c_str(), cudnn_forward_algorithm_.load(std::memory_order_relaxed)},
+           {counter_names_[7].c_str(), cudnn_forward_nhwc_.load(std::memory_order_relaxed)}}};
+}
+
+void Device::count_cudnn_forward(int algorithm, bool channels_last) {
+  cudnn_forward_algorithm_.store(static_cast<uint64_t>(algorithm), std::memory_order_relaxed);
+  cudnn_forward_nhwc_.store(channels_last ? 1 : 0, std::memory_order_relaxed);
+  cudnn_forward_runs_.fetch_add(1, std::memory_order_relaxed);
 }
 
 cudaStream_t Device::stream() {

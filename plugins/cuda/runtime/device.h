@@ -39,9 +39,13 @@ class Device {
 
   // The device's counters (read_counters): its allocator's statistics, as
   // "cuda0.memory.allocated_bytes", "...reserved_bytes", "...peak_allocated_bytes",
-  // "...cuda_malloc_calls" and "...cache_hits". The names live as long as the device.
-  static constexpr size_t kCounterCount = 5;
+  // "...cuda_malloc_calls" and "...cache_hits"; and conv2d's forward runs through cuDNN, as
+  // "cuda0.conv2d.cudnn_runs", and the latest one's algorithm ("...cudnn_algorithm", cuDNN's
+  // cudnnConvolutionFwdAlgo_t) and layout ("...cudnn_nhwc": 1 for the channels-last
+  // formulation), so that a benchmark can say what ran. The names live as long as the device.
+  static constexpr size_t kCounterCount = 8;
   std::array<plugin::CounterValue, kCounterCount> counters() const;
+  void count_cudnn_forward(int algorithm, bool channels_last);
 
   cudaStream_t stream();
   LaunchTarget launch_target();
@@ -67,6 +71,9 @@ class Device {
   std::string label_;
   uint64_t total_memory_ = 0;
   std::array<std::string, kCounterCount> counter_names_;
+  std::atomic<uint64_t> cudnn_forward_runs_{0};
+  std::atomic<uint64_t> cudnn_forward_algorithm_{0};
+  std::atomic<uint64_t> cudnn_forward_nhwc_{0};
   int multiprocessors_ = 1;
   size_t max_shared_memory_ = 48 * 1024;
 

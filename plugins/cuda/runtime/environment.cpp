@@ -29,4 +29,18 @@ bool cudnn_allowed() {
   return allowed;
 }
 
+ConvLayout conv_layout_value(const char* value) {
+  if (value == nullptr || std::strcmp(value, "auto") == 0) return ConvLayout::Measured;
+  if (std::strcmp(value, "nchw") == 0) return ConvLayout::Nchw;
+  if (std::strcmp(value, "nhwc") == 0) return ConvLayout::Nhwc;
+  plugin::warn(std::string("BACKPLANE_CUDA_CONV_LAYOUT='") + value +
+               "' is none of auto, nchw and nhwc; using the default, auto");
+  return ConvLayout::Measured;
+}
+
+ConvLayout conv_layout() {
+  static const ConvLayout layout = conv_layout_value(secure_getenv("BACKPLANE_CUDA_CONV_LAYOUT"));
+  return layout;
+}
+
 }  // namespace bp::cuda

@@ -16,4 +16,19 @@ bool tf32_allowed();
 // with it; 0 runs the plugin's own implicit-GEMM kernel.
 bool cudnn_allowed();
 
+// Which formulations conv2d may run through cuDNN: the tensors as they are (NCHW), or
+// channels-last copies (NHWC, which cuDNN's tensor-core kernels read and write on Hopper).
+enum class ConvLayout {
+  Measured,  // both, and the one that ran faster on the problem's first call
+  Nchw,
+  Nhwc,  // wherever cuDNN runs the problem so; elsewhere NCHW
+};
+
+// The value of BACKPLANE_CUDA_CONV_LAYOUT whose text is `value` (NULL when unset): "auto"
+// (Measured), "nchw" or "nhwc"; anything else is a warning, and Measured.
+ConvLayout conv_layout_value(const char* value);
+
+// BACKPLANE_CUDA_CONV_LAYOUT (default auto), read the first time conv2d runs.
+ConvLayout conv_layout();
+
 }  // namespace bp::cuda
