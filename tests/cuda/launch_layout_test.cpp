@@ -186,11 +186,13 @@ TEST_CASE("register rows: the narrowest team holding four vectors a thread, and 
   }
   for (const LaunchTarget& target : kTargets) {
     for (const int64_t groups : kGroupCounts) {
-      for (const int64_t size : {int64_t{64}, int64_t{8192}}) {
+      for (const int64_t size : {int64_t{64}, int64_t{1000}, int64_t{8192}}) {
         const bp::cuda::RegisterRowVariant variant = register_row_variant(size, 4);
         const unsigned int threads = bp::cuda::register_row_block_threads(variant);
         CHECK(threads % kWarpSize == 0);
         CHECK(threads <= static_cast<unsigned int>(kMaxTeamThreads));
+        // A team wider than a warp synchronises its block, so it is the block.
+        if (variant.team > kWarpSize) CHECK(threads == static_cast<unsigned int>(variant.team));
         const unsigned int blocks = bp::cuda::register_row_blocks(groups, variant, target);
         CHECK(blocks >= 1);
         CHECK(blocks <= blocks_needed(groups, threads / static_cast<unsigned int>(variant.team)));

@@ -96,6 +96,11 @@ __host__ __device__ __forceinline__ T from_compute(V value) {
     return __float2bfloat16_rn(static_cast<float>(value));
   } else if constexpr (std::is_same_v<T, bool>) {
     return value != V(0);
+  } else if constexpr (std::is_integral_v<T> && sizeof(T) < sizeof(int32_t) &&
+                       std::is_floating_point_v<V>) {
+    // Through int32, as x86 converts and so the CPU backend: a value past T's range wraps, where
+    // the device's own conversion to T would saturate.
+    return static_cast<T>(static_cast<int32_t>(value));
   } else {
     return static_cast<T>(value);
   }

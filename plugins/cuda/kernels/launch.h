@@ -218,6 +218,11 @@ void launch_pool2d_backward(DType dtype, PoolKind kind, const Image& grad_output
                             const Image& indices, const Image& grad_input,
                             const SlidingWindow& window, const LaunchTarget& target);
 
+// The first of max pooling's `indices` (Int64, in N, C, H, W order) outside a plane of
+// `plane_size` members, if any; waits for the check.
+std::optional<int64_t> launch_check_pool_indices(const Image& indices, int64_t plane_size,
+                                                 const LaunchTarget& target, GroupScratch& scratch);
+
 // conv2d as an implicit GEMM (conv.cuh): out[n, o, y, x] = bias[o] + the sum over the window
 // and the group's input channels of input * weight, accumulated in float (double for Double),
 // tap after tap in order. weight is (C_out, C_in / groups, kH, kW) with any strides; bias, if

@@ -118,7 +118,8 @@ RegisterRowVariant register_row_variant(int64_t group_size, int vector_width) {
 }
 
 unsigned int register_row_block_threads(const RegisterRowVariant& variant) {
-  return static_cast<unsigned int>(std::max(variant.team, kRegisterRowWarpBlock));
+  return static_cast<unsigned int>(variant.team == kWarpSize ? kRegisterRowWarpBlock
+                                                             : variant.team);
 }
 
 unsigned int register_row_blocks(int64_t groups, const RegisterRowVariant& variant,

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "kernels/device_support.cuh"
+#include "kernels/gather.cuh"
 
 #include <limits>
 
@@ -191,6 +192,24 @@ __global__ void __launch_bounds__(kPoolThreads)
     }
     result[n * grad_input.strides[0] + c * grad_input.strides[1] + y * grad_input.strides[2] +
            x * grad_input.strides[3]] = from_compute<T>(sum);
+  }
+}
+
+// Records in `error` the first element of `indices` (in N, C, H, W order) that lies outside a
+// plane of `plane_size` members: max pooling's gradient must not follow it.
+__global__ void __launch_bounds__(kPoolThreads)
+    check_pool_indices(Image indices, int64_t plane_size, int64_t total, IndexError* error) {
+  const int64_t* picked = static_cast<const int64_t*>(indices.data);
+  const int64_t width = indices.sizes[3], height = indices.sizes[2], channels = indices.sizes[1];
+  for (int64_t i = global_thread(); i < total; i += grid_threads()) {
+    const int64_t x = i % width;
+    const int64_t y = i / width % height;
+    const int64_t c = i / (width * height) % channels;
+    const int64_t n = i / (width * height * channels);
+    const int64_t index = picked[n * indices.strides[0] + c * indices.strides[1] +
+                                 y * indices.strides[2] + x * indices.strides[3]];
+    if (index < 0 || index >= plane_size)
+      atomicMin(&error->first_position, static_cast<unsigned long long>(i));
   }
 }
 

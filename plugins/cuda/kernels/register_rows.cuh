@@ -65,10 +65,10 @@ void launch_register_rows(const GroupShape<N>& shape, const LaunchTarget& target
       variant, [&](auto team) { launch(team, Width<kRegisterRowVectors>{}, grid, block); });
 }
 
-// Threads of a block of teams of kTeam (register_row_block_threads).
+// Threads of a block of teams of kTeam (register_row_block_threads): several teams of a warp,
+// or one wider team, whose reductions synchronise the block.
 template <int kTeam>
-inline constexpr int kRegisterRowBlock =
-    kTeam > kRegisterRowWarpBlock ? kTeam : kRegisterRowWarpBlock;
+inline constexpr int kRegisterRowBlock = kTeam == kWarpSize ? kRegisterRowWarpBlock : kTeam;
 
 // One 16-byte vector at p, moved as one access whatever T is.
 template <typename T>

@@ -267,6 +267,15 @@ void max_pool2d_with_indices_backward_grad_input(
   const SlidingWindow window =
       sliding_window(plugin::pooling_window(kernel_size, stride, padding, dilation));
   const OnDevice on(grad_input);
+  DeviceScratch scratch(on.device());
+  const int64_t plane_size = grad_input.size(2) * grad_input.size(3);
+  if (const std::optional<int64_t> bad =
+          launch_check_pool_indices(image_of(indices), plane_size, on.launch_target(), scratch)) {
+    throw plugin::Error(BP_STATUS_INVALID_ARGUMENT,
+                        std::string(op) + ": index " + std::to_string(*bad) +
+                            " lies outside an input plane of " + std::to_string(plane_size) +
+                            " elements; pass the indices max_pool2d_with_indices returned");
+  }
   launch_pool2d_backward(grad_output.dtype(), PoolKind::Max, image_of(grad_output),
                          image_of(indices), image_of(grad_input), window, on.launch_target());
 }

@@ -118,14 +118,16 @@ cudnnMathType_t math_type(DType dtype) {
   return CUDNN_FMA_MATH;
 }
 
-// cuDNN's descriptors take int sizes and strides. A tensor whose farthest element lies past
-// INT_MAX would need offsets beyond them too: rather than risk cuDNN refusing it with an error
-// (or worse), such convolutions take the implicit-GEMM kernel.
+// cuDNN's descriptors take int sizes and positive int strides. A tensor whose farthest element
+// lies past INT_MAX would need offsets beyond them too, and one expanded along a dim (stride 0)
+// is refused as a bad parameter: rather than risk cuDNN refusing either with an error (or
+// worse), such convolutions take the implicit-GEMM kernel.
 bool fits_int(const Image& image) {
   int64_t last = 0;  // the farthest element's offset
   for (int d = 0; d < 4; ++d) {
     if (image.sizes[d] > INT_MAX || image.strides[d] > INT_MAX || image.strides[d] < 0)
       return false;
+    if (image.strides[d] == 0 && image.sizes[d] > 1) return false;
     if (image.sizes[d] == 0) return true;
     last += (image.sizes[d] - 1) * image.strides[d];
   }
@@ -274,16 +276,37 @@ Workspace search_workspace(Device& device, DeviceScratch& scratch, size_t wanted
   return {};
 }
 
+// The FFT and Winograd algorithms sum transformed terms, whose rounding departs from a direct
+// sum's by more than the conformance tolerances of float32 and float64 allow.
+bool transforms_terms(cudnnConvolutionFwdAlgo_t algo) {
+  return algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT || algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+         algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
+         algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+bool transforms_terms(cudnnConvolutionBwdDataAlgo_t algo) {
+  return algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT ||
+         algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
+         algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD ||
+         algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+}
+bool transforms_terms(cudnnConvolutionBwdFilterAlgo_t algo) {
+  return algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT ||
+         algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING ||
+         algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
+}
+
 // The algorithms of cuDNN's measured results (sorted fastest first; those that could not run
 // come last) that may be chosen, at most `most`: for the gradients, only deterministic ones, so
-// that a training step gives the same result on every run.
+// that a training step gives the same result on every run; for float32 and float64 (`exact`),
+// none that transforms its terms.
 template <typename Perf>
-std::vector<Algorithm> runnable(const Perf* results, int count, bool deterministic_only,
+std::vector<Algorithm> runnable(const Perf* results, int count, bool deterministic_only, bool exact,
                                 size_t most) {
   std::vector<Algorithm> algorithms;
   for (int i = 0; i < count && algorithms.size() < most; ++i) {
     if (results[i].status != CUDNN_STATUS_SUCCESS) continue;
     if (deterministic_only && results[i].determinism != CUDNN_DETERMINISTIC) continue;
+    if (exact && transforms_terms(results[i].algo)) continue;
     algorithms.push_back({static_cast<int>(results[i].algo), results[i].memory, results[i].mathType,
                           CUDNN_STATUS_SUCCESS});
   }
@@ -308,7 +331,9 @@ struct Measured {
 // tensors (the written one holds their results, overwritten afterwards). Measured rather than
 // taken from cuDNN's heuristic, whose first choice can be several times slower than the fastest.
 Measured measured_algorithms(Device& device, cudnnHandle_t handle, ConvDirection direction,
-                             const Problem& problem, const Operands& data, size_t most) {
+                             DType dtype, const Problem& problem, const Operands& data,
+                             size_t most) {
+  const bool exact = dtype == DType::Float32 || dtype == DType::Float64;
   DeviceScratch scratch(device);
   const Workspace workspace =
       search_workspace(device, scratch, largest_workspace(handle, direction, problem));
@@ -322,7 +347,7 @@ Measured measured_algorithms(Device& device, cudnnHandle_t handle, ConvDirection
           problem.y.get(), data.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, results,
           workspace.data, workspace.bytes);
       if (measured.status == CUDNN_STATUS_SUCCESS)
-        measured.algorithms = runnable(results, count, false, most);
+        measured.algorithms = runnable(results, count, false, exact, most);
       break;
     }
     case ConvDirection::BackwardData: {
@@ -332,7 +357,7 @@ Measured measured_algorithms(Device& device, cudnnHandle_t handle, ConvDirection
           problem.x.get(), data.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, results,
           workspace.data, workspace.bytes);
       if (measured.status == CUDNN_STATUS_SUCCESS)
-        measured.algorithms = runnable(results, count, true, most);
+        measured.algorithms = runnable(results, count, true, exact, most);
       break;
     }
     case ConvDirection::BackwardFilter: {
@@ -342,7 +367,7 @@ Measured measured_algorithms(Device& device, cudnnHandle_t handle, ConvDirection
           problem.w.get(), data.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, results,
           workspace.data, workspace.bytes);
       if (measured.status == CUDNN_STATUS_SUCCESS)
-        measured.algorithms = runnable(results, count, true, most);
+        measured.algorithms = runnable(results, count, true, exact, most);
       break;
     }
   }
@@ -536,7 +561,7 @@ std::vector<Algorithm> channels_last_algorithms(Device& device, cudnnHandle_t ha
   to_channels_last(device, call.dtype, call.input, copies->x);
   to_channels_last(device, call.dtype, call.weight, copies->w);
   const Measured measured =
-      measured_algorithms(device, handle, ConvDirection::Forward, problem,
+      measured_algorithms(device, handle, ConvDirection::Forward, call.dtype, problem,
                           {copies->x.data, copies->w.data, copies->y.data}, kForwardCandidates);
   if (measured.status != CUDNN_STATUS_SUCCESS) return {};
   return measured.algorithms;
@@ -584,7 +609,7 @@ Problem choose_forward(Device& device, cudnnHandle_t handle, const ForwardCall& 
   if (layout != ConvLayout::Nhwc || options.empty()) {
     nchw = describe(call.dtype, call.input, call.weight, call.out, window, groups);
     const Measured measured =
-        measured_algorithms(device, handle, ConvDirection::Forward, nchw,
+        measured_algorithms(device, handle, ConvDirection::Forward, call.dtype, nchw,
                             {call.input.data, call.weight.data, call.out.data}, kForwardCandidates);
     if (!declined(measured.status)) {
       check_cudnn(measured.status, device.label() + ": measuring cuDNN's convolution algorithms");
@@ -665,7 +690,7 @@ bool cudnn_convolution(Device& device, ConvDirection direction, DType dtype, con
     } else {
       problem = describe(dtype, input, weight, out, window, groups);
       const Measured measured =
-          measured_algorithms(device, context.handle, direction, problem, data, 1);
+          measured_algorithms(device, context.handle, direction, dtype, problem, data, 1);
       if (!declined(measured.status)) {
         check_cudnn(measured.status, device.label() + ": measuring cuDNN's convolution algorithms");
       }
