@@ -253,7 +253,7 @@ std::vector<bench::Ratio> register_rows(const std::vector<Row>& rows) {
           ->Unit(benchmark::kMillisecond);
     }
     ratios.push_back({row.name + ", Backplane / libtorch", row.name + "/backplane",
-                      row.name + "/libtorch", "<= 1.0x"});
+                      row.name + "/libtorch", "<= 0.9x"});
   }
   return ratios;
 }

@@ -15,22 +15,33 @@ namespace {
 
 using Counters = std::map<std::string, uint64_t>;
 
-// packed_weights_probe's "wrong" count and counters for `scenario`, under `cache_capacity`.
-Counters run_scenario(const std::string& scenario, const std::string& cache_capacity = "1024") {
+struct ProbeResult {
+  Counters counters;  // with packed_weights_probe's "wrong" count
+  std::string err;
+};
+
+// packed_weights_probe's report for `scenario`, under `cache_capacity` and `layout`.
+ProbeResult probe(const std::string& scenario, const std::string& cache_capacity,
+                  const std::string& layout) {
   const test_support::ChildResult result =
       test_support::run_child({PACKED_WEIGHTS_PROBE_EXECUTABLE, scenario},
                               {{"BACKPLANE_BACKENDS", "cpu"},
-                               {"BACKPLANE_CPU_CONV_LAYOUT", "blocked"},
+                               {"BACKPLANE_CPU_CONV_LAYOUT", layout},
                                {"BACKPLANE_CPU_PRIMITIVE_CACHE", cache_capacity}});
   INFO("stderr: " << result.err);
   REQUIRE(result.exit_code == 0);
-  Counters counters;
+  ProbeResult probed{{}, result.err};
   std::istringstream lines(result.out);
   std::string name;
   uint64_t value = 0;
-  while (lines >> name >> value) counters[name] = value;
-  REQUIRE(counters.count("wrong") == 1);
-  return counters;
+  while (lines >> name >> value) probed.counters[name] = value;
+  REQUIRE(probed.counters.count("wrong") == 1);
+  return probed;
+}
+
+// The counters of `scenario` with the blocked layout forced, so that weights are reordered.
+Counters run_scenario(const std::string& scenario, const std::string& cache_capacity = "1024") {
+  return probe(scenario, cache_capacity, "blocked").counters;
 }
 
 }  // namespace
@@ -79,4 +90,35 @@ TEST_CASE("with the primitive cache off no weight is kept") {
   CHECK(c.at("packed_weights.hits") == 0);
   CHECK(c.at("packed_weights.unkept") == 3);
   CHECK(c.at("primitive_cache.size") == 0);
+}
+
+TEST_CASE("the plain layout reorders no weight") {
+  const Counters c = probe("repeat", "1024", "plain").counters;
+  CHECK(c.at("wrong") == 0);
+  CHECK(c.at("packed_weights.packs") == 0);
+  CHECK(c.at("packed_weights.hits") == 0);
+  CHECK(c.at("packed_weights.unkept") == 0);
+}
+
+TEST_CASE(
+    "a BACKPLANE_CPU_CONV_LAYOUT that names no layout warns, and the measured choice applies") {
+  for (const std::string value : {"diagonal", "", "Blocked"}) {
+    CAPTURE(value);
+    const ProbeResult result = probe("repeat", "1024", value);
+    CHECK(result.counters.at("wrong") == 0);
+    CHECK(result.err.find("[backplane] warn: cpu: BACKPLANE_CPU_CONV_LAYOUT='" + value +
+                          "' is none of measured (time both layouts on each problem's first "
+                          "call, the default), plain (NCHW) and blocked (oneDNN's choice); using "
+                          "measured") != std::string::npos);
+  }
+}
+
+TEST_CASE("the layouts timed on a problem's first call each keep weights of their own") {
+  // Each plan tried reorders the weights into its own layout; one served another's would give
+  // wrong results from then on.
+  for (const char* scenario : {"repeat", "mul_"}) {
+    CAPTURE(scenario);
+    const Counters c = probe(scenario, "1024", "measured").counters;
+    CHECK(c.at("wrong") == 0);
+  }
 }

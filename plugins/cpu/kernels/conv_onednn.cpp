@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -26,6 +27,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace bp::cpu {
 namespace {
@@ -78,9 +80,15 @@ struct ConvArrays {
   void* out;
 };
 
+// The layouts a plan runs in: plain NCHW activations and OIHW weights; those oneDNN prefers
+// for the problem (format any); or activations in blocks of 16 channels (nChw16c), the layout
+// oneDNN's AVX-512 kernels were written for, with the weights oneDNN prefers beside them.
+enum class PlanLayout { Plain, Preferred, ChannelBlocks };
+
 // A convolution primitive with the layouts it takes, and the reorders from and to the plain
 // layouts where they differ.
 struct ConvPlan {
+  PlanLayout layout;
   dnnl::convolution_forward primitive;
   memory::desc src, weights, bias, dst, scratchpad;
   std::optional<onednn::Reorder> src_in, weights_in, dst_out;
@@ -97,7 +105,12 @@ struct ConvPlan {
       source = src_buffer->data();
     }
     std::optional<onednn::PackedWeight> packed;
-    if (weights_in) packed.emplace(arrays.weight_tensor, arrays.weight, *weights_in, weights_key);
+    if (weights_in) {
+      // The plans of one problem reorder its weights into layouts of their own.
+      onednn::CacheKey key = weights_key;
+      key.add(static_cast<int64_t>(layout));
+      packed.emplace(arrays.weight_tensor, arrays.weight, *weights_in, std::move(key));
+    }
     void* destination = arrays.out;
     if (dst_out) {
       dst_buffer.emplace(dst.get_size());
@@ -118,22 +131,31 @@ struct ConvPrimitives final : onednn::CachedPrimitives {
   ConvPlan plan;
 };
 
-// The plan for `g` in plain layouts, or (blocked) in those oneDNN prefers for it.
-ConvPlan make_plan(const ConvGeometry& g, memory::data_type type, bool with_bias, bool blocked) {
+ConvPlan make_plan(const ConvGeometry& g, memory::data_type type, bool with_bias,
+                   PlanLayout layout) {
   using tag = memory::format_tag;
   const memory::desc plain_src({g.batch, g.in_channels, g.height, g.width}, type, tag::nchw);
   const memory::desc plain_weights(weight_dims(g), type, g.groups == 1 ? tag::oihw : tag::goihw);
   const memory::desc plain_dst({g.batch, g.out_channels, g.out_height, g.out_width}, type,
                                tag::nchw);
-  const auto chosen = [&](const memory::desc& plain) {
-    return blocked ? memory::desc(plain.dims(), type, tag::any) : plain;
+  const auto activations = [&](const memory::desc& plain) {
+    switch (layout) {
+      case PlanLayout::Plain: return plain;
+      case PlanLayout::Preferred: return memory::desc(plain.dims(), type, tag::any);
+      case PlanLayout::ChannelBlocks: return memory::desc(plain.dims(), type, tag::nChw16c);
+    }
+    return plain;
   };
+  const memory::desc weights = layout == PlanLayout::Plain
+                                   ? plain_weights
+                                   : memory::desc(plain_weights.dims(), type, tag::any);
   ConvPlan plan;
+  plan.layout = layout;
   plan.bias =
       with_bias ? memory::desc({g.out_channels}, memory::data_type::f32, tag::x) : memory::desc();
   const dnnl::convolution_forward::desc description(
-      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, chosen(plain_src),
-      chosen(plain_weights), plan.bias, chosen(plain_dst), dims_of(g.window.stride),
+      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+      activations(plain_src), weights, plan.bias, activations(plain_dst), dims_of(g.window.stride),
       {g.window.dilation[0] - 1, g.window.dilation[1] - 1}, dims_of(g.window.padding),
       far_padding(g));
   const dnnl::convolution_forward::primitive_desc descriptor(description, onednn::base_attributes(),
@@ -149,29 +171,28 @@ ConvPlan make_plan(const ConvGeometry& g, memory::data_type type, bool with_bias
   return plan;
 }
 
-// Seconds of the fastest of a few runs of each plan, alternating, after one run each to fault
-// in their buffers and kept weights.
-bool first_runs_faster(const ConvPlan& first, const ConvPlan& second, const ConvArrays& arrays,
-                       const onednn::CacheKey& weights_key) {
+// The plan that ran fastest on `arrays`: each runs once to fault in its buffers and kept
+// weights, then three times, the plans taking turns, and the fastest run of each counts.
+ConvPlan fastest_plan(std::vector<ConvPlan> plans, const ConvArrays& arrays,
+                      const onednn::CacheKey& weights_key) {
   using clock = std::chrono::steady_clock;
   const auto seconds = [&](const ConvPlan& plan) {
     const clock::time_point start = clock::now();
     plan.run(arrays, weights_key);
     return std::chrono::duration<double>(clock::now() - start).count();
   };
-  seconds(first);
-  seconds(second);
-  double best_first = seconds(first);
-  double best_second = seconds(second);
-  for (int round = 0; round < 2; ++round) {
-    best_first = std::min(best_first, seconds(first));
-    best_second = std::min(best_second, seconds(second));
+  for (const ConvPlan& plan : plans) seconds(plan);
+  std::vector<double> best(plans.size(), std::numeric_limits<double>::infinity());
+  for (int round = 0; round < 3; ++round) {
+    for (size_t i = 0; i < plans.size(); ++i) best[i] = std::min(best[i], seconds(plans[i]));
   }
-  return best_first <= best_second;
+  const auto fastest = std::min_element(best.begin(), best.end()) - best.begin();
+  return std::move(plans[static_cast<size_t>(fastest)]);
 }
 
-// The primitives for `g`: plain or blocked as conv_layout_choice() says, measured on `arrays`
-// where it leaves the choice to this problem's first call.
+// The primitives for `g`: plain, or in oneDNN's preferred layouts, as conv_layout_choice()
+// says; where it leaves the choice to this problem's first call, the fastest on `arrays` of
+// those two and the channel blocks, where oneDNN has a primitive for them.
 std::shared_ptr<const ConvPrimitives> conv_primitives(const ConvGeometry& g, memory::data_type type,
                                                       const ConvArrays& arrays, int threads,
                                                       const onednn::CacheKey& weights_key) {
@@ -181,19 +202,24 @@ std::shared_ptr<const ConvPrimitives> conv_primitives(const ConvGeometry& g, mem
   return onednn::primitive_cache().get<ConvPrimitives>(key, [&] {
     auto made = std::make_shared<ConvPrimitives>();
     const ConvLayoutChoice choice = conv_layout_choice();
-    // With the cache off, a measurement would be repeated on every call.
-    const bool measure =
-        choice == ConvLayoutChoice::Measured && onednn::primitive_cache().statistics().capacity > 0;
     if (choice == ConvLayoutChoice::Plain) {
-      made->plan = make_plan(g, type, with_bias, /*blocked=*/false);
+      made->plan = make_plan(g, type, with_bias, PlanLayout::Plain);
+    } else if (choice == ConvLayoutChoice::Blocked) {
+      made->plan = make_plan(g, type, with_bias, PlanLayout::Preferred);
+    } else if (onednn::primitive_cache().statistics().capacity == 0) {
+      // With the cache off, a measurement would be repeated on every call.
+      made->plan = make_plan(g, type, with_bias, PlanLayout::Plain);
     } else {
-      made->plan = make_plan(g, type, with_bias, /*blocked=*/true);
-      if (made->plan.reorders() && choice != ConvLayoutChoice::Blocked) {
-        ConvPlan plain = make_plan(g, type, with_bias, /*blocked=*/false);
-        if (!measure || !first_runs_faster(made->plan, plain, arrays, weights_key)) {
-          made->plan = std::move(plain);
-        }
+      std::vector<ConvPlan> plans;
+      plans.push_back(make_plan(g, type, with_bias, PlanLayout::Plain));
+      plans.push_back(make_plan(g, type, with_bias, PlanLayout::Preferred));
+      try {
+        ConvPlan channel_blocks = make_plan(g, type, with_bias, PlanLayout::ChannelBlocks);
+        if (channel_blocks.src != plans.back().src) plans.push_back(std::move(channel_blocks));
+      } catch (const dnnl::error&) {  // no primitive for these blocks on this CPU
       }
+      made->plan = plans[1].reorders() ? fastest_plan(std::move(plans), arrays, weights_key)
+                                       : std::move(plans[1]);
     }
     return std::shared_ptr<const ConvPrimitives>(std::move(made));
   });
