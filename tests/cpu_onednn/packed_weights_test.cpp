@@ -2,14 +2,14 @@
 // to call, for as long as nothing writes into their storage: every scenario of
 // packed_weights_probe runs in a child process with the blocked layout forced, checks each
 // result against the float64 loops, and reports the backend's counters.
-#include "child_process.h"
+#include "probe_report.h"
 
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <map>
-#include <sstream>
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -23,20 +23,13 @@ struct ProbeResult {
 // packed_weights_probe's report for `scenario`, under `cache_capacity` and `layout`.
 ProbeResult probe(const std::string& scenario, const std::string& cache_capacity,
                   const std::string& layout) {
-  const test_support::ChildResult result =
-      test_support::run_child({PACKED_WEIGHTS_PROBE_EXECUTABLE, scenario},
-                              {{"BACKPLANE_BACKENDS", "cpu"},
-                               {"BACKPLANE_CPU_CONV_LAYOUT", layout},
-                               {"BACKPLANE_CPU_PRIMITIVE_CACHE", cache_capacity}});
-  INFO("stderr: " << result.err);
-  REQUIRE(result.exit_code == 0);
-  ProbeResult probed{{}, result.err};
-  std::istringstream lines(result.out);
-  std::string name;
-  uint64_t value = 0;
-  while (lines >> name >> value) probed.counters[name] = value;
-  REQUIRE(probed.counters.count("wrong") == 1);
-  return probed;
+  cpu_onednn_test::ProbeReport report =
+      cpu_onednn_test::run_probe({PACKED_WEIGHTS_PROBE_EXECUTABLE, scenario},
+                                 {{"BACKPLANE_BACKENDS", "cpu"},
+                                  {"BACKPLANE_CPU_CONV_LAYOUT", layout},
+                                  {"BACKPLANE_CPU_PRIMITIVE_CACHE", cache_capacity}});
+  REQUIRE(report.values.count("wrong") == 1);
+  return {std::move(report.values), std::move(report.err)};
 }
 
 // The counters of `scenario` with the blocked layout forced, so that weights are reordered.

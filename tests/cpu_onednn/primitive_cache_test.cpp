@@ -2,7 +2,7 @@
 // nothing new, the least recently used primitive leaves a full cache, capacity 0 caches
 // nothing, and BACKPLANE_CPU_PRIMITIVE_CACHE values that are not capacities are warned about.
 // The capacity is read once per process, so those cases run cpu_cache_probe in a child.
-#include "child_process.h"
+#include "probe_report.h"
 
 #include <backplane/backplane.h>
 
@@ -10,8 +10,8 @@
 
 #include <cstdint>
 #include <map>
-#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -36,16 +36,9 @@ struct ProbeResult {
 ProbeResult probe(const std::string& capacity, const std::vector<int>& rows) {
   std::vector<std::string> argv{CACHE_PROBE_EXECUTABLE};
   for (const int r : rows) argv.push_back(std::to_string(r));
-  const test_support::ChildResult result = test_support::run_child(
+  cpu_onednn_test::ProbeReport report = cpu_onednn_test::run_probe(
       argv, {{"BACKPLANE_BACKENDS", "cpu"}, {"BACKPLANE_CPU_PRIMITIVE_CACHE", capacity}});
-  INFO("stderr: " << result.err);
-  REQUIRE(result.exit_code == 0);
-  ProbeResult probed{{}, result.err};
-  std::istringstream lines(result.out);
-  std::string name;
-  uint64_t value = 0;
-  while (lines >> name >> value) probed.counters[name] = value;
-  return probed;
+  return {std::move(report.values), std::move(report.err)};
 }
 
 }  // namespace
