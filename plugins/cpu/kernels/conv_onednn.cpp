@@ -1,6 +1,6 @@
 // conv2d through oneDNN's convolution, with the bias fused, in the layout that runs faster for
-// the problem (conv_layout.h): plain NCHW, or oneDNN's blocked layouts with the weights reordered
-// once and kept while unchanged. float16 and bfloat16 go through oneDNN natively where this
+// the problem (conv_layout.h): plain NCHW, or blocked layouts with the weights reordered once and
+// kept while unchanged. float16 and bfloat16 go through oneDNN natively where this
 // CPU's oneDNN has them, else one image at a time converted to float32.
 #include "kernels/conv.h"
 
@@ -206,7 +206,7 @@ std::shared_ptr<const ConvPrimitives> conv_primitives(const ConvGeometry& g, mem
       made->plan = make_plan(g, type, with_bias, PlanLayout::Plain);
     } else if (choice == ConvLayoutChoice::Blocked) {
       made->plan = make_plan(g, type, with_bias, PlanLayout::Preferred);
-    } else if (onednn::primitive_cache().statistics().capacity == 0) {
+    } else if (onednn::primitive_cache().capacity() == 0) {
       // With the cache off, a measurement would be repeated on every call.
       made->plan = make_plan(g, type, with_bias, PlanLayout::Plain);
     } else {

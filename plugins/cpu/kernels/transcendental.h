@@ -15,13 +15,26 @@
 
 namespace bp::cpu {
 
+// e^r for |r| <= ln(2)/2, in float lanes: a degree-6 polynomial, a Chebyshev fit on that
+// interval, 2e-9 from e^r. exp_lanes and erfc_over_sqrt2_lanes scale it by 2^n.
+template <typename F>
+F exp_reduced_lanes(F r) {
+  F p = lanes_of<F>(1.3942159833661436e-3f);
+  p = p * r + 8.375968226311425e-3f;
+  p = p * r + 4.1666340142225575e-2f;
+  p = p * r + 1.6666405302634305e-1f;
+  p = p * r + 5.000000050018797e-1f;
+  p = p * r + 1.00000004003887f;
+  p = p * r + 1.0f;
+  return p;
+}
+
 // e^x for float lanes (F is float or Vector<float>), within 2 ulp of the exact value: inf
 // above ln(FLT_MAX), subnormal results down to 2^-149, 0 below, NaN for NaN. Scalar and vector
 // lanes compute the same bits.
 //
-// x = n ln 2 + r with n an integer and |r| <= ln(2)/2; e^r from a degree-6 polynomial (a
-// Chebyshev fit on that interval, 2e-9 from e^r); 2^n as two factors 2^(n/2), so that results
-// near the bottom of the range round once, like any subnormal.
+// x = n ln 2 + r with n an integer and |r| <= ln(2)/2; e^r from exp_reduced_lanes; 2^n as two
+// factors 2^(n/2), so that results near the bottom of the range round once, like any subnormal.
 template <typename F>
 F exp_lanes(F x) {
   using Bits = LaneBits<F>;
@@ -37,13 +50,7 @@ F exp_lanes(F x) {
   // ln 2 in two parts, the first short enough that n times it is exact (Cody and Waite).
   F r = x - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
-  F p = constant(1.3942159833661436e-3f);
-  p = p * r + 8.375968226311425e-3f;
-  p = p * r + 4.1666340142225575e-2f;
-  p = p * r + 1.6666405302634305e-1f;
-  p = p * r + 5.000000050018797e-1f;
-  p = p * r + 1.00000004003887f;
-  p = p * r + 1.0f;
+  const F p = exp_reduced_lanes(r);
   const Bits n_bits = std::bit_cast<Bits>(shifted) - std::bit_cast<uint32_t>(kRoundingShift);
   const Bits half_n = std::bit_cast<Bits>(std::bit_cast<SignedBits>(n_bits) >> 1);
   const F scale = std::bit_cast<F>((half_n + 127u) << 23);
@@ -191,13 +198,7 @@ F erfc_over_sqrt2_lanes(F m) {
   F r = half_square - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
   r = r - rest * 0.5f;
-  F p = lanes_of<F>(1.3942159833661436e-3f);
-  p = p * r + 8.375968226311425e-3f;
-  p = p * r + 4.1666340142225575e-2f;
-  p = p * r + 1.6666405302634305e-1f;
-  p = p * r + 5.000000050018797e-1f;
-  p = p * r + 1.00000004003887f;
-  p = p * r + 1.0f;
+  const F p = exp_reduced_lanes(r);
   // n >= -185: 2^(n + 64) is a normal float.
   const F scale = std::bit_cast<F>(
       (std::bit_cast<Bits>(shifted) - (std::bit_cast<uint32_t>(kRoundingShift) - 127u - 64u))

@@ -42,7 +42,7 @@ struct PackedWeight::Entry final : CachedPrimitives {
 PackedWeight::PackedWeight(const DLTensor& weight, const void* dense, const Reorder& reorder,
                            CacheKey key) {
   const std::optional<plugin::StorageVersion> source = plugin::storage_version(weight);
-  if (!source || primitive_cache().statistics().capacity == 0) {
+  if (!source || primitive_cache().capacity() == 0) {
     for_this_call_.emplace(reorder.to.get_size());
     reorder.run(dense, for_this_call_->data());
     g_unkept.fetch_add(1, std::memory_order_relaxed);

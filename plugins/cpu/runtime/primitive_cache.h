@@ -121,6 +121,8 @@ class PrimitiveCache {
   }
 
   CacheStatistics statistics() const;
+  // 0 when the cache is off. Fixed at construction, so read without the lock.
+  size_t capacity() const { return capacity_; }
 
  private:
   struct KeyHash {
