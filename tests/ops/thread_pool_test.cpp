@@ -4,9 +4,9 @@
 // itself; tests/CMakeLists.txt runs the first case here with BACKPLANE_NUM_THREADS=2 under a
 // short timeout, which a process hanging at exit would exceed.) The row reductions,
 // normalisations and GELU also give the same bits in processes on 1 and on 2 threads.
+#include "child_process.h"
 #include "op_test_support.h"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -238,19 +238,14 @@ std::string own_executable() {
 
 // The digest lines of kDigestCase run in a child process on `threads` threads.
 std::string digests_on(int threads) {
-  const std::string command =
-      "BACKPLANE_BACKENDS=cpu BACKPLANE_NUM_THREADS=" + std::to_string(threads) + " " +
-      kDigestFlag + "=1 '" + own_executable() + "' --test-case='" + kDigestCase + "' 2>&1";
-  FILE* child = popen(command.c_str(), "r");
-  REQUIRE(child != nullptr);
-  std::string output;
-  std::array<char, 4096> chunk{};
-  while (const size_t n = std::fread(chunk.data(), 1, chunk.size(), child))
-    output.append(chunk.data(), n);
-  const int status = pclose(child);
-  INFO("child output on " << threads << " threads:\n" << output);
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
+  const test_support::ChildResult child =
+      test_support::run_child({own_executable(), std::string("--test-case=") + kDigestCase},
+                              {{"BACKPLANE_BACKENDS", "cpu"},
+                               {"BACKPLANE_NUM_THREADS", std::to_string(threads)},
+                               {kDigestFlag, "1"}});
+  INFO("child output on " << threads << " threads:\n" << child.out << child.err);
+  CHECK(child.exit_code == 0);
+  const std::string& output = child.out;
   std::istringstream lines(output);
   std::string digests;
   for (std::string line; std::getline(lines, line);) {
