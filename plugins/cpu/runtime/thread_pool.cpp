@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -45,6 +46,33 @@ const RunningChunksFlag& running_chunks() {
 
 // Far more than any host has cores; a larger value is surely a typo.
 constexpr int kMaxThreads = 1024;
+
+// How long a thread polls before it sleeps on a condition variable: longer than the gap between
+// a model's consecutive kernel calls, shorter than a time slice. Waking a sleeping thread costs
+// tens of microseconds, as much as a whole small kernel.
+constexpr std::chrono::microseconds kSpinBeforeSleep{50};
+
+void pause_briefly() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// Polls `ready` for up to kSpinBeforeSleep; whether it became true.
+template <class Ready>
+bool spin_until(const Ready& ready) {
+  constexpr int kPollsPerClockRead = 64;
+  const auto deadline = std::chrono::steady_clock::now() + kSpinBeforeSleep;
+  for (;;) {
+    for (int poll = 0; poll < kPollsPerClockRead; ++poll) {
+      if (ready()) return true;
+      pause_briefly();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return ready();
+  }
+}
 
 }  // namespace
 
@@ -105,6 +133,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const ChunkFn& fn) {
     if (!stopping_) {
       job = std::make_shared<Job>(n, chunk_count, fn);
       queue_.insert(queue_.end(), static_cast<size_t>(chunk_count - 1), job);
+      queued_.store(queue_.size(), std::memory_order_release);
     }
   }
   if (!job) {
@@ -115,14 +144,18 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const ChunkFn& fn) {
   running_chunks().set(true);
   job->run_chunks();
   running_chunks().set(false);
-  std::unique_lock lock(job->mutex);
-  job->finished.wait(lock, [&] { return job->unfinished.load(std::memory_order_acquire) == 0; });
+  const auto all_finished = [&] { return job->unfinished.load(std::memory_order_acquire) == 0; };
+  if (!spin_until(all_finished)) {
+    std::unique_lock lock(job->mutex);
+    job->finished.wait(lock, all_finished);
+  }
   if (job->error) std::rethrow_exception(job->error);
 }
 
 void ThreadPool::work() {
   running_chunks().set(true);
   for (;;) {
+    spin_until([this] { return queued_.load(std::memory_order_acquire) != 0; });
     std::shared_ptr<Job> job;
     {
       std::unique_lock lock(mutex_);
@@ -131,6 +164,7 @@ void ThreadPool::work() {
       if (stopping_) return;
       job = std::move(queue_.front());
       queue_.pop_front();
+      queued_.store(queue_.size(), std::memory_order_release);
     }
     job->run_chunks();
   }

@@ -2,6 +2,7 @@
 // The core dispatches from many user threads at once, so every call here is thread-safe.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -49,6 +50,8 @@ class ThreadPool {
   // One entry per worker asked to help with a job; a job outlives the caller's wait only in
   // entries that no worker has taken yet, whose chunks are then all claimed already.
   std::deque<std::shared_ptr<Job>> queue_;
+  // queue_.size(), for workers to poll without the mutex before they sleep.
+  std::atomic<size_t> queued_{0};
   bool stopping_ = false;
   std::vector<std::thread> workers_;
 };
