@@ -13,6 +13,7 @@ packages=(
   # The Python package (python/) and its tests; pip and venv for `pip install .`
   python3-dev python3-numpy python3-torch python3-pytest python3-hypothesis
   python3-setuptools python3-venv python3-pip
+  libopenmpi-dev openmpi-bin  # bp::distributed (distributed/) and its tests under mpirun
   clang-format  # make format and make format-check: version 14 on Debian 12, as .clang-format
   abigail-tools  # abidiff, for scripts/check-abi.sh
 )

@@ -1,0 +1,384 @@
+// The process group: MPI's initialisation and finalisation, the thread that runs the collectives
+// in call order, and the submission and completion of each collective.
+#include "agreement.h"
+#include "mpi_calls.h"
+#include "operation.h"
+#include "staging.h"
+
+#include <backplane/backplane.h>
+#include <backplane/distributed.h>
+
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <deque>
+#include <thread>
+
+namespace bp::distributed {
+
+using detail::Collective;
+using detail::Operation;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void* address_of(const Tensor& t) {
+  return static_cast<char*>(t.impl()->storage()->data()) + t.storage_offset() * t.element_size();
+}
+
+std::string first_line(const char* text) {
+  const std::string whole(text);
+  return whole.substr(0, whole.find('\n'));
+}
+
+}  // namespace
+
+struct ProcessGroup::Engine {
+  Engine(ProcessGroup& group, const Options& options);
+  ~Engine();
+
+  void enqueue(std::shared_ptr<Operation> operation);
+  void run_collectives();
+  void run(Operation& operation);
+  void move_data(Operation& operation);
+  // The reason the group cannot be used any more, once something broke it.
+  std::optional<std::string> broken_reason() const {
+    const std::lock_guard lock(mutex);
+    return broken;
+  }
+  void break_group(const std::string& reason) {
+    const std::lock_guard lock(mutex);
+    if (!broken) broken = reason;
+  }
+
+  ProcessGroup& group;
+  const std::chrono::milliseconds timeout;
+  bool initialized_mpi = false;
+  MPI_Comm control = MPI_COMM_NULL;  // the agreements' messages
+  MPI_Comm data = MPI_COMM_NULL;     // the collectives themselves
+  std::string library;               // "Open MPI v4.1.4, ..."
+  std::optional<bool> cuda_aware;    // what the MPI library says, where it can say
+
+  mutable std::mutex mutex;  // guards queue, stopping and broken
+  std::condition_variable queued;
+  std::deque<std::shared_ptr<Operation>> queue;
+  bool stopping = false;
+  std::optional<std::string> broken;
+  std::atomic<bool> in_mpi_call{false};
+  int64_t submitted = 0;  // collectives submitted so far; touched by callers under `mutex`
+  std::thread thread;
+};
+
+ProcessGroup::Engine::Engine(ProcessGroup& group, const Options& options)
+    : group(group), timeout(options.timeout) {
+  int already = 0;
+  detail::check_mpi(MPI_Initialized(&already), "MPI_Initialized");
+  int provided = 0;
+  if (already) {
+    detail::check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
+  } else {
+    detail::check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided),
+                      "MPI_Init_thread");
+    initialized_mpi = true;
+  }
+  if (provided < MPI_THREAD_SERIALIZED) {
+    throw DistributedError(
+        "MPI was initialised without thread support (MPI_THREAD_SERIALIZED or more is needed, "
+        "since collectives run on a thread of their own): call MPI_Init_thread with "
+        "MPI_THREAD_SERIALIZED, or let bp::distributed::init() initialise MPI",
+        {});
+  }
+  detail::check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &control), "MPI_Comm_dup");
+  detail::check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &data), "MPI_Comm_dup");
+  // Errors come back as codes, which become DistributedError, instead of aborting the job.
+  detail::check_mpi(MPI_Comm_set_errhandler(control, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  detail::check_mpi(MPI_Comm_set_errhandler(data, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  detail::check_mpi(MPI_Comm_rank(data, &group.rank_), "MPI_Comm_rank");
+  detail::check_mpi(MPI_Comm_size(data, &group.size_), "MPI_Comm_size");
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  detail::check_mpi(MPI_Get_library_version(version, &length), "MPI_Get_library_version");
+  library = first_line(version);
+#if defined(MPIX_CUDA_AWARE_SUPPORT)
+  cuda_aware = MPIX_Query_cuda_support() != 0;
+#endif
+  thread = std::thread([this] { run_collectives(); });
+}
+
+ProcessGroup::Engine::~Engine() {
+  {
+    const std::lock_guard lock(mutex);
+    stopping = true;
+  }
+  queued.notify_all();
+  // A thread stuck in a collective whose peers died never returns: it is left behind, and MPI
+  // is not finalised, which would wait for those peers too.
+  const bool stuck = broken_reason().has_value() && in_mpi_call.load();
+  if (stuck) {
+    thread.detach();
+    return;
+  }
+  thread.join();
+  if (broken_reason()) return;
+  MPI_Comm_free(&control);
+  MPI_Comm_free(&data);
+  if (initialized_mpi) MPI_Finalize();
+}
+
+void ProcessGroup::Engine::enqueue(std::shared_ptr<Operation> operation) {
+  {
+    const std::lock_guard lock(mutex);
+    if (stopping) throw DistributedError("the process group is shutting down", {});
+    operation->signature.sequence = ++submitted;
+    queue.push_back(std::move(operation));
+  }
+  queued.notify_one();
+}
+
+void ProcessGroup::Engine::run_collectives() {
+  for (;;) {
+    std::shared_ptr<Operation> operation;
+    {
+      std::unique_lock lock(mutex);
+      queued.wait(lock, [this] { return stopping || !queue.empty(); });
+      if (queue.empty()) return;
+      operation = std::move(queue.front());
+      queue.pop_front();
+    }
+    run(*operation);
+  }
+}
+
+void ProcessGroup::Engine::run(Operation& operation) {
+  if (const auto reason = broken_reason()) {
+    operation.fail(
+        DistributedError(fmt::format("{} cannot run: an earlier collective broke the group ({})",
+                                     operation.signature.describe(), *reason),
+                         {}));
+    return;
+  }
+  operation.enter(Operation::State::Agreeing);
+  try {
+    const auto disagreement =
+        detail::agree(control, group.rank_, group.size_, operation.signature, timeout);
+    if (disagreement) {
+      if (disagreement->breaks_group) break_group(disagreement->message);
+      operation.fail(DistributedError(disagreement->message, disagreement->ranks));
+      return;
+    }
+    operation.enter(Operation::State::Moving);
+    in_mpi_call = true;
+    move_data(operation);
+    in_mpi_call = false;
+    operation.enter(Operation::State::Completed);
+  } catch (const DistributedError& error) {
+    in_mpi_call = false;
+    break_group(error.what());
+    operation.fail(DistributedError(
+        fmt::format("{}: {}", operation.signature.describe(), error.what()), error.ranks()));
+  }
+}
+
+void ProcessGroup::Engine::move_data(Operation& operation) {
+  const DType wire = operation.receive.defined() ? operation.receive.dtype() : kUInt8;
+  const MPI_Datatype type = detail::mpi_datatype(wire);
+  const auto element_size = static_cast<int64_t>(bp::element_size(wire));
+  switch (operation.collective) {
+    case Collective::Barrier: return;  // the agreement is itself a barrier
+    case Collective::AllReduce:
+    case Collective::Broadcast: {
+      auto* bytes = static_cast<char*>(address_of(operation.receive));
+      const int64_t count = operation.receive.numel();
+      for (int64_t done = 0; done < count; done += detail::kMaxCount) {
+        const int chunk = static_cast<int>(std::min(detail::kMaxCount, count - done));
+        void* chunk_address = bytes + done * element_size;
+        if (operation.collective == Collective::AllReduce) {
+          detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, chunk_address, chunk, type,
+                                          detail::mpi_op(*operation.reduce_op, wire), data),
+                            "MPI_Allreduce");
+        } else {
+          detail::check_mpi(MPI_Bcast(chunk_address, chunk, type, operation.root, data),
+                            "MPI_Bcast");
+        }
+      }
+      return;
+    }
+    case Collective::AllGather: {
+      const int count = static_cast<int>(operation.send.numel());
+      detail::check_mpi(MPI_Allgather(address_of(operation.send), count, type,
+                                      address_of(operation.receive), count, type, data),
+                        "MPI_Allgather");
+      return;
+    }
+    case Collective::ReduceScatter: {
+      const int count = static_cast<int>(operation.receive.numel());
+      detail::check_mpi(MPI_Reduce_scatter_block(address_of(operation.send),
+                                                 address_of(operation.receive), count, type,
+                                                 detail::mpi_op(*operation.reduce_op, wire), data),
+                        "MPI_Reduce_scatter_block");
+      return;
+    }
+  }
+}
+
+namespace detail {
+
+void Operation::enter(State next) {
+  {
+    const std::lock_guard lock(mutex);
+    if (state == State::Failed) return;  // a waiter gave up on it already
+    state = next;
+    if (next == State::Moving) moving_since = std::chrono::steady_clock::now();
+  }
+  changed.notify_all();
+}
+
+void Operation::fail(DistributedError failure) {
+  {
+    const std::lock_guard lock(mutex);
+    if (state == State::Failed) return;
+    state = State::Failed;
+    error = std::move(failure);
+  }
+  changed.notify_all();
+}
+
+}  // namespace detail
+
+ProcessGroup::ProcessGroup(const Options& options)
+    : options_(options), engine_(std::make_unique<Engine>(*this, options)) {}
+
+ProcessGroup::~ProcessGroup() = default;
+
+Work ProcessGroup::submit(std::shared_ptr<Operation> operation) {
+  operation->engine = engine_.get();
+  engine_->enqueue(operation);
+  return Work(std::move(operation));
+}
+
+Work ProcessGroup::all_reduce_async(Tensor& tensor, ReduceOp op) {
+  return submit(detail::prepare_all_reduce(tensor, op));
+}
+
+Work ProcessGroup::broadcast_async(Tensor& tensor, int root) {
+  if (root < 0 || root >= size_) {
+    throw Error(fmt::format("broadcast: root {} is not a rank of this group of {} (0 to {})", root,
+                            size_, size_ - 1));
+  }
+  return submit(detail::prepare_broadcast(tensor, root, rank_ == root));
+}
+
+Work ProcessGroup::all_gather_async(Tensor& output, const Tensor& input) {
+  return submit(detail::prepare_all_gather(output, input, size_));
+}
+
+Work ProcessGroup::reduce_scatter_async(Tensor& output, const Tensor& input, ReduceOp op) {
+  return submit(detail::prepare_reduce_scatter(output, input, op, size_));
+}
+
+Work ProcessGroup::barrier_async() { return submit(detail::prepare_barrier()); }
+
+std::vector<std::string> ProcessGroup::describe() const {
+  std::vector<std::string> lines;
+  lines.push_back(fmt::format("MPI: {}", engine_->library));
+  lines.push_back(
+      fmt::format("rank {} of {}; a rank waits {} s for the others "
+                  "(BACKPLANE_DISTRIBUTED_TIMEOUT)",
+                  rank_, size_, std::chrono::duration<double>(options_.timeout).count()));
+  lines.push_back(engine_->cuda_aware
+                      ? fmt::format("CUDA-aware MPI: {}", *engine_->cuda_aware ? "yes" : "no")
+                      : "CUDA-aware MPI: the MPI library cannot say");
+  for (const Device& device : bp::devices()) {
+    lines.push_back(
+        device.is_cpu()
+            ? fmt::format("{}: handed to MPI in place (contiguous tensors)", device.str())
+            : fmt::format("{}: staged through host memory (the backend provides no "
+                          "collectives of its own)",
+                          device.str()));
+  }
+  return lines;
+}
+
+// Work
+
+void Work::wait() const {
+  Operation& operation = *operation_;
+  std::unique_lock lock(operation.mutex);
+  for (;;) {
+    switch (operation.state) {
+      case Operation::State::Completed:
+        if (!operation.handed_back) {
+          detail::hand_back(operation, operation.engine->group.size());
+          operation.handed_back = true;
+        }
+        return;
+      case Operation::State::Failed: throw *operation.error;
+      case Operation::State::Moving:
+        if (Clock::now() - operation.moving_since > operation.engine->timeout) {
+          const std::string message = fmt::format(
+              "{}: every rank entered it, but it did not complete within {} s "
+              "(BACKPLANE_DISTRIBUTED_TIMEOUT): a rank likely died during it; the group cannot "
+              "be used any more",
+              operation.signature.describe(),
+              std::chrono::duration<double>(operation.engine->timeout).count());
+          operation.engine->break_group(message);
+          operation.state = Operation::State::Failed;
+          operation.error = DistributedError(message, {});
+          continue;
+        }
+        break;
+      case Operation::State::Queued:
+        if (const auto reason = operation.engine->broken_reason()) {
+          operation.state = Operation::State::Failed;
+          operation.error = DistributedError(
+              fmt::format("{} cannot run: an earlier collective broke the group ({})",
+                          operation.signature.describe(), *reason),
+              {});
+          continue;
+        }
+        break;
+      case Operation::State::Agreeing: break;
+    }
+    operation.changed.wait_for(lock, std::chrono::milliseconds(100));
+  }
+}
+
+bool Work::is_completed() const {
+  const std::lock_guard lock(operation_->mutex);
+  return operation_->state == Operation::State::Completed ||
+         operation_->state == Operation::State::Failed;
+}
+
+DataPath Work::data_path() const { return operation_->data_path; }
+
+// init
+
+namespace {
+
+std::atomic<bool> initialized{false};
+
+std::unique_ptr<ProcessGroup> make_world(ProcessGroup* (*make)()) {
+  // The core's state is made first, so that at exit it is torn down after the group, whose
+  // thread may still hold tensors until it is joined.
+  bp::devices();
+  return std::unique_ptr<ProcessGroup>(make());
+}
+
+}  // namespace
+
+ProcessGroup& init() {
+  static const std::unique_ptr<ProcessGroup> world =
+      make_world([] { return new ProcessGroup(options_from_environment()); });
+  initialized = true;
+  return *world;
+}
+
+bool is_initialized() { return initialized; }
+
+}  // namespace bp::distributed
