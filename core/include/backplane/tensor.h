@@ -12,6 +12,7 @@
 #include <backplane/storage.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,7 +26,25 @@ namespace bp {
 namespace autograd {
 class Node;
 struct AutogradMeta;
+struct HookList;
 }  // namespace autograd
+
+// Takes back a hook that Tensor::register_post_accumulate_grad_hook registered. Dropping the
+// handle keeps the hook; remove() a second time, or after the tensor is gone, does nothing.
+class HookHandle {
+ public:
+  HookHandle() = default;
+  void remove();
+
+ private:
+  friend class Tensor;
+  HookHandle(std::weak_ptr<autograd::HookList> hooks, uint64_t id)
+      : hooks_(std::move(hooks)), id_(id) {}
+
+  // Weak: a handle does not keep the tensor's hooks, or anything they capture, alive.
+  std::weak_ptr<autograd::HookList> hooks_;
+  uint64_t id_ = 0;
+};
 
 class TensorImpl : public RefCounted {
  public:
@@ -137,6 +156,22 @@ class Tensor {
   // optimizer reset or replace it.
   const Tensor& grad() const;
   Tensor& mutable_grad();
+  // Calls `hook(leaf)` each time a backward() pass has added this leaf's gradient into grad():
+  // once per pass that reaches the leaf, after every path's gradient is summed, so that a
+  // data-parallel wrapper can start reducing grad() while the pass goes on to earlier layers.
+  // - Hooks run in the order they were registered, on the thread that runs backward(), with
+  //   grad mode off (as the whole pass runs): what a hook computes records no graph.
+  // - `leaf` is this tensor, so a hook need not capture it (capturing it keeps it alive until
+  //   the hook is removed). A hook may read grad() or replace it through mutable_grad(); the next
+  //   hook sees what it left. autograd::grad() accumulates nothing and runs no hooks.
+  // - The hooks belong to the tensor, not to a graph: every later forward's graph runs them.
+  // - An exception from a hook ends the pass as a failing backward kernel does (a bp::Error
+  //   from backward() that carries the hook's message); grad() already holds the sum, and the
+  //   leaf's later hooks do not run for that pass.
+  // Only a leaf that requires grad accepts a hook (a bp::Error otherwise). Register a leaf's
+  // hooks before backward passes on other threads reach it; remove() is safe from any thread,
+  // a running hook included.
+  HookHandle register_post_accumulate_grad_hook(std::function<void(Tensor& leaf)> hook);
   // A leaf was made by the user rather than recorded by an op; only leaves accumulate grad().
   bool is_leaf() const;
   // The node that made this tensor, or null for a leaf.

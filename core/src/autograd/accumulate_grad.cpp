@@ -4,6 +4,8 @@
 
 #include <backplane/backplane.h>
 
+#include <fmt/format.h>
+
 namespace bp::autograd {
 
 AccumulateGrad::AccumulateGrad(Tensor leaf) : leaf_(std::move(leaf)) { set_num_outputs(1); }
@@ -11,8 +13,16 @@ AccumulateGrad::AccumulateGrad(Tensor leaf) : leaf_(std::move(leaf)) { set_num_o
 std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   Tensor& incoming = grads[0];
   if (!incoming.defined()) return {};
+  AutogradMeta& meta = leaf_.impl()->ensure_autograd_meta();
+  add_to_grad(meta.grad, incoming);
+  if (meta.post_accumulate_grad_hooks) {
+    run_hooks(meta.post_accumulate_grad_hooks->snapshot());
+  }
+  return {};
+}
+
+void AccumulateGrad::add_to_grad(Tensor& grad, Tensor& incoming) {
   const std::lock_guard lock(mutex_);
-  Tensor& grad = leaf_.impl()->ensure_autograd_meta().grad;
   if (!grad.defined()) {
     // A leaf's grad is later updated in place (by accumulation, optimizers, zero_grad), so the
     // leaf keeps a dense tensor of its own. A formula may hand one tensor to several inputs
@@ -24,7 +34,21 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   } else {
     grad.add_(incoming);
   }
-  return {};
+}
+
+// Outside the accumulation lock: a hook may read or replace grad(), and one that throws leaves
+// no lock held.
+void AccumulateGrad::run_hooks(const std::vector<std::shared_ptr<const HookList::Hook>>& hooks) {
+  // Hooks get a copy of the Tensor: one that assigns to its argument cannot change leaf_.
+  Tensor leaf = leaf_;
+  for (const std::shared_ptr<const HookList::Hook>& hook : hooks) {
+    try {
+      (*hook)(leaf);
+    } catch (const std::exception& error) {
+      throw Error(fmt::format("a post-accumulate-grad hook of the leaf {} threw: {}", leaf_.str(),
+                              error.what()));
+    }
+  }
 }
 
 }  // namespace bp::autograd

@@ -47,6 +47,32 @@ const Tensor& Tensor::grad() const {
 
 Tensor& Tensor::mutable_grad() { return defined_impl("mutable_grad").ensure_autograd_meta().grad; }
 
+HookHandle Tensor::register_post_accumulate_grad_hook(std::function<void(Tensor& leaf)> hook) {
+  TensorImpl& impl = defined_impl("register_post_accumulate_grad_hook");
+  autograd::AutogradMeta* meta = impl.autograd_meta();
+  if (meta != nullptr && meta->grad_fn) {
+    throw Error(fmt::format(
+        "register_post_accumulate_grad_hook: this tensor was made by {}, so it is not a leaf "
+        "and backward() accumulates no grad() into it; register the hook on the leaf (the "
+        "parameter) it was computed from",
+        meta->grad_fn->name()));
+  }
+  if (meta == nullptr || !meta->requires_grad) {
+    throw Error(
+        "register_post_accumulate_grad_hook: this tensor does not require grad, so backward() "
+        "never accumulates a gradient into it; call requires_grad_() on it first");
+  }
+  if (!hook) {
+    throw Error(
+        "register_post_accumulate_grad_hook: the hook is an empty std::function; pass "
+        "a callable");
+  }
+  std::shared_ptr<autograd::HookList>& hooks = meta->post_accumulate_grad_hooks;
+  if (!hooks) hooks = std::make_shared<autograd::HookList>();
+  const uint64_t id = hooks->add(std::move(hook));
+  return HookHandle(hooks, id);
+}
+
 bool Tensor::is_leaf() const {
   const autograd::AutogradMeta* meta = defined_impl("is_leaf").autograd_meta();
   return meta == nullptr || meta->grad_fn == nullptr;
@@ -67,6 +93,11 @@ Tensor Tensor::detach() const {
   const TensorImpl& impl = defined_impl("detach");
   return Tensor(make_intrusive<TensorImpl>(impl.storage(), impl.dtype(), impl.sizes(),
                                            impl.strides(), impl.storage_offset()));
+}
+
+void HookHandle::remove() {
+  if (const std::shared_ptr<autograd::HookList> hooks = hooks_.lock()) hooks->remove(id_);
+  hooks_.reset();
 }
 
 }  // namespace bp
