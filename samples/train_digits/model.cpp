@@ -49,6 +49,10 @@ bp::Tensor DigitsNet::forward(const bp::Tensor& images, bool training) {
   return bp::linear(x, fc2_weight_, fc2_bias_);
 }
 
+std::vector<bp::Tensor> DigitsNet::buffers() const {
+  return {norm1_.running_mean, norm1_.running_var, norm2_.running_mean, norm2_.running_var};
+}
+
 std::vector<bp::Tensor> DigitsNet::parameters() const {
   return {conv1_,      norm1_.weight, norm1_.bias, conv2_,      norm2_.weight,
           norm2_.bias, fc1_weight_,   fc1_bias_,   fc2_weight_, fc2_bias_};

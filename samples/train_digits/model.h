@@ -18,6 +18,8 @@ class DigitsNet {
   bp::Tensor forward(const bp::Tensor& images, bool training);
 
   std::vector<bp::Tensor> parameters() const;
+  // State that training updates but does not train: batch_norm's running statistics.
+  std::vector<bp::Tensor> buffers() const;
 
  private:
   // batch_norm over `channels` channels: its parameters and running statistics.

@@ -35,7 +35,7 @@ T parse_positive(std::string_view name, std::string_view text) {
 
 const char* usage() {
   return "usage: train_digits [--epochs N] [--batch-size N] [--seed N] [--lr X] [--device D]\n"
-         "                    [--min-accuracy PERCENT] [--data PATH]\n"
+         "                    [--min-accuracy PERCENT] [--data PATH] [--distributed]\n"
          "Trains a small CNN on the handwritten digits of Debian's python3-sklearn with AdamW,\n"
          "and tests it on a held-out fifth of them.\n"
          "  --epochs N              passes over the training images (default 15)\n"
@@ -46,7 +46,9 @@ const char* usage() {
          "  --device D              where to train, e.g. cpu or opencl:0 (default: the default\n"
          "                          device, BACKPLANE_DEFAULT_DEVICE)\n"
          "  --min-accuracy PERCENT  exit with status 1 when the test accuracy is below it\n"
-         "  --data PATH             the digits.csv.gz to read (default: python3-sklearn's)\n";
+         "  --data PATH             the digits.csv.gz to read (default: python3-sklearn's)\n"
+         "  --distributed           under mpirun, split each batch across the ranks and average\n"
+         "                          their gradients (bp::distributed::DataParallel)\n";
 }
 
 std::optional<Options> parse_options(int argc, char** argv) {
@@ -62,6 +64,10 @@ std::optional<Options> parse_options(int argc, char** argv) {
       throw std::invalid_argument("unexpected argument '" + std::string(argument) + "'");
     }
     argument.remove_prefix(2);
+    if (argument == "distributed") {
+      options.distributed = true;
+      continue;
+    }
     std::string_view name = argument;
     std::string_view value;
     if (const size_t equals = argument.find('='); equals != std::string_view::npos) {

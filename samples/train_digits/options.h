@@ -13,6 +13,7 @@ struct Options {
   std::optional<std::string> device;  // bp::default_device() when not given
   double min_accuracy = 0;            // percent
   std::string data;                   // digits::kDefaultPath when not given
+  bool distributed = false;           // each batch split across the ranks of an mpirun job
 };
 
 // Parses `--name value` or `--name=value` arguments. Returns nothing after printing the usage
