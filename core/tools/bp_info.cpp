@@ -2,6 +2,10 @@
 // why; with --check, an exit status that tells a script whether anything failed. The
 // environment (BACKPLANE_BACKENDS, BACKPLANE_PLUGIN_PATH, ...) applies as it does to any program.
 #include "json_writer.h"
+
+#if BP_INFO_DISTRIBUTED
+#include <backplane/distributed.h>
+#endif
 #include "support/byte_size.h"
 
 #include <backplane/error.h>
@@ -100,6 +104,15 @@ void print_plugin(const bp::RuntimeInfo& runtime, const bp::PluginInfo& plugin) 
   }
 }
 
+// What bp::distributed says of the MPI library and each device's path to it, where it is built.
+std::vector<std::string> collectives() {
+#if BP_INFO_DISTRIBUTED
+  return bp::distributed::describe();
+#else
+  return {};
+#endif
+}
+
 void print_human(const bp::RuntimeInfo& runtime) {
   if (runtime.plugins.empty()) {
     fmt::print("No plugin loaded.\n");
@@ -110,6 +123,11 @@ void print_human(const bp::RuntimeInfo& runtime) {
       print_plugin(runtime, plugin);
       fmt::print("\n");
     }
+  }
+  if (const std::vector<std::string> lines = collectives(); !lines.empty()) {
+    fmt::print("Collectives (bp::distributed):\n");
+    for (const std::string& line : lines) fmt::print("  {}\n", line);
+    fmt::print("\n");
   }
   if (!runtime.failures.empty()) {
     fmt::print("Plugins that failed to load:\n\n");
@@ -176,6 +194,7 @@ void print_json(const bp::RuntimeInfo& runtime) {
                                   {"failures", json_array(failures)},
                                   {"default_device", json_string(runtime.default_device.str())},
                                   {"warnings", json_string_array(runtime.warnings)},
+                                  {"collectives", json_string_array(collectives())},
                                   {"validation_findings",
                                    json_string_array(runtime.validation_findings)}}));
 }

@@ -8,10 +8,6 @@
 #include <backplane/backplane.h>
 #include <backplane/distributed.h>
 
-#if __has_include(<mpi-ext.h>)
-#include <mpi-ext.h>
-#endif
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -40,11 +36,6 @@ void poll_briefly(const Ready& ready) {
   while (!ready() && Clock::now() < deadline) std::this_thread::yield();
 }
 
-std::string first_line(const char* text) {
-  const std::string whole(text);
-  return whole.substr(0, whole.find('\n'));
-}
-
 }  // namespace
 
 struct ProcessGroup::Engine {
@@ -53,7 +44,9 @@ struct ProcessGroup::Engine {
 
   void enqueue(std::shared_ptr<Operation> operation);
   void run_collectives();
+  // Runs one collective, and keeps a span of it for BACKPLANE_TRACE.
   void run(Operation& operation);
+  void run_traced(Operation& operation);
   void move_data(Operation& operation);
   // The reason the group cannot be used any more, once something broke it.
   std::optional<std::string> broken_reason() const {
@@ -70,8 +63,6 @@ struct ProcessGroup::Engine {
   bool initialized_mpi = false;
   MPI_Comm control = MPI_COMM_NULL;  // the agreements' messages
   MPI_Comm data = MPI_COMM_NULL;     // the collectives themselves
-  std::string library;               // "Open MPI v4.1.4, ..."
-  std::optional<bool> cuda_aware;    // what the MPI library says, where it can say
 
   mutable std::mutex mutex;  // guards queue, stopping and broken
   std::condition_variable queued;
@@ -110,13 +101,6 @@ ProcessGroup::Engine::Engine(ProcessGroup& group, const Options& options)
   detail::check_mpi(MPI_Comm_set_errhandler(data, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   detail::check_mpi(MPI_Comm_rank(data, &group.rank_), "MPI_Comm_rank");
   detail::check_mpi(MPI_Comm_size(data, &group.size_), "MPI_Comm_size");
-  char version[MPI_MAX_LIBRARY_VERSION_STRING];
-  int length = 0;
-  detail::check_mpi(MPI_Get_library_version(version, &length), "MPI_Get_library_version");
-  library = first_line(version);
-#if defined(MPIX_CUDA_AWARE_SUPPORT)
-  cuda_aware = MPIX_Query_cuda_support() != 0;
-#endif
   thread = std::thread([this] { run_collectives(); });
 }
 
@@ -168,6 +152,23 @@ void ProcessGroup::Engine::run_collectives() {
 }
 
 void ProcessGroup::Engine::run(Operation& operation) {
+  const auto start = Clock::now();
+  run_traced(operation);
+  if (bp::tracing()) {
+    const std::lock_guard lock(operation.mutex);
+    bp::trace_span(
+        detail::name_of(operation.collective), "collective", start,
+        {{"sequence", std::to_string(operation.signature.sequence)},
+         {"tensor", operation.signature.describe_arguments()},
+         {"data path",
+          operation.data_path == DataPath::InPlace ? "in place" : "staged through host memory"},
+         {"ranks", std::to_string(group.size_)},
+         {"outcome",
+          operation.state == Operation::State::Failed ? operation.error->what() : "completed"}});
+  }
+}
+
+void ProcessGroup::Engine::run_traced(Operation& operation) {
   if (const auto reason = broken_reason()) {
     operation.fail(
         DistributedError(fmt::format("{} cannot run: an earlier collective broke the group ({})",
@@ -297,23 +298,10 @@ Work ProcessGroup::reduce_scatter_async(Tensor& output, const Tensor& input, Red
 Work ProcessGroup::barrier_async() { return submit(detail::prepare_barrier()); }
 
 std::vector<std::string> ProcessGroup::describe() const {
-  std::vector<std::string> lines;
-  lines.push_back(fmt::format("MPI: {}", engine_->library));
-  lines.push_back(
-      fmt::format("rank {} of {}; a rank waits {} s for the others "
-                  "(BACKPLANE_DISTRIBUTED_TIMEOUT)",
-                  rank_, size_, std::chrono::duration<double>(options_.timeout).count()));
-  lines.push_back(engine_->cuda_aware
-                      ? fmt::format("CUDA-aware MPI: {}", *engine_->cuda_aware ? "yes" : "no")
-                      : "CUDA-aware MPI: the MPI library cannot say");
-  for (const Device& device : bp::devices()) {
-    lines.push_back(
-        device.is_cpu()
-            ? fmt::format("{}: handed to MPI in place (contiguous tensors)", device.str())
-            : fmt::format("{}: staged through host memory (the backend provides no "
-                          "collectives of its own)",
-                          device.str()));
-  }
+  std::vector<std::string> lines{
+      fmt::format("rank {} of {}; a rank waits {} s for the others (BACKPLANE_DISTRIBUTED_TIMEOUT)",
+                  rank_, size_, std::chrono::duration<double>(options_.timeout).count())};
+  for (std::string& line : distributed::describe()) lines.push_back(std::move(line));
   return lines;
 }
 

@@ -85,6 +85,35 @@ TEST_CASE("BACKPLANE_TRACE writes every dispatched kernel op as a Chrome trace e
   std::filesystem::remove_all(folder);
 }
 
+TEST_CASE("bp::trace_span keeps a span of other work, with its arguments, beside the ops") {
+  const std::filesystem::path folder = fresh_folder("backplane-trace-span-test");
+  const std::filesystem::path trace = folder / "spans.json";
+  const ChildResult result = test_support::run_child(
+      {TRACE_PROBE_EXECUTABLE, "1", "--span"},
+      {{"BACKPLANE_TRACE", trace.string()}, {"BACKPLANE_BACKENDS", "cpu"}});
+  INFO("stderr: " << result.err);
+  REQUIRE(result.exit_code == 0);
+  const JsonValue json = parse_json(read_file(trace));
+  const JsonValue* span = nullptr;
+  const JsonValue* softmax = nullptr;
+  for (const JsonValue& event : json["traceEvents"].array()) {
+    if (event["cat"].string() == "collective") span = &event;
+    if (event["name"].string() == "softmax.int_out") softmax = &event;
+  }
+  REQUIRE(span != nullptr);
+  REQUIRE(softmax != nullptr);
+  CHECK((*span)["name"].string() == "all_reduce");
+  CHECK((*span)["ph"].string() == "X");
+  CHECK((*span)["args"]["tensor"].string() == "Float [16]");
+  CHECK((*span)["args"]["outcome"].string() == "a \"quoted\" \\ word");
+  // The span began before the softmax it surrounds, and ended after it, on the same thread.
+  CHECK((*span)["tid"].number() == (*softmax)["tid"].number());
+  CHECK((*span)["ts"].number() <= (*softmax)["ts"].number());
+  CHECK((*span)["ts"].number() + (*span)["dur"].number() >=
+        (*softmax)["ts"].number() + (*softmax)["dur"].number());
+  std::filesystem::remove_all(folder);
+}
+
 TEST_CASE(
     "a trace that cannot be written at exit is an error on stderr, and the process exits as "
     "usual") {

@@ -3,8 +3,10 @@
 
 #include <backplane/device.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -72,5 +74,14 @@ std::vector<Device> devices();
 // plugin's order; empty for a plugin that reports none. Throws bp::Error naming the loaded
 // backends when none is called `backend`.
 std::vector<BackendCounter> backend_counters(std::string_view backend);
+
+// Whether BACKPLANE_TRACE is recording (loads plugins on first use, as tracing starts then).
+bool tracing();
+// While tracing, keeps for the trace a span of work other than a kernel op (a collective, say):
+// an event named `name` in category `category`, on the calling thread, from `start` until now,
+// with `args` (name and value) as its arguments. Does nothing while not tracing.
+void trace_span(std::string_view name, std::string_view category,
+                std::chrono::steady_clock::time_point start,
+                const std::vector<std::pair<std::string, std::string>>& args);
 
 }  // namespace bp

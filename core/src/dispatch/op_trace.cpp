@@ -28,13 +28,23 @@ struct TracedOp {
   int64_t end_ns;
 };
 
-// One thread's ops. Its lock is taken by that thread for each op and by the writer at exit, so
-// it is never contended while ops run.
+// A span that is not a kernel op (bp::trace_span).
+struct TracedSpan {
+  std::string name;
+  std::string category;
+  std::vector<std::pair<std::string, std::string>> args;
+  int64_t start_ns;
+  int64_t end_ns;
+};
+
+// One thread's ops and spans. Its lock is taken by that thread for each op and by the writer at
+// exit, so it is never contended while ops run.
 struct ThreadTrace {
   explicit ThreadTrace(uint32_t id) : id(id) {}
   const uint32_t id;
   std::mutex mutex;
   std::vector<TracedOp> ops;
+  std::vector<TracedSpan> spans;
 };
 
 struct TraceState {
@@ -64,20 +74,48 @@ ThreadTrace& this_thread_trace() {
 // Microseconds with nanosecond digits, as the trace format counts time.
 std::string microseconds(int64_t ns) { return fmt::format("{}.{:03}", ns / 1000, ns % 1000); }
 
+// `text` as the inside of a JSON string.
+std::string json_escaped(std::string_view text) {
+  std::string escaped;
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      escaped += '\\';
+      escaped += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      escaped += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
+    } else {
+      escaped += c;
+    }
+  }
+  return escaped;
+}
+
 std::string trace_json(const TraceState& s) {
   const int pid = static_cast<int>(getpid());
   std::string json = "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
   bool first = true;
+  const auto add_event = [&](std::string_view name, std::string_view category, int64_t start_ns,
+                             int64_t end_ns, uint32_t thread, const std::string& args) {
+    json += fmt::format(
+        "{}{{\"name\": \"{}\", \"cat\": \"{}\", \"ph\": \"X\", \"ts\": {}, \"dur\": {}, "
+        "\"pid\": {}, \"tid\": {}, \"args\": {{{}}}}}",
+        first ? "" : ",\n", json_escaped(name), json_escaped(category), microseconds(start_ns),
+        microseconds(end_ns - start_ns), pid, thread, args);
+    first = false;
+  };
   for (ThreadTrace* thread : s.threads) {
     std::lock_guard lock(thread->mutex);
     for (const TracedOp& traced : thread->ops) {
-      json += fmt::format(
-          "{}{{\"name\": \"{}\", \"cat\": \"kernel\", \"ph\": \"X\", \"ts\": {}, \"dur\": {}, "
-          "\"pid\": {}, \"tid\": {}, \"args\": {{\"device\": \"{}\"}}}}",
-          first ? "" : ",\n", kOpNames[static_cast<size_t>(traced.op)],
-          microseconds(traced.start_ns), microseconds(traced.end_ns - traced.start_ns), pid,
-          thread->id, traced.device.str());
-      first = false;
+      add_event(kOpNames[static_cast<size_t>(traced.op)], "kernel", traced.start_ns, traced.end_ns,
+                thread->id, fmt::format("\"device\": \"{}\"", traced.device.str()));
+    }
+    for (const TracedSpan& span : thread->spans) {
+      std::string args;
+      for (const auto& [name, value] : span.args) {
+        args += fmt::format("{}\"{}\": \"{}\"", args.empty() ? "" : ", ", json_escaped(name),
+                            json_escaped(value));
+      }
+      add_event(span.name, span.category, span.start_ns, span.end_ns, thread->id, args);
     }
   }
   return json + "\n]}\n";
@@ -147,6 +185,23 @@ void record_traced_op(OpId op, Device device, int64_t start_ns) noexcept {
     trace.ops.push_back({op, device, start_ns, end_ns});
   } catch (...) {
     // Out of memory for the trace: the op itself succeeded, and the trace loses this entry.
+  }
+}
+
+void record_traced_span(std::string_view name, std::string_view category,
+                        std::chrono::steady_clock::time_point start,
+                        const std::vector<std::pair<std::string, std::string>>& args) noexcept {
+  if (!g_tracing.load(std::memory_order_relaxed)) return;
+  const int64_t end_ns = trace_clock_ns();
+  const int64_t start_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(start - state().epoch).count();
+  try {
+    ThreadTrace& trace = this_thread_trace();
+    std::lock_guard lock(trace.mutex);
+    trace.spans.push_back(
+        {std::string(name), std::string(category), args, std::max<int64_t>(start_ns, 0), end_ns});
+  } catch (...) {
+    // Out of memory for the trace: the traced work itself went on, and the trace loses it.
   }
 }
 

@@ -8,9 +8,13 @@
 #include <core_generated/OpTable.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace bp::detail {
 
@@ -21,6 +25,11 @@ extern constinit std::atomic<bool> g_tracing;
 int64_t trace_clock_ns() noexcept;
 // Keeps one finished op for the trace; called only while tracing.
 void record_traced_op(OpId op, Device device, int64_t start_ns) noexcept;
+// Keeps one finished span of other work for the trace (bp::trace_span); nothing while not
+// tracing.
+void record_traced_span(std::string_view name, std::string_view category,
+                        std::chrono::steady_clock::time_point start,
+                        const std::vector<std::pair<std::string, std::string>>& args) noexcept;
 
 class OpTraceScope {
  public:

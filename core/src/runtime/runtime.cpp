@@ -1,6 +1,7 @@
 // The public face of the registry (backplane/runtime.h).
 #include <backplane/runtime.h>
 
+#include "dispatch/op_trace.h"
 #include "runtime/registry.h"
 
 #include <backplane/error.h>
@@ -34,6 +35,17 @@ std::vector<BackendCounter> backend_counters(std::string_view backend) {
                             backend, names.empty() ? std::string("none") : names));
   }
   return loaded->counters();
+}
+
+bool tracing() {
+  detail::Registry::get();
+  return detail::g_tracing.load(std::memory_order_relaxed);
+}
+
+void trace_span(std::string_view name, std::string_view category,
+                std::chrono::steady_clock::time_point start,
+                const std::vector<std::pair<std::string, std::string>>& args) {
+  detail::record_traced_span(name, category, start, args);
 }
 
 }  // namespace bp

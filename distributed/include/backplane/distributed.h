@@ -108,8 +108,7 @@ class ProcessGroup {
   Work barrier_async();
   void barrier() { barrier_async().wait(); }
 
-  // Lines that describe the MPI library, the group and how each loaded device's tensors reach
-  // MPI, for bp-info.
+  // The group (rank, size, timeout), then what bp::distributed::describe() says.
   std::vector<std::string> describe() const;
 
   struct Engine;  // the MPI side: communicators, the collectives' thread (process_group.cpp)
@@ -132,6 +131,10 @@ ProcessGroup& init();
 
 // Whether init() has made the group.
 bool is_initialized();
+
+// Lines that describe the MPI library, whether it says it is CUDA-aware, and how each loaded
+// device's tensors reach it; for bp-info, and valid before init().
+std::vector<std::string> describe();
 
 // Options as the environment sets them; a malformed value is a bp::Error saying what to write.
 Options options_from_environment();
