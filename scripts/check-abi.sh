@@ -15,7 +15,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 include_dir=${1:-$root/sdk/include}
 probe=$root/tests/abi/abi_probe.c
 # The structs that carry their size in struct_size: members appended to them are allowed.
-readonly sized_structs="bp_plugin bp_kernel bp_device_properties bp_counter bp_core_services"
+sized_structs="bp_plugin bp_kernel bp_device_properties bp_counter bp_core_services"
+readonly sized_structs="$sized_structs bp_collectives"
 
 fail() {
   echo "check-abi: $*" >&2

@@ -27,3 +27,9 @@ PROBE(bp_log_level, log_level)
 PROBE(const bp_core_services*, core_services)
 PROBE(const bp_plugin*, plugin)
 PROBE(bp_plugin_entry_fn, plugin_entry_fn)
+
+#if BP_ABI_MINOR >= 6
+PROBE(const bp_collectives*, collectives)
+PROBE(bp_communicator, communicator)
+PROBE(bp_reduction, reduction)
+#endif

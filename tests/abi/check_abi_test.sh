@@ -45,8 +45,8 @@ mkdir -p "$work/today/backplane"
 cp "$header" "$work/today/backplane/abi.h"
 accepts today "keeps the ABI of the released"
 
-variant appended "  int32_t dlpack_device_type;
-} bp_plugin;" "  int32_t dlpack_device_type;
+variant appended "  const bp_collectives* collectives;
+} bp_plugin;" "  const bp_collectives* collectives;
   bp_status (*appended)(int32_t device);
 } bp_plugin;"
 accepts appended "'typedef bp_status (typedef int32_t)\* appended', at offset"

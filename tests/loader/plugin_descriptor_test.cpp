@@ -182,6 +182,66 @@ TEST_CASE("a descriptor of ABI 1.3 has no DLPack device type, whatever lies past
   CHECK(accept_descriptor(&plugin).dlpack_device_type == kDLCUDA);
 }
 
+bp_status make_id(void*) { return BP_STATUS_OK; }
+bp_status create_communicator(int32_t, int32_t, int32_t, const void*, bp_communicator*) {
+  return BP_STATUS_OK;
+}
+void destroy_communicator(bp_communicator) {}
+bp_status all_reduce(bp_communicator, DLTensor*, bp_reduction) { return BP_STATUS_OK; }
+bp_status broadcast(bp_communicator, DLTensor*, int32_t) { return BP_STATUS_OK; }
+bp_status all_gather(bp_communicator, const DLTensor*, DLTensor*) { return BP_STATUS_OK; }
+bp_status reduce_scatter(bp_communicator, const DLTensor*, DLTensor*, bp_reduction) {
+  return BP_STATUS_OK;
+}
+
+bp_collectives complete_collectives() {
+  bp_collectives table{};
+  table.struct_size = sizeof(bp_collectives);
+  table.communicator_id_size = 128;
+  table.make_communicator_id = make_id;
+  table.communicator_create = create_communicator;
+  table.communicator_destroy = destroy_communicator;
+  table.all_reduce = all_reduce;
+  table.broadcast = broadcast;
+  table.all_gather = all_gather;
+  table.reduce_scatter = reduce_scatter;
+  return table;
+}
+
+TEST_CASE("a descriptor of ABI 1.5 has no collectives, whatever lies past its end") {
+  const bp_collectives table = complete_collectives();
+  bp_plugin plugin = valid_descriptor();
+  plugin.struct_size = offsetof(bp_plugin, collectives);
+  plugin.abi_minor = 5;
+  plugin.collectives = &table;  // past struct_size: must not be read
+  CHECK((accept_descriptor(&plugin).collectives == nullptr));
+  plugin.struct_size = sizeof(bp_plugin);
+  plugin.abi_minor = 6;
+  CHECK((accept_descriptor(&plugin).collectives == &table));
+}
+
+TEST_CASE("a collectives table is refused unless whole, with an identifier size to pass on") {
+  bp_plugin plugin = valid_descriptor();
+  bp_collectives table = complete_collectives();
+  plugin.collectives = &table;
+  table.broadcast = nullptr;
+  CHECK(rejection(&plugin) ==
+        "its collectives table has no broadcast function: a plugin with collectives sets all "
+        "seven, or leaves `collectives` NULL");
+  table = complete_collectives();
+  table.communicator_id_size = BP_MAX_COMMUNICATOR_ID_BYTES + 1;
+  CHECK(rejection(&plugin) ==
+        fmt::format("its communicator identifiers are {} bytes; they must be 1 to {} "
+                    "(BP_MAX_COMMUNICATOR_ID_BYTES)",
+                    BP_MAX_COMMUNICATOR_ID_BYTES + 1, BP_MAX_COMMUNICATOR_ID_BYTES));
+  table = complete_collectives();
+  table.struct_size = sizeof(size_t);
+  CHECK(rejection(&plugin) ==
+        fmt::format("its collectives table is {} bytes, smaller than the {} bytes of ABI 1.6's: "
+                    "it is corrupt; rebuild the plugin against this SDK",
+                    sizeof(size_t), sizeof(bp_collectives)));
+}
+
 TEST_CASE("a negative DLPack device type is refused with what to declare instead") {
   bp_plugin plugin = valid_descriptor();
   plugin.dlpack_device_type = -2;

@@ -88,9 +88,9 @@ TEST_CASE("BACKPLANE_TRACE writes every dispatched kernel op as a Chrome trace e
 TEST_CASE("bp::trace_span keeps a span of other work, with its arguments, beside the ops") {
   const std::filesystem::path folder = fresh_folder("backplane-trace-span-test");
   const std::filesystem::path trace = folder / "spans.json";
-  const ChildResult result = test_support::run_child(
-      {TRACE_PROBE_EXECUTABLE, "1", "--span"},
-      {{"BACKPLANE_TRACE", trace.string()}, {"BACKPLANE_BACKENDS", "cpu"}});
+  const ChildResult result =
+      test_support::run_child({TRACE_PROBE_EXECUTABLE, "1", "--span"},
+                              {{"BACKPLANE_TRACE", trace.string()}, {"BACKPLANE_BACKENDS", "cpu"}});
   INFO("stderr: " << result.err);
   REQUIRE(result.exit_code == 0);
   const JsonValue json = parse_json(read_file(trace));

@@ -45,6 +45,21 @@ class Backend {
   bool event_complete(int32_t device, bp_event event) const;
   void synchronize_event(int32_t device, bp_event event) const;
   double event_elapsed_ms(int32_t device, bp_event start, bp_event end) const;
+  // Collectives on the plugin's memory (ABI 1.6); null for a plugin without them. The calls
+  // below check the status as the other calls do.
+  const bp_collectives* collectives() const { return plugin_.collectives; }
+  std::vector<uint8_t> make_communicator_id() const;
+  bp_communicator create_communicator(int32_t device, int32_t rank, int32_t size,
+                                      const std::vector<uint8_t>& id) const;
+  void destroy_communicator(bp_communicator communicator) const noexcept;
+  void all_reduce(bp_communicator communicator, DLTensor* tensor, bp_reduction reduction,
+                  int32_t device) const;
+  void broadcast(bp_communicator communicator, DLTensor* tensor, int32_t root,
+                 int32_t device) const;
+  void all_gather(bp_communicator communicator, const DLTensor* input, DLTensor* output,
+                  int32_t device) const;
+  void reduce_scatter(bp_communicator communicator, const DLTensor* input, DLTensor* output,
+                      bp_reduction reduction, int32_t device) const;
   // True once the plugin has shut down, at process exit: its kernels have left the dispatch
   // table, and every call into it throws.
   bool has_shut_down() const { return shut_down_.load(std::memory_order_acquire); }

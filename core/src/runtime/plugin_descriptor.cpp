@@ -17,14 +17,16 @@ namespace {
 // How far a descriptor of ABI 1.`minor` reaches: each minor version added fields at its end. A
 // plugin of a newer minor version than the core's has at least the core's fields.
 constexpr size_t descriptor_size_of_minor(uint32_t minor) {
-  static_assert(BP_ABI_MINOR == 5, "a new minor version: add the size of its descriptor here");
+  static_assert(BP_ABI_MINOR == 6, "a new minor version: add the size of its descriptor here");
   switch (minor) {
     case 0: return offsetof(bp_plugin, kernel_count) + sizeof(bp_plugin::kernel_count);
     case 1: return offsetof(bp_plugin, read_counters) + sizeof(bp_plugin::read_counters);
     case 2: return offsetof(bp_plugin, event_elapsed) + sizeof(bp_plugin::event_elapsed);
     case 3: return offsetof(bp_plugin, attach_core) + sizeof(bp_plugin::attach_core);
-    // 1.4 ends with an int32_t, and its descriptor with the padding after it; 1.5 added to the
-    // core services, not to the descriptor.
+    // 1.4 ends with an int32_t, and its descriptor with the padding after it, where 1.6's
+    // pointer begins; 1.5 added to the core services, not to the descriptor.
+    case 4:
+    case 5: return offsetof(bp_plugin, collectives);
     default: return sizeof(bp_plugin);
   }
 }
@@ -84,6 +86,45 @@ void check_event_functions(const bp_plugin& plugin) {
   check_all_or_none(functions, "event functions",
                     "a plugin with events (ABI 1.2) sets all six; one whose calls finish their "
                     "work before returning sets none");
+}
+
+// The collectives table (ABI 1.6), where the plugin has one: long enough for 1.6's members, all
+// of them set, and an identifier size the group can pass around.
+void check_collectives(const bp_plugin& plugin) {
+  const bp_collectives* table = plugin.collectives;
+  if (table == nullptr) return;
+  constexpr size_t kRequiredSize =
+      offsetof(bp_collectives, reduce_scatter) + sizeof(bp_collectives::reduce_scatter);
+  if (table->struct_size < kRequiredSize) {
+    throw PluginRejected(fmt::format(
+        "its collectives table is {} bytes, smaller than the {} bytes of ABI 1.6's: it is "
+        "corrupt; rebuild the plugin against this SDK",
+        table->struct_size, kRequiredSize));
+  }
+  const NamedFunction functions[] = {
+      {"make_communicator_id", table->make_communicator_id != nullptr},
+      {"communicator_create", table->communicator_create != nullptr},
+      {"communicator_destroy", table->communicator_destroy != nullptr},
+      {"all_reduce", table->all_reduce != nullptr},
+      {"broadcast", table->broadcast != nullptr},
+      {"all_gather", table->all_gather != nullptr},
+      {"reduce_scatter", table->reduce_scatter != nullptr},
+  };
+  for (const auto& [name, present] : functions) {
+    if (!present) {
+      throw PluginRejected(fmt::format(
+          "its collectives table has no {} function: a plugin with collectives sets all seven, "
+          "or leaves `collectives` NULL",
+          name));
+    }
+  }
+  if (table->communicator_id_size == 0 ||
+      table->communicator_id_size > BP_MAX_COMMUNICATOR_ID_BYTES) {
+    throw PluginRejected(
+        fmt::format("its communicator identifiers are {} bytes; they must be 1 to {} "
+                    "(BP_MAX_COMMUNICATOR_ID_BYTES)",
+                    table->communicator_id_size, BP_MAX_COMMUNICATOR_ID_BYTES));
+  }
 }
 
 // Kernel entries are laid out with the plugin's own sizeof(bp_kernel), which its first entry
@@ -162,6 +203,7 @@ bp_plugin accept_descriptor(const bp_plugin* plugin) {
   check_memory_functions(readable);
   check_event_functions(readable);
   check_kernel_table(readable);
+  check_collectives(readable);
   if (readable.dlpack_device_type < 0) {
     throw PluginRejected(fmt::format(
         "its dlpack_device_type is {}, which no DLPack device type is: set the DLDeviceType of "

@@ -17,7 +17,8 @@
  * kernel argument type bp_optional_float (schema `float?`); 1.2 added events (bp_event and the
  * bp_plugin::event_* functions); 1.3 added the core's services to plugins (bp_core_services,
  * bp_log_level and bp_plugin::attach_core); 1.4 added bp_plugin::dlpack_device_type; 1.5 added
- * bp_core_services::storage_version.
+ * bp_core_services::storage_version; 1.6 added collectives (bp_collectives, bp_communicator,
+ * bp_reduction and bp_plugin::collectives).
  *
  * The small value types passed *by value* to kernels (bp_scalar and the list/optional structs)
  * carry no `struct_size`: their layout is frozen for a major version, because a kernel's C
@@ -36,7 +37,7 @@ extern "C" {
 #endif
 
 #define BP_ABI_MAJOR 1
-#define BP_ABI_MINOR 5
+#define BP_ABI_MINOR 6
 
 /* The symbol every plugin exports; its type is bp_plugin_entry_fn. */
 #define BP_PLUGIN_ENTRY_SYMBOL "backplane_plugin_entry"
@@ -238,6 +239,56 @@ typedef struct bp_core_services {
 } bp_core_services;
 
 /* ---------------------------------------------------------------------------------------- */
+/* Collectives (ABI 1.6)                                                                     */
+/* ---------------------------------------------------------------------------------------- */
+
+/* A plugin's communicator: its device's share of a group of processes that run collectives
+ * together (an ncclComm_t, for the CUDA backend). Opaque to the core. */
+typedef struct bp_communicator_object* bp_communicator;
+
+/* How a reduction combines the processes' elements. A mean is a sum that the caller divides. */
+typedef enum bp_reduction {
+  BP_REDUCTION_SUM = 0,
+  BP_REDUCTION_MAX = 1,
+  BP_REDUCTION_MIN = 2
+} bp_reduction;
+
+/* The most bytes a communicator identifier may have. */
+#define BP_MAX_COMMUNICATOR_ID_BYTES 1024
+
+/* Collectives on a plugin's own memory, which bp::distributed runs instead of copying tensors
+ * through host memory (docs/distributed.md). One process of a group calls make_communicator_id
+ * and the group hands the bytes to the others; every process then calls communicator_create
+ * for the device it uses, and the collectives, in the same order everywhere, from one thread
+ * at a time per communicator. Every tensor passed is dense and contiguous on the
+ * communicator's device, of the same dtype and shape on every process. Each function returns
+ * once the collective has completed on this process, its results written. All of them are set,
+ * or the table is absent. */
+typedef struct bp_collectives {
+  size_t struct_size;
+  /* Bit (1u << bp_dtype) set for each dtype all_reduce and reduce_scatter can reduce; for the
+   * others the group copies through host memory. broadcast and all_gather take every dtype. */
+  uint32_t reducible_dtypes;
+  /* How many bytes make_communicator_id writes: 1 to BP_MAX_COMMUNICATOR_ID_BYTES. */
+  uint32_t communicator_id_size;
+  bp_status (*make_communicator_id)(void* id);
+  /* Collective over the `size` processes, which pass the same `id` and their own `rank`. */
+  bp_status (*communicator_create)(int32_t device, int32_t rank, int32_t size, const void* id,
+                                   bp_communicator* communicator);
+  void (*communicator_destroy)(bp_communicator communicator);
+  /* In place: every process's `tensor` becomes the reduction of all of theirs. */
+  bp_status (*all_reduce)(bp_communicator communicator, DLTensor* tensor, bp_reduction reduction);
+  /* Every process's `tensor` becomes that of process `root`. */
+  bp_status (*broadcast)(bp_communicator communicator, DLTensor* tensor, int32_t root);
+  /* `output` has `size` times the elements of `input`: every process's input in rank order. */
+  bp_status (*all_gather)(bp_communicator communicator, const DLTensor* input, DLTensor* output);
+  /* `input` has `size` times the elements of `output`; process r gets the reduction of every
+   * process's part r. */
+  bp_status (*reduce_scatter)(bp_communicator communicator, const DLTensor* input, DLTensor* output,
+                              bp_reduction reduction);
+} bp_collectives;
+
+/* ---------------------------------------------------------------------------------------- */
 /* The plugin descriptor                                                                     */
 /* ---------------------------------------------------------------------------------------- */
 
@@ -335,6 +386,10 @@ typedef struct bp_plugin {
    * core, which says kDLCPU for a plugin without memory functions and otherwise guesses from
    * the backend's name, kDLExtDev when the name tells it nothing. A negative value is refused. */
   int32_t dlpack_device_type;
+
+  /* ABI 1.6. Optional. Collectives on the plugin's memory (see bp_collectives); NULL, or a
+   * plugin older than 1.6, and tensors on its devices go through host memory instead. */
+  const bp_collectives* collectives;
 } bp_plugin;
 
 /* The exported entry point. The core passes its own ABI version, so that a plugin may adapt
