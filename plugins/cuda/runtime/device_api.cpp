@@ -8,6 +8,9 @@
 #include "kernels/cuda_call.h"
 #include "runtime/device_guard.h"
 #include "runtime/runtime.h"
+#if BACKPLANE_CUDA_NCCL
+#include "runtime/nccl_collectives.h"
+#endif
 
 #include <cstddef>
 #include <cstdint>
@@ -210,6 +213,9 @@ void configure_plugin(bp_plugin& plugin) {
   plugin.event_synchronize = &event_synchronize;
   plugin.event_elapsed = &event_elapsed;
   plugin.dlpack_device_type = kDLCUDA;
+#if BACKPLANE_CUDA_NCCL
+  plugin.collectives = nccl_collectives();
+#endif
 }
 
 }  // namespace bp::cuda
