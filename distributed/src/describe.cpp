@@ -1,5 +1,6 @@
 // bp::distributed::describe(): what bp-info shows of the collectives.
 #include <backplane/backplane.h>
+#include <backplane/device_collectives.h>
 #include <backplane/distributed.h>
 
 #include <mpi.h>
@@ -8,6 +9,8 @@
 #endif
 
 #include <fmt/format.h>
+
+#include <optional>
 
 namespace bp::distributed {
 
@@ -35,11 +38,34 @@ std::string cuda_awareness() {
 
 std::vector<std::string> describe() {
   std::vector<std::string> lines{fmt::format("MPI: {}", mpi_library()), cuda_awareness()};
+  std::optional<Options> options;
+  try {
+    options = options_from_environment();
+  } catch (const Error& error) {
+    lines.push_back(error.what());
+  }
   for (const Device& device : bp::devices()) {
-    lines.push_back(
-        device.is_cpu()
-            ? fmt::format("{}: contiguous tensors handed to MPI in place", device.str())
-            : fmt::format("{}: staged through host memory (no device collectives)", device.str()));
+    if (device.is_cpu()) {
+      lines.push_back(fmt::format("{}: contiguous tensors handed to MPI in place", device.str()));
+      continue;
+    }
+    const std::optional<DeviceCollectives> collectives = DeviceCollectives::of(device);
+    if (!collectives) {
+      lines.push_back(
+          fmt::format("{}: staged through host memory (the backend has no "
+                      "collectives of its own)",
+                      device.str()));
+    } else if (options && !options->device_collectives) {
+      lines.push_back(
+          fmt::format("{}: staged through host memory "
+                      "(BACKPLANE_DISTRIBUTED_DEVICE_COLLECTIVES=0)",
+                      device.str()));
+    } else {
+      lines.push_back(
+          fmt::format("{}: through {}'s own collectives (dtypes it cannot reduce "
+                      "are staged through host memory)",
+                      device.str(), collectives->backend()));
+    }
   }
   return lines;
 }

@@ -6,13 +6,17 @@
 #include "staging.h"
 
 #include <backplane/backplane.h>
+#include <backplane/device_collectives.h>
 #include <backplane/distributed.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <atomic>
 #include <deque>
+#include <map>
 #include <thread>
 
 namespace bp::distributed {
@@ -43,11 +47,21 @@ struct ProcessGroup::Engine {
   ~Engine();
 
   void enqueue(std::shared_ptr<Operation> operation);
+  // Runs `operation` on the calling thread, if no collective is queued or running; whether it
+  // did. A blocking collective so skips the hand-over to the group's thread and back.
+  bool run_inline(Operation& operation);
+  // Ends the process, saying why, when a caller's collective has been in MPI longer than the
+  // timeout: the call cannot return while MPI holds it, and the process must not hang.
+  void watch_inline();
   void run_collectives();
   // Runs one collective, and keeps a span of it for BACKPLANE_TRACE.
   void run(Operation& operation);
   void run_traced(Operation& operation);
   void move_data(Operation& operation);
+  void move_on_device(Operation& operation);
+  // This process's communicator for `device`, made on its first collective: collective over
+  // the ranks, which agreed on that collective already.
+  DeviceCommunicator& communicator_for(Device device);
   // The reason the group cannot be used any more, once something broke it.
   std::optional<std::string> broken_reason() const {
     const std::lock_guard lock(mutex);
@@ -71,6 +85,13 @@ struct ProcessGroup::Engine {
   bool stopping = false;
   std::optional<std::string> broken;
   std::atomic<bool> in_mpi_call{false};
+  int64_t finished = 0;  // collectives run to their end, under `mutex`
+  // Held by whichever thread runs a collective: the group's, or a caller's (run_inline).
+  std::timed_mutex running;
+  std::mutex inline_mutex;                // guards inline_operation
+  Operation* inline_operation = nullptr;  // the collective a caller is running, if any
+  // Touched by the group's thread only.
+  std::map<std::pair<int16_t, int16_t>, std::unique_ptr<DeviceCommunicator>> communicators;
   int64_t submitted = 0;  // collectives submitted so far; touched by callers under `mutex`
   std::thread thread;
 };
@@ -119,6 +140,7 @@ ProcessGroup::Engine::~Engine() {
   }
   thread.join();
   if (broken_reason()) return;
+  communicators.clear();
   MPI_Comm_free(&control);
   MPI_Comm_free(&data);
   if (initialized_mpi) MPI_Finalize();
@@ -136,19 +158,73 @@ void ProcessGroup::Engine::enqueue(std::shared_ptr<Operation> operation) {
 }
 
 void ProcessGroup::Engine::run_collectives() {
+  // How often the group's thread, idle or waiting for a caller's collective, checks that one.
+  constexpr std::chrono::milliseconds kWatchInterval{200};
   for (;;) {
     poll_briefly([this] { return queued_count.load(std::memory_order_acquire) != 0; });
     std::shared_ptr<Operation> operation;
     {
       std::unique_lock lock(mutex);
-      queued.wait(lock, [this] { return stopping || !queue.empty(); });
+      while (!stopping && queue.empty()) {
+        if (queued.wait_for(lock, kWatchInterval) == std::cv_status::timeout) {
+          lock.unlock();
+          watch_inline();
+          lock.lock();
+        }
+      }
       if (queue.empty()) return;
       operation = std::move(queue.front());
       queue.pop_front();
       queued_count.store(queue.size(), std::memory_order_release);
     }
+    std::unique_lock running_lock(running, std::defer_lock);
+    while (!running_lock.try_lock_for(kWatchInterval)) watch_inline();
     run(*operation);
+    running_lock.unlock();
+    const std::lock_guard lock(mutex);
+    ++finished;
   }
+}
+
+bool ProcessGroup::Engine::run_inline(Operation& operation) {
+  std::unique_lock running_lock(running, std::try_to_lock);
+  if (!running_lock.owns_lock()) return false;
+  {
+    const std::lock_guard lock(mutex);
+    if (stopping || finished != submitted) return false;  // earlier collectives come first
+    operation.signature.sequence = ++submitted;
+  }
+  {
+    const std::lock_guard lock(inline_mutex);
+    inline_operation = &operation;
+  }
+  run(operation);
+  {
+    const std::lock_guard lock(inline_mutex);
+    inline_operation = nullptr;
+  }
+  const std::lock_guard lock(mutex);
+  ++finished;
+  return true;
+}
+
+void ProcessGroup::Engine::watch_inline() {
+  const std::lock_guard guard(inline_mutex);
+  if (inline_operation == nullptr) return;
+  const std::lock_guard lock(inline_operation->mutex);
+  if (inline_operation->state != Operation::State::Moving ||
+      Clock::now() - inline_operation->moving_since <= timeout) {
+    return;
+  }
+  std::fprintf(stderr,
+               "[backplane] error: bp::distributed: %s: every rank entered it, but it did not "
+               "complete within %g s (BACKPLANE_DISTRIBUTED_TIMEOUT), and its blocking call "
+               "cannot return while MPI holds it: a rank likely died during it. Ending this "
+               "process (rank %d) rather than leaving it hanging.\n",
+               inline_operation->signature.describe().c_str(),
+               std::chrono::duration<double>(timeout).count(), group.rank_);
+  std::fflush(stderr);
+  std::abort();
 }
 
 void ProcessGroup::Engine::run(Operation& operation) {
@@ -160,8 +236,7 @@ void ProcessGroup::Engine::run(Operation& operation) {
         detail::name_of(operation.collective), "collective", start,
         {{"sequence", std::to_string(operation.signature.sequence)},
          {"tensor", operation.signature.describe_arguments()},
-         {"data path",
-          operation.data_path == DataPath::InPlace ? "in place" : "staged through host memory"},
+         {"data path", std::string(detail::name_of(operation.data_path))},
          {"ranks", std::to_string(group.size_)},
          {"outcome",
           operation.state == Operation::State::Failed ? operation.error->what() : "completed"}});
@@ -195,10 +270,56 @@ void ProcessGroup::Engine::run_traced(Operation& operation) {
     break_group(error.what());
     operation.fail(DistributedError(
         fmt::format("{}: {}", operation.signature.describe(), error.what()), error.ranks()));
+  } catch (const std::exception& error) {  // a device backend's failure, or out of memory
+    in_mpi_call = false;
+    break_group(error.what());
+    operation.fail(
+        DistributedError(fmt::format("{}: {}", operation.signature.describe(), error.what()), {}));
+  }
+}
+
+DeviceCommunicator& ProcessGroup::Engine::communicator_for(Device device) {
+  std::unique_ptr<DeviceCommunicator>& communicator =
+      communicators[{device.type(), device.index()}];
+  if (communicator) return *communicator;
+  const std::optional<DeviceCollectives> collectives = DeviceCollectives::of(device);
+  std::vector<uint8_t> id;
+  if (group.rank_ == 0) id = collectives->make_communicator_id();
+  int length = static_cast<int>(id.size());
+  detail::check_mpi(MPI_Bcast(&length, 1, MPI_INT, 0, control), "MPI_Bcast");
+  id.resize(static_cast<size_t>(length));
+  detail::check_mpi(MPI_Bcast(id.data(), length, MPI_BYTE, 0, control), "MPI_Bcast");
+  communicator = collectives->create_communicator(device, group.rank_, group.size_, id);
+  return *communicator;
+}
+
+void ProcessGroup::Engine::move_on_device(Operation& operation) {
+  DeviceCommunicator& communicator = communicator_for(operation.receive.device());
+  const auto reduction = [&] {
+    switch (*operation.reduce_op) {
+      case ReduceOp::Max: return Reduction::Max;
+      case ReduceOp::Min: return Reduction::Min;
+      case ReduceOp::Sum:
+      case ReduceOp::Mean: return Reduction::Sum;
+    }
+    return Reduction::Sum;
+  };
+  switch (operation.collective) {
+    case Collective::AllReduce: communicator.all_reduce(operation.receive, reduction()); return;
+    case Collective::Broadcast: communicator.broadcast(operation.receive, operation.root); return;
+    case Collective::AllGather: communicator.all_gather(operation.send, operation.receive); return;
+    case Collective::ReduceScatter:
+      communicator.reduce_scatter(operation.send, operation.receive, reduction());
+      return;
+    case Collective::Barrier: return;
   }
 }
 
 void ProcessGroup::Engine::move_data(Operation& operation) {
+  if (operation.data_path == DataPath::DeviceCollectives) {
+    move_on_device(operation);
+    return;
+  }
   const DType wire = operation.receive.defined() ? operation.receive.dtype() : kUInt8;
   const MPI_Datatype type = detail::mpi_datatype(wire);
   const auto element_size = static_cast<int64_t>(bp::element_size(wire));
@@ -269,33 +390,64 @@ ProcessGroup::ProcessGroup(const Options& options)
 
 ProcessGroup::~ProcessGroup() = default;
 
-Work ProcessGroup::submit(std::shared_ptr<Operation> operation) {
+Work ProcessGroup::submit(std::shared_ptr<Operation> operation, bool blocking) {
   operation->engine = engine_.get();
-  engine_->enqueue(operation);
+  operation->signature.data_path = static_cast<int32_t>(operation->data_path);
+  if (!blocking || !engine_->run_inline(*operation)) engine_->enqueue(operation);
   return Work(std::move(operation));
 }
 
 Work ProcessGroup::all_reduce_async(Tensor& tensor, ReduceOp op) {
-  return submit(detail::prepare_all_reduce(tensor, op));
+  return submit(detail::prepare_all_reduce(tensor, op, options_.device_collectives), false);
 }
 
-Work ProcessGroup::broadcast_async(Tensor& tensor, int root) {
+void ProcessGroup::all_reduce(Tensor& tensor, ReduceOp op) {
+  submit(detail::prepare_all_reduce(tensor, op, options_.device_collectives), true).wait();
+}
+
+void ProcessGroup::check_root(int root) const {
   if (root < 0 || root >= size_) {
     throw Error(fmt::format("broadcast: root {} is not a rank of this group of {} (0 to {})", root,
                             size_, size_ - 1));
   }
-  return submit(detail::prepare_broadcast(tensor, root, rank_ == root));
+}
+
+Work ProcessGroup::broadcast_async(Tensor& tensor, int root) {
+  check_root(root);
+  return submit(detail::prepare_broadcast(tensor, root, rank_ == root, options_.device_collectives),
+                false);
+}
+
+void ProcessGroup::broadcast(Tensor& tensor, int root) {
+  check_root(root);
+  submit(detail::prepare_broadcast(tensor, root, rank_ == root, options_.device_collectives), true)
+      .wait();
 }
 
 Work ProcessGroup::all_gather_async(Tensor& output, const Tensor& input) {
-  return submit(detail::prepare_all_gather(output, input, size_));
+  return submit(detail::prepare_all_gather(output, input, size_, options_.device_collectives),
+                false);
+}
+
+void ProcessGroup::all_gather(Tensor& output, const Tensor& input) {
+  submit(detail::prepare_all_gather(output, input, size_, options_.device_collectives), true)
+      .wait();
 }
 
 Work ProcessGroup::reduce_scatter_async(Tensor& output, const Tensor& input, ReduceOp op) {
-  return submit(detail::prepare_reduce_scatter(output, input, op, size_));
+  return submit(
+      detail::prepare_reduce_scatter(output, input, op, size_, options_.device_collectives), false);
 }
 
-Work ProcessGroup::barrier_async() { return submit(detail::prepare_barrier()); }
+void ProcessGroup::reduce_scatter(Tensor& output, const Tensor& input, ReduceOp op) {
+  submit(detail::prepare_reduce_scatter(output, input, op, size_, options_.device_collectives),
+         true)
+      .wait();
+}
+
+Work ProcessGroup::barrier_async() { return submit(detail::prepare_barrier(), false); }
+
+void ProcessGroup::barrier() { submit(detail::prepare_barrier(), true).wait(); }
 
 std::vector<std::string> ProcessGroup::describe() const {
   std::vector<std::string> lines{

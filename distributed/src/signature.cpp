@@ -27,6 +27,15 @@ std::string_view name_of(ReduceOp op) {
   return "an unknown reduction";
 }
 
+std::string_view name_of(DataPath path) {
+  switch (path) {
+    case DataPath::InPlace: return "MPI, in place";
+    case DataPath::StagedThroughHost: return "MPI, staged through host memory";
+    case DataPath::DeviceCollectives: return "the device backend's collectives";
+  }
+  return "an unknown path";
+}
+
 Signature Signature::of(int64_t sequence, Collective collective, const Tensor* tensor,
                         std::optional<ReduceOp> op, int root) {
   Signature signature;
@@ -84,6 +93,18 @@ std::optional<std::string> mismatch(const Signature& a, int rank_a, const Signat
         "tensor of the same dtype and shape",
         a.describe().substr(0, a.describe().find(" of ")), rank_b, b.describe_arguments(), rank_a,
         a.describe_arguments());
+  }
+  if ((a.data_path == static_cast<int32_t>(DataPath::DeviceCollectives)) !=
+      (b.data_path == static_cast<int32_t>(DataPath::DeviceCollectives))) {
+    const auto path = [](const Signature& s) {
+      return s.data_path == static_cast<int32_t>(DataPath::DeviceCollectives)
+                 ? "through its device's collectives"
+                 : "through MPI";
+    };
+    return fmt::format(
+        "{}: rank {} moves its tensor {} while rank {} moves it {}: every rank must load the "
+        "same backends, with the same BACKPLANE_DISTRIBUTED_DEVICE_COLLECTIVES",
+        a.describe().substr(0, a.describe().find(" of ")), rank_b, path(b), rank_a, path(a));
   }
   return std::nullopt;
 }

@@ -16,6 +16,7 @@ enum class Collective : int32_t { AllReduce, Broadcast, AllGather, ReduceScatter
 
 std::string_view name_of(Collective collective);
 std::string_view name_of(ReduceOp op);
+std::string_view name_of(DataPath path);
 
 struct Signature {
   // Shapes longer than this are compared by their first dimensions and their element count.
@@ -27,7 +28,7 @@ struct Signature {
   int32_t root = -1;       // broadcast's root, or -1
   int32_t dtype = -1;      // the DType of the tensor the rank passed, or -1 (barrier)
   int32_t dim = 0;
-  int32_t padding = 0;
+  int32_t data_path = 0;  // a DataPath, set when the operation is submitted
   int64_t numel = 0;
   std::array<int64_t, kComparedDims> sizes{};
 

@@ -1,6 +1,7 @@
-// The caller's side of a collective: checking its arguments, choosing where MPI reads and
-// writes (the caller's own host memory, or a contiguous host copy in the wire dtype), and
-// handing the results back into the caller's tensors once MPI is done.
+// The caller's side of a collective: checking its arguments, choosing the data's path (the
+// device backend's collectives on the tensors themselves, where `device_collectives` allows and
+// the backend has them; else MPI on the caller's own host memory, or on a contiguous host copy in
+// the wire dtype), and handing the results back into the caller's tensors once it is done.
 #pragma once
 
 #include "operation.h"
@@ -9,11 +10,13 @@
 
 namespace bp::distributed::detail {
 
-std::shared_ptr<Operation> prepare_all_reduce(Tensor& tensor, ReduceOp op);
-std::shared_ptr<Operation> prepare_broadcast(Tensor& tensor, int root, bool is_root);
-std::shared_ptr<Operation> prepare_all_gather(Tensor& output, const Tensor& input, int size);
+std::shared_ptr<Operation> prepare_all_reduce(Tensor& tensor, ReduceOp op, bool device_collectives);
+std::shared_ptr<Operation> prepare_broadcast(Tensor& tensor, int root, bool is_root,
+                                             bool device_collectives);
+std::shared_ptr<Operation> prepare_all_gather(Tensor& output, const Tensor& input, int size,
+                                              bool device_collectives);
 std::shared_ptr<Operation> prepare_reduce_scatter(Tensor& output, const Tensor& input, ReduceOp op,
-                                                  int size);
+                                                  int size, bool device_collectives);
 std::shared_ptr<Operation> prepare_barrier();
 
 // Puts a completed collective's results into its target: divides a mean, copies staged

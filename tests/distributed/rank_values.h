@@ -22,11 +22,12 @@ inline std::vector<double> rank_values(int rank, int64_t count, bp::DType dtype)
 
 inline bp::Tensor tensor_of(const std::vector<double>& values, bp::IntArrayRef sizes,
                             bp::DType dtype, bp::Device device) {
-  return bp::from_vector(values, sizes).to(device, dtype);
+  // Converted on the host, so that a device with no kernels of its own (a fixture) can hold it.
+  return bp::from_vector(values, sizes).to(dtype).to(device);
 }
 
 inline std::vector<double> values_of(const bp::Tensor& tensor) {
-  return tensor.to(bp::Device::cpu(), bp::kFloat64).contiguous().to_vector<double>();
+  return tensor.cpu().to(bp::kFloat64).contiguous().to_vector<double>();
 }
 
 // The host, and the first device of each other loaded device type.

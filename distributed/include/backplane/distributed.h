@@ -32,10 +32,11 @@ class DistributedError : public Error {
 // floating dtypes only. On Bool, Sum and Max are a logical or, Min a logical and.
 enum class ReduceOp { Sum, Mean, Max, Min };
 
-// How a collective's data reached MPI.
+// How a collective's data moves.
 enum class DataPath {
-  InPlace,           // the host tensor's own memory
-  StagedThroughHost  // a contiguous host copy, written back when the collective completes
+  InPlace,            // through MPI, in the host tensor's own memory
+  StagedThroughHost,  // through MPI, in a contiguous host copy written back when it completes
+  DeviceCollectives   // through the device's backend (NCCL, for CUDA), in the tensor's memory
 };
 
 namespace detail {
@@ -67,11 +68,15 @@ struct Options {
   // entered to complete) before it raises DistributedError naming the ranks it waited for.
   // BACKPLANE_DISTRIBUTED_TIMEOUT, in seconds.
   std::chrono::milliseconds timeout{std::chrono::seconds(300)};
+  // Whether tensors on a device whose backend has collectives of its own (ABI 1.6) go through
+  // them; otherwise they go through host memory. BACKPLANE_DISTRIBUTED_DEVICE_COLLECTIVES.
+  bool device_collectives = true;
 };
 
-// The processes of the job. One per process, made by init(); collectives run in the order they
-// are called, on a thread of the group's own, so that the asynchronous forms overlap the
-// caller's work.
+// The processes of the job. One per process, made by init(). Collectives run one at a time, in
+// the order they are called: the asynchronous forms on a thread of the group's own, so that
+// they overlap the caller's work; a blocking one on the calling thread when nothing is queued
+// before it (else it waits its turn).
 class ProcessGroup {
  public:
   ProcessGroup(const ProcessGroup&) = delete;
@@ -84,29 +89,25 @@ class ProcessGroup {
 
   // Every rank's `tensor` becomes the elementwise `op` of all ranks' tensors.
   Work all_reduce_async(Tensor& tensor, ReduceOp op = ReduceOp::Sum);
-  void all_reduce(Tensor& tensor, ReduceOp op = ReduceOp::Sum) {
-    all_reduce_async(tensor, op).wait();
-  }
+  void all_reduce(Tensor& tensor, ReduceOp op = ReduceOp::Sum);
 
   // Every rank's `tensor` becomes rank `root`'s.
   Work broadcast_async(Tensor& tensor, int root = 0);
-  void broadcast(Tensor& tensor, int root = 0) { broadcast_async(tensor, root).wait(); }
+  void broadcast(Tensor& tensor, int root = 0);
 
   // `output` (size() * input.size(0) rows, otherwise input's shape and dtype) becomes every
   // rank's `input`, in rank order along dimension 0.
   Work all_gather_async(Tensor& output, const Tensor& input);
-  void all_gather(Tensor& output, const Tensor& input) { all_gather_async(output, input).wait(); }
+  void all_gather(Tensor& output, const Tensor& input);
 
   // The `op` of all ranks' `input` (size() * output.size(0) rows), of which rank r keeps rows
   // [r * output.size(0), (r + 1) * output.size(0)) in `output`.
   Work reduce_scatter_async(Tensor& output, const Tensor& input, ReduceOp op = ReduceOp::Sum);
-  void reduce_scatter(Tensor& output, const Tensor& input, ReduceOp op = ReduceOp::Sum) {
-    reduce_scatter_async(output, input, op).wait();
-  }
+  void reduce_scatter(Tensor& output, const Tensor& input, ReduceOp op = ReduceOp::Sum);
 
   // Completes once every rank has called it.
   Work barrier_async();
-  void barrier() { barrier_async().wait(); }
+  void barrier();
 
   // The group (rank, size, timeout), then what bp::distributed::describe() says.
   std::vector<std::string> describe() const;
@@ -116,7 +117,10 @@ class ProcessGroup {
  private:
   friend ProcessGroup& init();
   explicit ProcessGroup(const Options& options);
-  Work submit(std::shared_ptr<detail::Operation> operation);
+  // Queues `operation` for the group's thread, or, when `blocking` and nothing is queued, runs
+  // it on the calling thread.
+  Work submit(std::shared_ptr<detail::Operation> operation, bool blocking);
+  void check_root(int root) const;
 
   Options options_;
   int rank_ = 0;
@@ -133,7 +137,8 @@ ProcessGroup& init();
 bool is_initialized();
 
 // Lines that describe the MPI library, whether it says it is CUDA-aware, and how each loaded
-// device's tensors reach it; for bp-info, and valid before init().
+// device's tensors reach it (with the environment's options); for bp-info, and valid before
+// init().
 std::vector<std::string> describe();
 
 // Options as the environment sets them; a malformed value is a bp::Error saying what to write.
