@@ -3,6 +3,7 @@
 #include "runtime/device_guard.h"
 #include "runtime/runtime.h"
 
+#include <backplane/sdk/dtype_set.hpp>
 #include <backplane/sdk/status.hpp>
 #include <backplane/sdk/tensor_view.hpp>
 
@@ -205,7 +206,6 @@ bp_status reduce_scatter(bp_communicator communicator, const DLTensor* input, DL
   });
 }
 
-constexpr uint32_t bit(bp_dtype dtype) { return 1u << static_cast<uint32_t>(dtype); }
 
 }  // namespace
 
@@ -214,9 +214,7 @@ const bp_collectives* nccl_collectives() {
   static const bp_collectives table = [] {
     bp_collectives t{};
     t.struct_size = sizeof(bp_collectives);
-    t.reducible_dtypes = bit(BP_DTYPE_FLOAT32) | bit(BP_DTYPE_FLOAT64) | bit(BP_DTYPE_FLOAT16) |
-                         bit(BP_DTYPE_BFLOAT16) | bit(BP_DTYPE_INT8) | bit(BP_DTYPE_UINT8) |
-                         bit(BP_DTYPE_INT32) | bit(BP_DTYPE_INT64);
+    t.reducible_dtypes = plugin::kAllButBoolDTypeSet.bits;
     t.communicator_id_size = sizeof(ncclUniqueId);
     t.make_communicator_id = make_communicator_id;
     t.communicator_create = communicator_create;
