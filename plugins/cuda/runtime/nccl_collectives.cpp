@@ -206,7 +206,6 @@ bp_status reduce_scatter(bp_communicator communicator, const DLTensor* input, DL
   });
 }
 
-
 }  // namespace
 
 const bp_collectives* nccl_collectives() {
