@@ -9,6 +9,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cstring>
+
 namespace bp::distributed {
 namespace {
 
@@ -22,8 +24,10 @@ Tensor rank0_copy(ProcessGroup& group, const Tensor& tensor) {
 }
 
 bool bitwise_equal(const Tensor& a, const Tensor& b) {
-  return a.dtype() == b.dtype() && a.sizes() == b.sizes() &&
-         a.cpu().contiguous().to_vector<float>() == b.cpu().contiguous().to_vector<float>();
+  if (a.dtype() != b.dtype() || a.sizes() != b.sizes()) return false;
+  const Tensor x = a.detach().cpu().contiguous(), y = b.detach().cpu().contiguous();
+  return std::memcmp(x.const_data_ptr(), y.const_data_ptr(),
+                     static_cast<size_t>(x.numel()) * x.element_size()) == 0;
 }
 
 TEST_CASE("DataParallel starts every rank from rank 0's parameters and buffers") {
