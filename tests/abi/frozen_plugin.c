@@ -6,7 +6,8 @@
  *
  * Backend "abi1<minor>", one device whose memory the plugin allocates with malloc, and the
  * kernel add.out for contiguous float32 tensors. It offers every optional part its minor
- * version has: counters (1.1), events (1.2), attach_core (1.3), its DLPack device type (1.4).
+ * version has: counters (1.1), events (1.2), attach_core (1.3), its DLPack device type (1.4),
+ * and asks the core for its inputs' storage versions (1.5), counting the inputs it vouched for.
  */
 #include <backplane/abi.h>
 
@@ -97,6 +98,23 @@ static double scalar_value(bp_scalar s) {
 }
 
 /* add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+#if BP_ABI_MINOR >= 5
+static const bp_core_services* core_services = NULL;
+static uint64_t versioned_inputs = 0; /* add.out inputs whose storage version the core gave */
+
+/* Whether the core vouches for the contents of `tensor`, an input of the running kernel. */
+static int has_storage_version(const DLTensor* tensor) {
+  if (core_services == NULL ||
+      core_services->struct_size <
+          offsetof(bp_core_services, storage_version) + sizeof(core_services->storage_version)) {
+    return 0;
+  }
+  uint64_t storage = 0;
+  uint64_t version = 0;
+  return core_services->storage_version(core_services->context, tensor, &storage, &version);
+}
+#endif
+
 static bp_status add_out(const DLTensor* self, const DLTensor* other, bp_scalar alpha,
                          DLTensor* out) {
   if (!is_contiguous_float32(self) || !is_contiguous_float32(other) ||
@@ -112,6 +130,9 @@ static bp_status add_out(const DLTensor* self, const DLTensor* other, bp_scalar 
   const float scale = (float)scalar_value(alpha);
   for (int64_t i = 0; i < n; ++i) y[i] = a[i] + scale * b[i];
   ++add_calls;
+#if BP_ABI_MINOR >= 5
+  versioned_inputs += (uint64_t)has_storage_version(self) + (uint64_t)has_storage_version(other);
+#endif
   return BP_STATUS_OK;
 }
 
@@ -119,9 +140,16 @@ static bp_status add_out(const DLTensor* self, const DLTensor* other, bp_scalar 
 static uint64_t core_attached = 0;
 
 static bp_status read_counters(bp_counter* counters, int64_t capacity, int64_t* count) {
+#if BP_ABI_MINOR >= 5
+  const char* names[] = {BACKEND_NAME ".add_calls", BACKEND_NAME ".core_attached",
+                         BACKEND_NAME ".versioned_inputs"};
+  const uint64_t values[] = {add_calls, core_attached, versioned_inputs};
+  const int64_t n = 3;
+#else
   const char* names[] = {BACKEND_NAME ".add_calls", BACKEND_NAME ".core_attached"};
   const uint64_t values[] = {add_calls, core_attached};
   const int64_t n = 2;
+#endif
   for (int64_t i = 0; i < n && i < capacity; ++i) {
     /* Entries lie struct_size apart, and only the fields within it may be written. */
     const size_t size = counters[0].struct_size;
@@ -183,7 +211,11 @@ static bp_status event_elapsed(int32_t device, bp_event start, bp_event end, dou
 
 #if BP_ABI_MINOR >= 3
 static void attach_core(const bp_core_services* services) {
+#if BP_ABI_MINOR >= 5
+  core_services = services;
+#else
   (void)services;
+#endif
   core_attached = 1;
 }
 #endif

@@ -102,6 +102,17 @@ TEST_CASE("the core attaches its services to plugins of ABI 1.3 on, and to no ol
   }
 }
 
+TEST_CASE("the core gives plugins of ABI 1.5 on their inputs' storage versions") {
+  for (uint32_t minor = 5; minor <= kNewestReleasedMinor; ++minor) {
+    CAPTURE(minor);
+    load_frozen(minor);
+    const uint64_t before = counter(minor, "versioned_inputs");
+    const bp::Tensor a = bp::from_vector<float>({1, 2}, {2}).to(bp::Device(backend_of(minor)));
+    bp::add(a, a);
+    CHECK(counter(minor, "versioned_inputs") == before + 2);
+  }
+}
+
 TEST_CASE("the DLPack device type is the plugin's from ABI 1.4 on, and guessed before") {
   for (uint32_t minor = 0; minor <= kNewestReleasedMinor; ++minor) {
     CAPTURE(minor);
