@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <memory>
 #include <thread>
 
 namespace bp::distributed::detail {
@@ -76,14 +77,25 @@ std::vector<bool> poll(std::vector<MPI_Request>& requests, Clock::time_point dea
   }
 }
 
-// Gives up on requests that did not complete: receives are cancelled; sends are left to finish
-// on their own.
-void abandon(std::vector<MPI_Request>& requests, const std::vector<bool>& completed) {
+// Gives up on requests that did not complete (cancels and frees them); whether there were any.
+// MPI may still read or write a given-up request's buffer, so its caller must then keep the
+// buffers for the rest of the process.
+bool abandon(std::vector<MPI_Request>& requests, const std::vector<bool>& completed) {
+  bool any = false;
   for (size_t i = 0; i < requests.size(); ++i) {
     if (completed[i] || requests[i] == MPI_REQUEST_NULL) continue;
     MPI_Cancel(&requests[i]);
     MPI_Request_free(&requests[i]);
+    any = true;
   }
+  return any;
+}
+
+// Keeps `buffers` alive for the rest of the process when `abandoned`: requests MPI gave up on
+// may still touch them. Only a group that just broke gets here.
+template <typename Buffers>
+void keep_if(bool abandoned, std::unique_ptr<Buffers>& buffers) {
+  if (abandoned) (void)buffers.release();
 }
 
 std::string rank_list(const std::vector<int>& ranks) {
@@ -95,7 +107,14 @@ std::string rank_list(const std::vector<int>& ranks) {
 
 std::optional<Disagreement> gather_and_judge(MPI_Comm control, int size, const Signature& mine,
                                              std::chrono::milliseconds timeout) {
-  std::vector<Signature> signatures(static_cast<size_t>(size));
+  // What MPI reads and writes, on the heap so that it can outlive requests given up on.
+  struct Buffers {
+    std::vector<Signature> signatures;
+    Verdict verdict;
+  };
+  auto buffers = std::make_unique<Buffers>();
+  std::vector<Signature>& signatures = buffers->signatures;
+  signatures.resize(static_cast<size_t>(size));
   signatures[0] = mine;
   std::vector<MPI_Request> receives(static_cast<size_t>(size - 1), MPI_REQUEST_NULL);
   for (int rank = 1; rank < size; ++rank) {
@@ -104,7 +123,7 @@ std::optional<Disagreement> gather_and_judge(MPI_Comm control, int size, const S
               "MPI_Irecv");
   }
   const std::vector<bool> arrived = poll(receives, Clock::now() + timeout);
-  abandon(receives, arrived);
+  bool abandoned = abandon(receives, arrived);
 
   std::optional<Disagreement> disagreement;
   std::vector<int> missing;
@@ -135,31 +154,40 @@ std::optional<Disagreement> gather_and_judge(MPI_Comm control, int size, const S
     }
   }
 
-  const Verdict verdict = Verdict::from(disagreement);
+  buffers->verdict = Verdict::from(disagreement);
   std::vector<MPI_Request> sends;
   for (int rank = 1; rank < size; ++rank) {
     if (!arrived[static_cast<size_t>(rank - 1)]) continue;
     sends.push_back(MPI_REQUEST_NULL);
-    check_mpi(
-        MPI_Isend(&verdict, sizeof(Verdict), MPI_BYTE, rank, kVerdictTag, control, &sends.back()),
-        "MPI_Isend");
+    check_mpi(MPI_Isend(&buffers->verdict, sizeof(Verdict), MPI_BYTE, rank, kVerdictTag, control,
+                        &sends.back()),
+              "MPI_Isend");
   }
   const std::vector<bool> sent = poll(sends, Clock::now() + timeout);
-  abandon(sends, sent);
+  abandoned = abandon(sends, sent) || abandoned;
+  keep_if(abandoned, buffers);
   return disagreement;
 }
 
 std::optional<Disagreement> send_and_hear(MPI_Comm control, const Signature& mine,
                                           std::chrono::milliseconds timeout) {
-  Verdict verdict;
+  // What MPI reads and writes, on the heap so that it can outlive requests given up on.
+  struct Buffers {
+    Signature signature;
+    Verdict verdict;
+  };
+  auto buffers = std::make_unique<Buffers>();
+  buffers->signature = mine;
   std::vector<MPI_Request> requests(2, MPI_REQUEST_NULL);
-  check_mpi(MPI_Isend(&mine, sizeof(Signature), MPI_BYTE, 0, kSignatureTag, control, &requests[0]),
+  check_mpi(MPI_Isend(&buffers->signature, sizeof(Signature), MPI_BYTE, 0, kSignatureTag, control,
+                      &requests[0]),
             "MPI_Isend");
-  check_mpi(MPI_Irecv(&verdict, sizeof(Verdict), MPI_BYTE, 0, kVerdictTag, control, &requests[1]),
+  check_mpi(MPI_Irecv(&buffers->verdict, sizeof(Verdict), MPI_BYTE, 0, kVerdictTag, control,
+                      &requests[1]),
             "MPI_Irecv");
   const std::vector<bool> completed = poll(requests, Clock::now() + 2 * timeout);
-  if (completed[1]) return verdict.disagreement();
-  abandon(requests, completed);
+  if (completed[1]) return buffers->verdict.disagreement();
+  keep_if(abandon(requests, completed), buffers);
   return Disagreement{
       fmt::format("{}: rank 0 did not answer within {} s (twice BACKPLANE_DISTRIBUTED_TIMEOUT): "
                   "it died, raised an error, or is stuck before it; the group cannot be used any "

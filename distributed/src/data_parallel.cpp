@@ -34,7 +34,8 @@ struct DataParallel::State {
   std::vector<bool> ready;        // per parameter, this pass
   size_t buckets_started = 0;
   std::vector<HookHandle> hooks;
-  std::mutex mutex;  // backward passes of one model run one at a time; this makes sure
+  // Serialises the hooks, should two threads run backward passes through the model at once.
+  std::mutex mutex;
 
   void on_gradient(size_t index);
   void finish_pass();
@@ -44,7 +45,11 @@ struct DataParallel::State {
 namespace {
 
 void require_parameters(const std::vector<Tensor>& parameters) {
-  if (parameters.empty()) throw Error("DataParallel: no parameters were given");
+  if (parameters.empty()) {
+    throw Error(
+        "DataParallel: no parameters were given; pass the model's parameters, whose "
+        "gradients it averages across the ranks");
+  }
   for (size_t i = 0; i < parameters.size(); ++i) {
     const Tensor& parameter = parameters[i];
     if (!parameter.defined() || !parameter.is_leaf() || !parameter.requires_grad()) {
@@ -52,10 +57,6 @@ void require_parameters(const std::vector<Tensor>& parameters) {
           "DataParallel: parameter {} is not a leaf tensor that requires grad; pass the model's "
           "parameters themselves (made with requires_grad_())",
           i));
-    }
-    if (!is_floating_point(parameter.dtype())) {
-      throw Error(fmt::format("DataParallel: parameter {} is {}, not a floating dtype", i,
-                              dtype_name(parameter.dtype())));
     }
   }
 }

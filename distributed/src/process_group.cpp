@@ -12,9 +12,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <atomic>
 #include <deque>
 #include <map>
 #include <thread>
@@ -56,7 +56,8 @@ struct ProcessGroup::Engine {
   void run_collectives();
   // Runs one collective, and keeps a span of it for BACKPLANE_TRACE.
   void run(Operation& operation);
-  void run_traced(Operation& operation);
+  // run's work: the agreement, then the data.
+  void agree_and_move(Operation& operation);
   void move_data(Operation& operation);
   void move_on_device(Operation& operation);
   // This process's communicator for `device`, made on its first collective: collective over
@@ -229,7 +230,7 @@ void ProcessGroup::Engine::watch_inline() {
 
 void ProcessGroup::Engine::run(Operation& operation) {
   const auto start = Clock::now();
-  run_traced(operation);
+  agree_and_move(operation);
   if (bp::tracing()) {
     const std::lock_guard lock(operation.mutex);
     bp::trace_span(
@@ -243,7 +244,7 @@ void ProcessGroup::Engine::run(Operation& operation) {
   }
 }
 
-void ProcessGroup::Engine::run_traced(Operation& operation) {
+void ProcessGroup::Engine::agree_and_move(Operation& operation) {
   if (const auto reason = broken_reason()) {
     operation.fail(
         DistributedError(fmt::format("{} cannot run: an earlier collective broke the group ({})",
@@ -516,18 +517,15 @@ namespace {
 
 std::atomic<bool> initialized{false};
 
-std::unique_ptr<ProcessGroup> make_world(ProcessGroup* (*make)()) {
-  // The core's state is made first, so that at exit it is torn down after the group, whose
-  // thread may still hold tensors until it is joined.
-  bp::devices();
-  return std::unique_ptr<ProcessGroup>(make());
-}
-
 }  // namespace
 
 ProcessGroup& init() {
-  static const std::unique_ptr<ProcessGroup> world =
-      make_world([] { return new ProcessGroup(options_from_environment()); });
+  static const std::unique_ptr<ProcessGroup> world = [] {
+    // The core's state is made first, so that at exit it is torn down after the group, whose
+    // thread may still hold tensors until it is joined.
+    bp::devices();
+    return std::unique_ptr<ProcessGroup>(new ProcessGroup(options_from_environment()));
+  }();
   initialized = true;
   return *world;
 }

@@ -29,8 +29,8 @@ bool usable_in_place(const Tensor& tensor, DType wire) {
   return tensor.device().is_cpu() && tensor.is_contiguous() && tensor.dtype() == wire;
 }
 
-// A contiguous host tensor of `wire` dtype holding `tensor`'s values.
-// Moved first and converted on the host, so that the device needs no conversion kernel.
+// A contiguous host tensor of `wire` dtype holding `tensor`'s values: moved first, then
+// converted on the host, so that the device needs no conversion kernel.
 Tensor staged_copy(const Tensor& tensor, DType wire) {
   const Tensor on_host = tensor.to(Device::cpu(), std::nullopt, /*non_blocking=*/false,
                                    /*copy=*/true);
@@ -53,10 +53,9 @@ void require_rows(const Tensor& many, const Tensor& one, int size, std::string_v
                                     one.sizes().begin() + 1, one.sizes().end());
   if (many.dtype() != one.dtype() || !same_rest || many.size(0) != size * one.size(0)) {
     throw Error(fmt::format(
-        "{}: {} ({} {}) must have {} times the rows of {} ({} {}) and otherwise the same shape "
-        "and dtype",
-        collective, many_name, dtype_name(many.dtype()), many.str(), size, one_name,
-        dtype_name(one.dtype()), one.str()));
+        "{}: {} ({}) must have {} times the rows of {} ({}) and otherwise the same shape and "
+        "dtype",
+        collective, many_name, many.str(), size, one_name, one.str()));
   }
   if (one.numel() > kMaxCount) {
     throw Error(fmt::format("{}: {} has {} elements; each rank's part can have at most {}",

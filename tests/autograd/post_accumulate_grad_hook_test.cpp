@@ -1,6 +1,8 @@
 // Post-accumulate-grad hooks: a leaf's hooks run once per backward pass that reaches it, right
 // after its grad() holds the whole sum, so that a data-parallel wrapper can start reducing a
 // parameter's gradient while the pass goes on to earlier layers.
+#include "error_text.h"
+
 #include <backplane/autograd.h>
 #include <backplane/backplane.h>
 #include <doctest/doctest.h>
@@ -14,25 +16,14 @@
 
 using bp::Tensor;
 
+using autograd_test::contains;
+using autograd_test::error_of;
+
 namespace {
 
 Tensor parameter(std::vector<float> values) {
   const auto count = static_cast<int64_t>(values.size());
   return bp::from_vector(std::move(values), {count}).requires_grad_();
-}
-
-template <typename Body>
-std::string error_of(Body&& body) {
-  try {
-    body();
-  } catch (const bp::Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
-bool contains(const std::string& text, const std::string& piece) {
-  return text.find(piece) != std::string::npos;
 }
 
 }  // namespace

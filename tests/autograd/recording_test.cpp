@@ -1,27 +1,18 @@
 // What the generated public functions do about autograd before they run an op: record it when
 // derivatives.yaml has formulas, refuse inputs that need a gradient where it cannot record,
 // and run it as it is otherwise.
+#include "error_text.h"
+
 #include <backplane/autograd.h>
 #include <backplane/backplane.h>
 #include <doctest/doctest.h>
 
 #include <string>
 
+using autograd_test::contains;
+using autograd_test::error_of;
+
 namespace {
-
-template <typename Body>
-std::string error_of(Body&& body) {
-  try {
-    body();
-  } catch (const bp::Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
-bool contains(const std::string& text, const std::string& piece) {
-  return text.find(piece) != std::string::npos;
-}
 
 bp::Tensor leaf(bp::IntArrayRef sizes) { return bp::randn(sizes).requires_grad_(); }
 

@@ -42,6 +42,7 @@ std::vector<double> reference(ReduceOp op, DType dtype, int size, int64_t count)
 
 TEST_CASE("all_reduce gives every rank the sum, mean, max or min of all ranks' tensors") {
   ProcessGroup& group = init();
+  CHECK(is_initialized());
   for (const Device device : devices_to_test()) {
     for (const DType dtype : kAllDTypes) {
       for (const ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max, ReduceOp::Min}) {
